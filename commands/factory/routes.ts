@@ -1,0 +1,69 @@
+/** POST /factory, PATCH /factory/{uid}, DELETE /factory/{uid}. */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import type { Api } from '../../src/http/app.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { commandContext } from '../../src/http/context.js';
+import type { Runtime } from '../../src/runtime.js';
+import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { toFactoryResource } from '../../queries/factories.js';
+import { factoryDecider } from './decider.js';
+import { factoryStream } from './events.js';
+
+const repository = z.object({
+  owner: z.string().trim().min(1).max(100),
+  repo: z.string().trim().min(1).max(100),
+}).strict();
+
+const fields = {
+  name: z.string().trim().min(1).max(200),
+  alias: z.string().trim().min(1).max(100).nullable(),
+  description: z.string().max(2000).nullable(),
+  repositories: z.array(repository).max(100),
+};
+
+const createBody = z.object({
+  name: fields.name,
+  alias: fields.alias.optional(),
+  description: fields.description.optional(),
+  repositories: fields.repositories.optional(),
+}).strict();
+
+const patchBody = z
+  .object({
+    name: fields.name.optional(),
+    alias: fields.alias.optional(),
+    description: fields.description.optional(),
+    repositories: fields.repositories.optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
+
+const params = z.object({ uid: z.string().min(1) });
+
+export default function factoryRoutes(api: Api, rt: Runtime): void {
+  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const current = async (uid: string) => toFactoryResource((await factories.get(uid))!);
+
+  api.post('/factory', { schema: { body: createBody, tags: ['factories'] } }, async (req, reply) => {
+    const uid = uuidv4();
+    const { name, alias = null, description = null, repositories = [] } = req.body;
+    await rt.execute(factoryStream(uid), factoryDecider, {
+      type: 'CreateFactory',
+      data: { uid, team_uid: activeTeam(req).uid, name, alias, description, repositories },
+    }, commandContext(req));
+    return reply.code(201).send(await current(uid));
+  });
+
+  api.patch('/factory/:uid', { schema: { params, body: patchBody, tags: ['factories'] } }, async (req) => {
+    const { uid } = req.params;
+    await rt.execute(factoryStream(uid), factoryDecider, { type: 'UpdateFactory', data: { uid, changes: req.body } }, commandContext(req));
+    return current(uid);
+  });
+
+  api.delete('/factory/:uid', { schema: { params, tags: ['factories'] } }, async (req, reply) => {
+    const { uid } = req.params;
+    await rt.execute(factoryStream(uid), factoryDecider, { type: 'DeleteFactory', data: { uid } }, commandContext(req));
+    return reply.code(204).send();
+  });
+}

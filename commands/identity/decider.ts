@@ -1,0 +1,79 @@
+import type { Decider, DecideContext } from '../../src/kernel/decider.js';
+import { Forbidden, NotFound, Conflict, InvalidRequest } from '../../src/kernel/errors.js';
+import type { FactoryState } from '../factory/decider.js';
+import type { AgentProfile, IdentityEvent } from './events.js';
+
+export type IdentityCommand =
+  | { type: 'CreateIdentity'; data: { uid: string; team_uid: string; profile: AgentProfile; factory: FactoryState | null } }
+  | { type: 'UpdateIdentity'; data: { uid: string; changes: Partial<AgentProfile>; factory: FactoryState | null } }
+  | { type: 'DeleteIdentity'; data: { uid: string } }
+  | { type: 'IssueAgentApiKey'; data: { uid: string; key_id: string; key_hash: string } };
+
+export type IdentityState =
+  | { status: 'none' }
+  | { status: 'deleted' }
+  | { status: 'live'; uid: string; team_uid: string; key_hashes: string[] };
+
+/** Only people manage agents, and only those of their own teams. */
+function assertManager(context: DecideContext, teamUid: string, uid: string): void {
+  if (!(teamUid in context.teams)) throw new NotFound('agent identity', uid);
+  if (context.actor.type !== 'user') throw new Forbidden('only users can manage agent identities');
+}
+
+function assertFactoryOfTeam(factory: FactoryState | null, factoryUid: string | null | undefined, teamUid: string): void {
+  if (!factoryUid) return;
+  if (!factory || factory.status !== 'live' || factory.team_uid !== teamUid) {
+    throw new InvalidRequest(`factory ${factoryUid} is not a factory of this team`, [{ path: 'body.factory_uid', message: 'unknown factory' }]);
+  }
+}
+
+export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentityState> = {
+  initialState: () => ({ status: 'none' }),
+
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'AgentIdentityCreated':
+        return { status: 'live', uid: event.data.uid, team_uid: event.data.team_uid, key_hashes: [] };
+      case 'AgentIdentityUpdated':
+        return state;
+      case 'AgentIdentityDeleted':
+        return { status: 'deleted' };
+      case 'ApiKeyIssued':
+        return state.status === 'live' ? { ...state, key_hashes: [...state.key_hashes, event.data.key_hash] } : state;
+    }
+  },
+
+  decide: (command, state, context) => {
+    if (command.type === 'CreateIdentity') {
+      const { uid, team_uid, profile, factory } = command.data;
+      if (state.status !== 'none') throw new Conflict(`agent identity ${uid} exists`);
+      assertManager(context, team_uid, uid);
+      assertFactoryOfTeam(factory, profile.factory_uid, team_uid);
+      if (profile.on_behalf_of_enabled && context.teams[team_uid] !== 'admin') {
+        throw new Forbidden('only team admins can enable on_behalf_of');
+      }
+      return [{ type: 'AgentIdentityCreated', data: { uid, team_uid, profile } }];
+    }
+    if (state.status !== 'live') throw new NotFound('agent identity', command.data.uid);
+    assertManager(context, state.team_uid, state.uid);
+    switch (command.type) {
+      case 'UpdateIdentity': {
+        const { changes, factory } = command.data;
+        assertFactoryOfTeam(factory, changes.factory_uid, state.team_uid);
+        if (changes.on_behalf_of_enabled && context.teams[state.team_uid] !== 'admin') {
+          throw new Forbidden('only team admins can enable on_behalf_of');
+        }
+        return Object.keys(changes).length ? [{ type: 'AgentIdentityUpdated', data: { uid: state.uid, changes } }] : [];
+      }
+      case 'DeleteIdentity':
+        return [{ type: 'AgentIdentityDeleted', data: { uid: state.uid, revoked_key_hashes: state.key_hashes } }];
+      case 'IssueAgentApiKey':
+        return [
+          {
+            type: 'ApiKeyIssued',
+            data: { key_id: command.data.key_id, key_hash: command.data.key_hash, principal: { type: 'agent', uid: state.uid } },
+          },
+        ];
+    }
+  },
+};

@@ -1,0 +1,64 @@
+/** POST /agent/identities, PUT and DELETE /agent/identities/{uid}, POST .../api-keys. */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import type { Api } from '../../src/http/app.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { commandContext } from '../../src/http/context.js';
+import { fold } from '../../src/kernel/decider.js';
+import type { Runtime } from '../../src/runtime.js';
+import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { toIdentityResource } from '../../queries/identities.js';
+import { factoryDecider, type FactoryState } from '../factory/decider.js';
+import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { newApiKey } from '../shared/api-key.js';
+import { identityDecider } from './decider.js';
+import { type AgentProfile, identityStream } from './events.js';
+import { createIdentityBody, updateIdentityBody } from './schema.js';
+
+const params = z.object({ uid: z.string().min(1) });
+
+/** Drops null (unchanged) fields; an empty string clears the field. */
+const withoutNulls = (body: Record<string, unknown>) =>
+  Object.fromEntries(Object.entries(body).filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, v === '' ? null : v]));
+
+export default function identityRoutes(api: Api, rt: Runtime): void {
+  const identities = rt.readModel<IdentityDoc>(identitiesProjection);
+  const current = async (uid: string) => toIdentityResource((await identities.get(uid))!);
+  const factoryState = async (uid: unknown): Promise<FactoryState | null> =>
+    typeof uid === 'string' ? fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]) : null;
+
+  api.post('/agent/identities', { schema: { body: createIdentityBody, tags: ['agents'] } }, async (req, reply) => {
+    const uid = uuidv4();
+    const profile = withoutNulls(req.body) as AgentProfile;
+    await rt.execute(identityStream(uid), identityDecider, {
+      type: 'CreateIdentity',
+      data: { uid, team_uid: activeTeam(req).uid, profile, factory: await factoryState(profile.factory_uid) },
+    }, commandContext(req));
+    return reply.code(201).send(await current(uid));
+  });
+
+  api.put('/agent/identities/:uid', { schema: { params, body: updateIdentityBody, tags: ['agents'] } }, async (req) => {
+    const { uid } = req.params;
+    const changes = withoutNulls(req.body) as Partial<AgentProfile>;
+    await rt.execute(identityStream(uid), identityDecider, {
+      type: 'UpdateIdentity',
+      data: { uid, changes, factory: await factoryState(changes.factory_uid) },
+    }, commandContext(req));
+    return current(uid);
+  });
+
+  api.delete('/agent/identities/:uid', { schema: { params, tags: ['agents'] } }, async (req, reply) => {
+    await rt.execute(identityStream(req.params.uid), identityDecider, { type: 'DeleteIdentity', data: { uid: req.params.uid } }, commandContext(req));
+    return reply.code(204).send();
+  });
+
+  api.post('/agent/identities/:uid/api-keys', { schema: { params, tags: ['agents'] } }, async (req, reply) => {
+    const key = newApiKey();
+    const key_id = uuidv4();
+    await rt.execute(identityStream(req.params.uid), identityDecider, {
+      type: 'IssueAgentApiKey',
+      data: { uid: req.params.uid, key_id, key_hash: key.hash },
+    }, commandContext(req));
+    return reply.code(201).send({ key_id, api_key: key.key });
+  });
+}

@@ -1,0 +1,53 @@
+import type { Decider } from '../../src/kernel/decider.js';
+import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
+import type { Role, TeamEvent } from './events.js';
+
+export type TeamCommand =
+  | { type: 'CreateTeam'; data: { uid: string; name: string; admin_uid: string } }
+  | { type: 'AddMember'; data: { team_uid: string; user_uid: string; role: Role } };
+
+export type TeamState =
+  | { status: 'none' }
+  | { status: 'live'; uid: string; name: string; members: Record<string, Role> };
+
+/** Who may add people: an admin of the team, or the system (bootstrap). */
+export function assertCanManage(state: TeamState, actor: { type: string; uid: string }, teamUid: string): asserts state is Extract<TeamState, { status: 'live' }> {
+  if (state.status !== 'live') throw new NotFound('team', teamUid);
+  if (actor.type === 'system') return;
+  const role = state.members[actor.uid];
+  if (!role) throw new NotFound('team', teamUid);
+  if (role !== 'admin') throw new Forbidden('only team admins can add members');
+}
+
+export const teamDecider: Decider<TeamCommand, TeamEvent, TeamState> = {
+  initialState: () => ({ status: 'none' }),
+
+  evolve: (state, event) => {
+    switch (event.type) {
+      case 'TeamCreated':
+        return { status: 'live', uid: event.data.uid, name: event.data.name, members: {} };
+      case 'MemberAdded':
+        return state.status === 'live'
+          ? { ...state, members: { ...state.members, [event.data.user_uid]: event.data.role } }
+          : state;
+    }
+  },
+
+  decide: (command, state, context) => {
+    switch (command.type) {
+      case 'CreateTeam': {
+        if (state.status !== 'none') throw new Conflict(`team ${command.data.uid} exists`);
+        const { uid, name, admin_uid } = command.data;
+        return [
+          { type: 'TeamCreated', data: { uid, name } },
+          { type: 'MemberAdded', data: { team_uid: uid, user_uid: admin_uid, role: 'admin' } },
+        ];
+      }
+      case 'AddMember': {
+        assertCanManage(state, context.actor, command.data.team_uid);
+        if (state.members[command.data.user_uid]) throw new Conflict('the user is already a member of this team', 'already_member');
+        return [{ type: 'MemberAdded', data: command.data }];
+      }
+    }
+  },
+};

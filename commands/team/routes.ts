@@ -1,0 +1,53 @@
+/** POST /teams and POST /teams/{team_uid}/members. */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import type { Api } from '../../src/http/app.js';
+import { commandContext } from '../../src/http/context.js';
+import { fold } from '../../src/kernel/decider.js';
+import { Forbidden } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { UserDoc } from '../../projections/users.js';
+import { usersProjection } from '../../projections/users.js';
+import { findOrRegisterUser } from '../user/register.js';
+import { assertCanManage, teamDecider } from './decider.js';
+import { type TeamEvent, teamStream } from './events.js';
+
+const createTeamBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
+
+const addMemberBody = z
+  .object({
+    email: z.email().max(320),
+    display_name: z.string().trim().min(1).max(200).optional(),
+    role: z.enum(['admin', 'member']).default('member'),
+  })
+  .strict();
+
+export default function teamRoutes(api: Api, rt: Runtime): void {
+  api.post('/teams', { schema: { body: createTeamBody, tags: ['teams'] } }, async (req, reply) => {
+    const context = commandContext(req);
+    if (context.actor.type !== 'user') throw new Forbidden('only users can create teams');
+    const uid = uuidv4();
+    await rt.execute(teamStream(uid), teamDecider, { type: 'CreateTeam', data: { uid, name: req.body.name, admin_uid: context.actor.uid } }, context);
+    return reply.code(201).send({ uid, name: req.body.name });
+  });
+
+  api.post(
+    '/teams/:team_uid/members',
+    { schema: { params: z.object({ team_uid: z.string().min(1) }), body: addMemberBody, tags: ['teams'] } },
+    async (req, reply) => {
+      const context = commandContext(req);
+      const { team_uid } = req.params;
+      // Refuse before any write: a user is only registered for a request that will succeed.
+      const team = fold(teamDecider, (await rt.events.readStream(teamStream(team_uid))) as unknown as TeamEvent[]);
+      assertCanManage(team, context.actor, team_uid);
+      const { user_uid, api_key } = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
+      await rt.execute(teamStream(team_uid), teamDecider, { type: 'AddMember', data: { team_uid, user_uid, role: req.body.role } }, context);
+      const user = (await rt.readModel<UserDoc>(usersProjection).get(user_uid))!;
+      return reply.code(201).send({
+        user: { uid: user.uid, email: user.email, display_name: user.display_name },
+        role: req.body.role,
+        api_key,
+      });
+    },
+  );
+}

@@ -1,0 +1,10 @@
+import type { ApiKeyIssued } from '../shared/api-key.js';
+
+export type UserEvent =
+  | { type: 'UserRegistered'; data: { uid: string; email: string; display_name: string } }
+  | ApiKeyIssued;
+
+/** Reserves an email address for one user: appended with no_stream, so the first one wins. */
+export type EmailReserved = { type: 'EmailReserved'; data: { email: string; user_uid: string } };
+
+export const userStream = (uid: string) => `user-${uid}`;

@@ -1,0 +1,28 @@
+/** Users with their memberships, in the order they joined (the first is the default team). */
+import { projection } from '../src/projector/projection.js';
+import type { TeamEvent, Role } from '../commands/team/events.js';
+import type { UserEvent } from '../commands/user/events.js';
+
+export interface UserDoc {
+  [field: string]: unknown;
+  uid: string;
+  email: string;
+  display_name: string;
+  memberships: Array<{ team_uid: string; role: Role }>;
+  created_at: string;
+}
+
+export const usersProjection = projection<UserEvent | TeamEvent>({
+  name: 'users',
+  version: 1,
+  indexes: [['email']],
+  on: {
+    UserRegistered: (e, docs) =>
+      docs.put(e.data.uid, { ...e.data, memberships: [], created_at: e.metadata.occurred_at } satisfies UserDoc),
+    MemberAdded: async (e, docs) => {
+      const user = (await docs.get(e.data.user_uid)) as UserDoc | null;
+      if (!user || user.memberships.some((m) => m.team_uid === e.data.team_uid)) return;
+      docs.patch(e.data.user_uid, { memberships: [...user.memberships, { team_uid: e.data.team_uid, role: e.data.role }] });
+    },
+  },
+});

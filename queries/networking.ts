@@ -1,0 +1,9 @@
+/** GET /networking/egress-ranges: where outbound traffic of agents comes from (configuration). */
+import type { Api } from '../src/http/app.js';
+import { parseRanges } from '../src/net/cidr.js';
+import type { Runtime } from '../src/runtime.js';
+
+export default function networkingQueries(api: Api, rt: Runtime): void {
+  const ranges = parseRanges(rt.config.EGRESS_RANGES);
+  api.get('/networking/egress-ranges', { schema: { tags: ['networking'] } }, async () => ({ ranges }));
+}

@@ -1,0 +1,198 @@
+/**
+ * The production event store: EventStoreDB through `@eventstore/db-client`.
+ * Every use of the client lives in this file, so it can be swapped for `@kurrent/kurrentdb-client`
+ * (which renames `expectedRevision` to `streamState`) in one place.
+ */
+import {
+  ANY,
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  NO_STREAM,
+  START as FROM_START,
+  STREAM_EXISTS,
+  StreamNotFoundError,
+  WrongExpectedVersionError,
+  excludeSystemEvents,
+  jsonEvent,
+  type AllStreamResolvedEvent,
+  type AppendExpectedRevision,
+  type ReadPosition,
+  type RecordedEvent as EsdbRecordedEvent,
+} from '@eventstore/db-client';
+import {
+  ConcurrencyError,
+  START,
+  comparePositions,
+  type EventMetadata,
+  type EventStore,
+  type ExpectedRevision,
+  type Position,
+  type RecordedEvent,
+} from './port.js';
+
+/** How many events one `$all` read asks for while skipping system events. */
+const PAGE = 500;
+
+const toExpectedRevision = (expected: ExpectedRevision): AppendExpectedRevision =>
+  expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : expected === 'stream_exists' ? STREAM_EXISTS : expected;
+
+// ESDB positions are never negative, so START ({-1, -1}) means "from the beginning".
+const fromPosition = (p: Position): ReadPosition => (p.commit < 0n ? FROM_START : p);
+
+/** Our events are JSON; a foreign binary event that is not JSON reads as {} (projections skip unknown types). */
+function decode(value: unknown): unknown {
+  if (!(value instanceof Uint8Array)) return value;
+  try {
+    return JSON.parse(Buffer.from(value).toString('utf8'));
+  } catch {
+    return {};
+  }
+}
+
+function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
+  return {
+    id: event.id,
+    stream: event.streamId,
+    revision: event.revision,
+    // Stream reads carry a position only on servers from 22.6 on.
+    position: event.position ?? START,
+    type: event.type,
+    data: decode(event.data) as Record<string, unknown>,
+    metadata: decode(event.metadata) as EventMetadata,
+  };
+}
+
+/** An event of ours from `$all`, or undefined for system events and `$` streams. */
+function fromAll(resolved: AllStreamResolvedEvent): RecordedEvent | undefined {
+  const event = resolved.event;
+  if (!event || event.type.startsWith('$') || event.streamId.startsWith('$')) return undefined;
+  return toRecorded(event);
+}
+
+export function openEsdbEventStore(connectionString: string): EventStore {
+  const client = EventStoreDBClient.connectionString(connectionString);
+
+  async function readAllPage(from: ReadPosition, direction: typeof FORWARDS | typeof BACKWARDS) {
+    const page: AllStreamResolvedEvent[] = [];
+    for await (const resolved of client.readAll({ fromPosition: from, direction, maxCount: PAGE })) page.push(resolved);
+    return page;
+  }
+
+  async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
+    if (signal.aborted) return;
+    const subscription = client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
+    const queue: RecordedEvent[] = [];
+    let failure: unknown;
+    let wake: (() => void) | undefined;
+    const notify = () => {
+      wake?.();
+      wake = undefined;
+    };
+    subscription.on('data', (resolved: AllStreamResolvedEvent) => {
+      const event = fromAll(resolved);
+      // The filter only sees event types, and `after` itself must not come back.
+      if (event && comparePositions(event.position, after) > 0) queue.push(event);
+      // Back-pressure: stop taking from the server until the consumer takes a batch.
+      if (queue.length >= batchSize) subscription.pause();
+      notify();
+    });
+    subscription.on('error', (error: Error) => {
+      failure ??= error;
+      notify();
+    });
+    signal.addEventListener('abort', notify);
+    try {
+      while (!signal.aborted) {
+        if (failure !== undefined) throw failure;
+        if (queue.length === 0) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          continue;
+        }
+        // Whatever arrived before we woke up (events are pushed synchronously) goes out as one batch.
+        const batch = queue.splice(0, batchSize);
+        subscription.resume();
+        yield batch;
+      }
+    } finally {
+      signal.removeEventListener('abort', notify);
+      subscription.removeAllListeners('data');
+      await subscription.unsubscribe();
+    }
+  }
+
+  return {
+    async append(stream, events, expected) {
+      try {
+        const result = await client.appendToStream(
+          stream,
+          events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
+          { expectedRevision: toExpectedRevision(expected) },
+        );
+        return { nextRevision: result.nextExpectedRevision, position: result.position ?? START };
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) {
+          const actual = error.actualVersion;
+          throw new ConcurrencyError(stream, expected, actual === 'no_stream' || actual < 0n ? 'no_stream' : actual);
+        }
+        throw error;
+      }
+    },
+
+    async readStream(stream, options = {}) {
+      const backwards = options.direction === 'backwards';
+      if (options.maxCount !== undefined && options.maxCount <= 0) return [];
+      const events: RecordedEvent[] = [];
+      try {
+        const read = client.readStream(stream, {
+          direction: backwards ? BACKWARDS : FORWARDS,
+          fromRevision: options.fromRevision ?? (backwards ? END : FROM_START),
+          maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
+        });
+        for await (const resolved of read) if (resolved.event) events.push(toRecorded(resolved.event));
+      } catch (error) {
+        if (error instanceof StreamNotFoundError) return [];
+        throw error;
+      }
+      return events;
+    },
+
+    async readAll(after, maxCount) {
+      const events: RecordedEvent[] = [];
+      let from = after;
+      while (events.length < maxCount) {
+        const page = await readAllPage(fromPosition(from), FORWARDS);
+        for (const resolved of page) {
+          const event = fromAll(resolved);
+          // A forwards read starts at `from` itself; `after` is exclusive.
+          if (event && comparePositions(event.position, from) > 0 && events.length < maxCount) events.push(event);
+        }
+        const last = page.at(-1)?.event?.position;
+        if (page.length < PAGE || !last) break;
+        from = last;
+      }
+      return events;
+    },
+
+    subscribe,
+
+    async headPosition() {
+      let from: ReadPosition = END;
+      for (;;) {
+        const page = await readAllPage(from, BACKWARDS);
+        for (const resolved of page) {
+          const event = fromAll(resolved);
+          if (event) return event.position;
+        }
+        const last = page.at(-1)?.event?.position;
+        if (page.length < PAGE || !last) return START;
+        from = last;
+      }
+    },
+
+    async close() {
+      await client.dispose();
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * The embedded event store: one SQLite table, a global position (the row id) and
+ * UNIQUE(stream, revision). SQLite has one writer, so the order of positions is the order of
+ * commits and a subscriber never skips an event that commits late.
+ */
+import { EventEmitter } from 'node:events';
+import Database from 'better-sqlite3';
+import {
+  ConcurrencyError,
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type Position,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  START,
+} from './port.js';
+
+interface Row {
+  position: number;
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string;
+}
+
+interface PendingAppend {
+  stream: string;
+  events: EventToAppend[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** Events written by another process are seen by a slow poll; our own wake subscribers at once. */
+const FOREIGN_WRITER_POLL_MS = 250;
+
+const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
+
+const toRecorded = (row: Row): RecordedEvent => ({
+  id: row.id,
+  stream: row.stream,
+  revision: BigInt(row.revision),
+  position: at(row.position),
+  type: row.type,
+  data: JSON.parse(row.data),
+  metadata: JSON.parse(row.metadata),
+});
+
+export function openSqliteEventStore(file: string): EventStore {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // An acknowledged event survives a crash of the process and of the machine.
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS events (
+      position INTEGER PRIMARY KEY,
+      id       TEXT NOT NULL,
+      stream   TEXT NOT NULL,
+      revision INTEGER NOT NULL,
+      type     TEXT NOT NULL,
+      data     TEXT NOT NULL,
+      metadata TEXT NOT NULL,
+      UNIQUE (stream, revision)
+    )`);
+
+  const currentRevision = db.prepare<[string], { revision: number | null }>(
+    'SELECT max(revision) AS revision FROM events WHERE stream = ?',
+  );
+  const insert = db.prepare(
+    'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+  );
+  const readForwards = db.prepare<[string, number, number], Row>(
+    'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?',
+  );
+  const readBackwards = db.prepare<[string, number, number], Row>(
+    'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
+  );
+  const readAfter = db.prepare<[number, number], Row>(
+    'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+  );
+  const head = db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events');
+
+  const appended = new EventEmitter();
+  appended.setMaxListeners(0);
+
+  function appendOne({ stream, events, expected }: PendingAppend): AppendResult {
+    const current = currentRevision.get(stream)?.revision ?? null;
+    const actual = current === null ? 'no_stream' : BigInt(current);
+    const holds =
+      expected === 'any' ||
+      (expected === 'no_stream' && current === null) ||
+      (expected === 'stream_exists' && current !== null) ||
+      (typeof expected === 'bigint' && current !== null && BigInt(current) === expected);
+    if (!holds) throw new ConcurrencyError(stream, expected, actual);
+    let revision = current ?? -1;
+    let position = 0;
+    for (const e of events) {
+      revision += 1;
+      const info = insert.run(e.id, stream, revision, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata));
+      position = Number(info.lastInsertRowid);
+    }
+    return { nextRevision: BigInt(revision), position: events.length ? at(position) : START };
+  }
+
+  // Group commit: appends that arrive in the same turn of the event loop share one transaction
+  // (one fsync); each runs in its own savepoint so a conflict fails that append alone.
+  let pending: PendingAppend[] = [];
+  const appendSavepoint = db.transaction(appendOne);
+  const commitGroup = db.transaction((group: PendingAppend[]) =>
+    group.map((p) => {
+      try {
+        return { ok: true as const, result: appendSavepoint(p) };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+
+  function flush(): void {
+    const group = pending;
+    pending = [];
+    let outcomes: ReturnType<typeof commitGroup>;
+    try {
+      outcomes = commitGroup(group);
+    } catch (error) {
+      for (const p of group) p.reject(error);
+      return;
+    }
+    outcomes.forEach((o, i) => (o.ok ? group[i]!.resolve(o.result) : group[i]!.reject(o.error)));
+    appended.emit('appended');
+  }
+
+  async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
+    let position = Number(after.commit);
+    while (!signal.aborted) {
+      const rows = readAfter.all(position, batchSize);
+      if (rows.length > 0) {
+        position = rows[rows.length - 1]!.position;
+        yield rows.map(toRecorded);
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          appended.off('appended', done);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, FOREIGN_WRITER_POLL_MS);
+        appended.on('appended', done);
+        signal.addEventListener('abort', done);
+      });
+    }
+  }
+
+  return {
+    append(stream, events, expected) {
+      return new Promise((resolve, reject) => {
+        if (pending.length === 0) setImmediate(flush);
+        pending.push({ stream, events, expected, resolve, reject });
+      });
+    },
+
+    async readStream(stream, options: ReadStreamOptions = {}) {
+      const max = options.maxCount ?? Number.MAX_SAFE_INTEGER;
+      const rows =
+        options.direction === 'backwards'
+          ? readBackwards.all(stream, Number(options.fromRevision ?? BigInt(Number.MAX_SAFE_INTEGER)), max)
+          : readForwards.all(stream, Number(options.fromRevision ?? 0n), max);
+      return rows.map(toRecorded);
+    },
+
+    async readAll(after, maxCount) {
+      return readAfter.all(Number(after.commit), maxCount).map(toRecorded);
+    },
+
+    subscribe,
+
+    async headPosition() {
+      const position = head.get()?.position;
+      return position == null ? START : at(position);
+    },
+
+    async close() {
+      if (pending.length) flush();
+      db.close();
+    },
+  };
+}

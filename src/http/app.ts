@@ -1,0 +1,108 @@
+/**
+ * The HTTP application: Fastify with zod schemas, OpenAPI, problem+json errors, bearer auth and
+ * one log line per request. Built without listening so tests drive it through `inject`.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
+import type { Logger } from 'pino';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { v7 as uuidv7 } from 'uuid';
+import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { Runtime } from '../runtime.js';
+import { installAuth, type PrincipalResolver } from './auth.js';
+import { errorHandler, sendProblem } from './problem.js';
+import './principal.js';
+
+export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
+
+export const API_PREFIX = '/api/v1';
+
+export interface AppModules {
+  resolvePrincipal: PrincipalResolver;
+  /** Registers the API's routes (relative to /api/v1). */
+  routes(api: Api, rt: Runtime): void;
+  /** Registers routes outside /api/v1 (such as webhook ingress). */
+  rootRoutes?(app: Api, rt: Runtime): void;
+}
+
+/** Tokens in a URL path (webhook url_token) never reach the logs. */
+const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
+
+export async function buildApp(rt: Runtime, modules: AppModules) {
+  const app = Fastify({
+    loggerInstance: rt.log,
+    disableRequestLogging: true,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : uuidv7();
+    },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  app.setErrorHandler(errorHandler);
+
+  // Remember every route's path so that a wrong method answers 405 rather than 404.
+  const routes: Array<{ method: string; pattern: RegExp }> = [];
+  app.addHook('onRoute', (route) => {
+    const pattern = new RegExp('^' + route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '/?$');
+    for (const method of [route.method].flat()) routes.push({ method, pattern });
+  });
+
+  app.addHook('onResponse', async (req, reply) => {
+    req.log.info(
+      {
+        req_id: req.id,
+        method: req.method,
+        url: redactUrl(req.url),
+        principal: req.principal ? `${req.principal.type}:${req.principal.uid}` : null,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Shopfloor API', version: '1.0.0', description: 'Factories, tasks, agent runs and webhooks' },
+      servers: [{ url: rt.config.publicBaseUrl }],
+      components: {
+        securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      },
+      security: [{ bearer: [] }],
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) =>
+    rt.projector.isReady
+      ? { status: 'ready' }
+      : sendProblem(reply, 503, 'not_ready', 'Not ready', 'The read models are still catching up with the event log'),
+  );
+
+  await app.register(
+    async (api) => {
+      installAuth(api, modules.resolvePrincipal);
+      api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
+      modules.routes(api as unknown as Api, rt); // same logger and provider as `app`
+    },
+    { prefix: API_PREFIX },
+  );
+  modules.rootRoutes?.(app, rt);
+
+  app.setNotFoundHandler((req, reply) => {
+    const path = req.url.split('?')[0]!;
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    if (allowed.length) {
+      reply.header('allow', allowed.join(', '));
+      return sendProblem(reply, 405, 'method_not_allowed', 'Method not allowed', `${req.method} is not allowed on ${path}`);
+    }
+    return sendProblem(reply, 404, 'not_found', 'Not found', `no route for ${req.method} ${path}`);
+  });
+
+  return app;
+}

@@ -1,0 +1,66 @@
+/** Every error leaves as application/problem+json (RFC 9457) with a stable `code`. */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError, type FieldError } from '../kernel/errors.js';
+
+export const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: string;
+  errors?: FieldError[];
+}
+
+export function sendProblem(
+  reply: FastifyReply,
+  status: number,
+  code: string,
+  title: string,
+  detail: string,
+  errors?: FieldError[],
+): FastifyReply {
+  const problem: Problem = {
+    type: PROBLEM_TYPE_BASE + code,
+    title,
+    status,
+    detail,
+    instance: reply.request.url.split('?')[0]!,
+    code,
+    ...(errors ? { errors } : {}),
+  };
+  return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
+}
+
+/** Fastify's own client errors (body parsing, content type) keep their status. */
+const FASTIFY_CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'Unsupported media type'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'Payload too large'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request', 'Invalid request'],
+};
+
+export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof DomainError) {
+    return sendProblem(reply, error.status, error.code, error.title, error.message, error.errors);
+  }
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    const errors = error.validation.map((v) => ({
+      path: [error.validationContext, ...v.instancePath.split('/').filter(Boolean)].join('.'),
+      message: v.message ?? 'invalid',
+    }));
+    return sendProblem(reply, 400, 'invalid_request', 'Invalid request', 'The request did not match the schema', errors);
+  }
+  const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+  if (known) return sendProblem(reply, known[0], known[1], known[2], error.message);
+  if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
+    const status = error.statusCode ?? 400;
+    return sendProblem(reply, status, status === 400 ? 'invalid_request' : 'client_error', 'Invalid request', error.message);
+  }
+  request.log.error({ err: error }, 'unexpected failure');
+  return sendProblem(reply, 500, 'internal_error', 'Internal server error', 'The server failed to handle the request');
+}

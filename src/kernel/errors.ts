@@ -1,0 +1,63 @@
+/**
+ * Typed domain errors. Deciders and handlers throw them; the HTTP layer turns each into an
+ * application/problem+json response with its status and stable snake_case code.
+ */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export class DomainError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    readonly title: string,
+    detail: string,
+    readonly errors?: FieldError[],
+  ) {
+    super(detail);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidRequest extends DomainError {
+  constructor(detail: string, errors?: FieldError[], code = 'invalid_request') {
+    super(400, code, 'Invalid request', detail, errors);
+  }
+}
+
+export class Unauthorized extends DomainError {
+  constructor(detail = 'A valid bearer credential is required') {
+    super(401, 'authentication_required', 'Unauthorized', detail);
+  }
+}
+
+export class Forbidden extends DomainError {
+  constructor(detail: string) {
+    super(403, 'not_authorized', 'Forbidden', detail);
+  }
+}
+
+export class NotFound extends DomainError {
+  constructor(resource: string, id?: string) {
+    super(404, 'resource_not_found', 'Not found', id === undefined ? `${resource} not found` : `${resource} ${id} not found`);
+  }
+}
+
+export class Conflict extends DomainError {
+  constructor(detail: string, code = 'conflict') {
+    super(409, code, 'Conflict', detail);
+  }
+}
+
+export class LimitExceeded extends DomainError {
+  constructor(detail: string) {
+    super(409, 'limit_exceeded', 'Limit exceeded', detail);
+  }
+}
+
+export class Unprocessable extends DomainError {
+  constructor(detail: string, code = 'operation_not_supported') {
+    super(422, code, 'Unprocessable request', detail);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The one command handler: read the stream, fold it, decide, append with the revision read.
+ * A concurrent writer makes the append fail; then the whole cycle runs again on fresh state.
+ */
+import { v7 as uuidv7 } from 'uuid';
+import { ConcurrencyError, type EventMetadata, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import { type Decider, type DecideContext, fold } from './decider.js';
+import { Conflict } from './errors.js';
+
+export interface CommandContext extends DecideContext {
+  team_uid: string | null;
+  correlation_id: string;
+  causation_id: string | null;
+  request_id: string | null;
+}
+
+export interface Handled<E, S> {
+  state: S;
+  events: E[];
+  /** Where the new events landed; null when the decision was a no-op. */
+  position: Position | null;
+}
+
+const MAX_ATTEMPTS = 5;
+
+export const metadataOf = (context: CommandContext): EventMetadata => ({
+  actor: context.actor,
+  team_uid: context.team_uid,
+  correlation_id: context.correlation_id,
+  causation_id: context.causation_id,
+  request_id: context.request_id,
+  occurred_at: context.now,
+});
+
+export async function handleCommand<C, E extends NewEvent, S>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<C, E, S>,
+  command: C,
+  context: CommandContext,
+): Promise<Handled<E, S>> {
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await store.readStream(stream);
+    const state = fold(decider, recorded as unknown as E[]);
+    const events = decider.decide(command, state, context);
+    if (events.length === 0) return { state, events, position: null };
+    const last = recorded.at(-1);
+    const metadata = metadataOf(context);
+    try {
+      const { position } = await store.append(
+        stream,
+        events.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata })),
+        last ? last.revision : 'no_stream',
+      );
+      return { state: events.reduce(decider.evolve, state), events, position };
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+      if (attempt >= MAX_ATTEMPTS) throw new Conflict(`${stream} changed concurrently; retry the request`);
+    }
+  }
+}

@@ -1,0 +1,6 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+
+/** JSON lines on stdout; credentials never reach a log line (see the request hook in http/app). */
+export const createLogger = (config: Pick<Config, 'LOG_LEVEL'>): Logger =>
+  pino({ level: config.LOG_LEVEL, redact: ['req.headers.authorization', 'headers.authorization'] });

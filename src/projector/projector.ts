@@ -1,0 +1,135 @@
+/**
+ * The live projector: one subscription to the event log feeds every projection. Each
+ * projection's writes are committed with its checkpoint, so a restart resumes exactly where the
+ * last commit left off. `waitFor(position)` lets a command answer only once its own events are
+ * visible to queries (read your writes).
+ */
+import type { Logger } from 'pino';
+import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
+import type { DocumentStore } from '../readstore/port.js';
+import { DomainError } from '../kernel/errors.js';
+import { applyEvents } from './batch.js';
+import { type AnyProjection, collectionOf } from './projection.js';
+
+const BATCH_SIZE = 1000;
+const RETRY_AFTER_FAILURE_MS = 1000;
+const WAIT_FOR_TIMEOUT_MS = 10_000;
+
+interface Waiter {
+  position: Position;
+  resolve(): void;
+}
+
+const minPosition = (positions: Position[]): Position =>
+  positions.reduce((min, p) => (comparePositions(p, min) < 0 ? p : min), positions[0] ?? START);
+
+export class Projector {
+  private readonly checkpoints = new Map<AnyProjection, Position>();
+  private processed: Position = START;
+  private waiters: Waiter[] = [];
+  private readonly abort = new AbortController();
+  private loop: Promise<void> | null = null;
+  private readyAt: Position | null = null;
+  private ready = false;
+
+  constructor(
+    private readonly events: EventStore,
+    private readonly docs: DocumentStore,
+    readonly projections: readonly AnyProjection[],
+    private readonly log: Logger,
+  ) {}
+
+  async start(): Promise<void> {
+    for (const p of this.projections) {
+      await this.docs.ensureCollection(collectionOf(p), p.indexes);
+      this.checkpoints.set(p, (await this.docs.readCheckpoint(collectionOf(p))) ?? START);
+    }
+    this.processed = minPosition([...this.checkpoints.values()]);
+    this.readyAt = await this.events.headPosition();
+    this.settle();
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.loop;
+  }
+
+  /** True once the projections have caught up with the log as it was at start-up. */
+  get isReady(): boolean {
+    return this.ready;
+  }
+
+  /** Resolves when every projection has processed the event at `position`. */
+  waitFor(position: Position | null): Promise<void> {
+    if (!position || comparePositions(this.processed, position) >= 0) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new DomainError(503, 'resource_unavailable', 'Read models lagging', 'The read models did not catch up in time; the change was saved')),
+        WAIT_FOR_TIMEOUT_MS,
+      );
+      this.waiters.push({ position, resolve: () => (clearTimeout(timer), resolve()) });
+    });
+  }
+
+  private async run(): Promise<void> {
+    const signal = this.abort.signal;
+    while (!signal.aborted) {
+      try {
+        for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
+          for (const p of this.projections) await this.applyBatch(p, batch);
+          this.processed = batch[batch.length - 1]!.position;
+          this.settle();
+        }
+      } catch (error) {
+        this.log.error({ err: error }, 'projector failed; resuming from the last checkpoints');
+        await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
+      }
+    }
+  }
+
+  private async applyBatch(p: AnyProjection, batch: Awaited<ReturnType<EventStore['readAll']>>): Promise<void> {
+    const checkpoint = this.checkpoints.get(p)!;
+    const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
+    if (fresh.length === 0) return;
+    const collection = collectionOf(p);
+    const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
+    const position = fresh[fresh.length - 1]!.position;
+    await this.docs.commit(writes, collection, position);
+    this.checkpoints.set(p, position);
+  }
+
+  private settle(): void {
+    const reached = this.waiters.filter((w) => comparePositions(this.processed, w.position) >= 0);
+    if (reached.length) {
+      this.waiters = this.waiters.filter((w) => !reached.includes(w));
+      for (const w of reached) w.resolve();
+    }
+    if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) {
+      this.ready = true;
+      void this.dropOldVersions();
+    }
+  }
+
+  /** Blue/green: once the current versions have caught up, older versions' collections go. */
+  private async dropOldVersions(): Promise<void> {
+    const current = new Set(this.projections.map(collectionOf));
+    const names = new Set(this.projections.map((p) => p.name));
+    for (const c of await this.docs.listCollections()) {
+      const m = /^(.+)_v\d+$/.exec(c);
+      if (m && names.has(m[1]!) && !current.has(c)) {
+        this.log.info({ collection: c }, 'dropping superseded read model version');
+        await this.docs.drop(c);
+      }
+    }
+  }
+
+  status(): Array<{ name: string; version: number; collection: string; position: Position }> {
+    return this.projections.map((p) => ({
+      name: p.name,
+      version: p.version,
+      collection: collectionOf(p),
+      position: this.checkpoints.get(p) ?? START,
+    }));
+  }
+}

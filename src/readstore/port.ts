@@ -1,0 +1,84 @@
+/** The document store port: read models as named collections of JSON documents. */
+import type { Position } from '../eventstore/port.js';
+
+export type Doc = Record<string, unknown>;
+export type Scalar = string | number | boolean | null;
+
+/**
+ * A condition on one field (dot paths reach nested fields). The subset of MongoDB's query
+ * language that both adapters implement; `$contains` is a case-insensitive substring match.
+ */
+export type Condition =
+  | Scalar
+  | {
+      $eq?: Scalar;
+      $ne?: Scalar;
+      $in?: readonly Scalar[];
+      $nin?: readonly Scalar[];
+      $gt?: Scalar;
+      $gte?: Scalar;
+      $lt?: Scalar;
+      $lte?: Scalar;
+      $exists?: boolean;
+      $contains?: string;
+    };
+
+/** Every field must match; `$or` / `$and` combine sub-filters. Undefined conditions are ignored. */
+export type Filter = { readonly [field: string]: Condition | readonly Filter[] | undefined };
+
+export type SortOrder = 'asc' | 'desc';
+/** The last sort key must be unique (usually `id`) so that keyset paging is total. */
+export type Sort = ReadonlyArray<readonly [field: string, order: SortOrder]>;
+
+export interface FindQuery {
+  filter?: Filter;
+  sort: Sort;
+  limit: number;
+  /** The sort-key values of the last item of the previous page. */
+  after?: readonly Scalar[];
+}
+
+export interface Page<T> {
+  items: T[];
+  /** Sort-key values of the last item, when more items follow. */
+  next: Scalar[] | null;
+}
+
+export interface Collection<T extends Doc = Doc> {
+  get(id: string): Promise<T | null>;
+  getMany(ids: readonly string[]): Promise<Map<string, T>>;
+  find(query: FindQuery): Promise<Page<T>>;
+  count(filter?: Filter): Promise<number>;
+  /** Every document with its id, in id order (for verification and exports). */
+  scan(): AsyncIterable<[string, T]>;
+}
+
+/** An index over one or more fields, declared by the projection that owns the collection. */
+export type IndexSpec = readonly string[];
+
+/** The final state of one document after a batch: `doc: null` deletes it. */
+export interface DocWrite {
+  collection: string;
+  id: string;
+  doc: Doc | null;
+  /** Position of the last event that touched the document. */
+  position: Position;
+}
+
+export interface DocumentStore {
+  ensureCollection(name: string, indexes: readonly IndexSpec[]): Promise<void>;
+  collection<T extends Doc = Doc>(name: string): Collection<T>;
+  /**
+   * Writes documents and moves the checkpoint `checkpointName` to `position`, as one unit: in
+   * one transaction on SQLite; on MongoDB each document write is guarded by its position.
+   */
+  commit(writes: readonly DocWrite[], checkpointName: string, position: Position): Promise<void>;
+  readCheckpoint(name: string): Promise<Position | null>;
+  listCheckpoints(): Promise<Array<{ name: string; position: Position }>>;
+  /** Replaces collection `target` (and its checkpoint) by `source`, atomically where possible. */
+  promote(source: string, target: string): Promise<void>;
+  /** Drops a collection and its checkpoint. */
+  drop(name: string): Promise<void>;
+  listCollections(): Promise<string[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,234 @@
+/**
+ * The embedded document store: one table of JSON documents per collection, expression indexes
+ * over `json_extract`, and a `checkpoints` table written in the same transaction as the documents.
+ */
+import Database from 'better-sqlite3';
+import type { Position } from '../eventstore/port.js';
+import type { Collection, Doc, DocWrite, DocumentStore, FindQuery, IndexSpec, Page, Scalar } from './port.js';
+import {
+  assertCollectionName,
+  compileAfter,
+  compileFilter,
+  compileOrderBy,
+  indexColumns,
+  indexFields,
+  indexName,
+  LOWER,
+  quoteIdentifier as q,
+  type SqlValue,
+} from './sqlite-filter.js';
+
+interface DocRow {
+  id: string;
+  doc: string;
+}
+interface CheckpointRow {
+  name: string;
+  commit_pos: string;
+  prepare_pos: string;
+}
+
+/** Scans read in pages so that no read stays open across an await (it would block every write). */
+const SCAN_PAGE = 500;
+/** Prepared statements are kept by SQL text; filters with varying `$in` sizes make new texts. */
+const STATEMENT_CACHE_LIMIT = 500;
+
+const toPosition = (row: CheckpointRow): Position => ({
+  commit: BigInt(row.commit_pos),
+  prepare: BigInt(row.prepare_pos),
+});
+
+/** The sort-key value of a document; `id` is the document id, a missing field is null. */
+function sortKeyValue(id: string, doc: Doc, path: string): Scalar {
+  if (path === 'id') return id;
+  let value: unknown = doc;
+  for (const segment of path.split('.')) {
+    value = value !== null && typeof value === 'object' ? (value as Doc)[segment] : undefined;
+  }
+  if (value === undefined || value === null) return null;
+  if (['string', 'number', 'boolean'].includes(typeof value)) return value as Scalar;
+  throw new Error(`sort key ${path} of ${id} is not a scalar`);
+}
+
+export function openSqliteDocumentStore(file: string): DocumentStore {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.
+  db.pragma('synchronous = NORMAL');
+  db.pragma('busy_timeout = 5000');
+  db.function(LOWER, { deterministic: true }, (s: unknown) =>
+    typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
+  );
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS checkpoints (
+      name        TEXT PRIMARY KEY,
+      commit_pos  TEXT NOT NULL,
+      prepare_pos TEXT NOT NULL
+    )`);
+
+  const statements = new Map<string, Database.Statement>();
+  const stmt = (sql: string): Database.Statement => {
+    let s = statements.get(sql);
+    if (!s) {
+      if (statements.size >= STATEMENT_CACHE_LIMIT) statements.clear();
+      s = db.prepare(sql);
+      statements.set(sql, s);
+    }
+    return s;
+  };
+  const table = (name: string): string => {
+    assertCollectionName(name);
+    return q(name);
+  };
+
+  const createIndex = (collection: string, fields: IndexSpec): void => {
+    if (fields.length === 0) throw new Error('an index needs at least one field');
+    db.exec(
+      `CREATE INDEX IF NOT EXISTS ${q(indexName(collection, fields))} ` +
+        `ON ${table(collection)} (${indexColumns(fields)})`,
+    );
+  };
+
+  const tableExists = (name: string): boolean =>
+    stmt(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+
+  const saveCheckpoint = (name: string, position: Position): void => {
+    stmt(
+      `INSERT INTO checkpoints (name, commit_pos, prepare_pos) VALUES (?, ?, ?)
+       ON CONFLICT (name) DO UPDATE SET commit_pos = excluded.commit_pos, prepare_pos = excluded.prepare_pos`,
+    ).run(name, position.commit.toString(), position.prepare.toString());
+  };
+
+  const commit = db.transaction((writes: readonly DocWrite[], name: string, position: Position) => {
+    for (const w of writes) {
+      if (w.doc === null) {
+        stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
+      } else {
+        stmt(
+          `INSERT INTO ${table(w.collection)} (id, doc) VALUES (?, ?)
+           ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
+        ).run(w.id, JSON.stringify(w.doc));
+      }
+    }
+    saveCheckpoint(name, position);
+  });
+
+  const promote = db.transaction((source: string, target: string) => {
+    if (source === target) throw new Error(`cannot promote ${source} onto itself`);
+    if (!tableExists(source)) throw new Error(`no collection ${source}`);
+    db.exec(`DROP TABLE IF EXISTS ${table(target)}`);
+    db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`);
+    // Indexes follow the table but keep the source's name; rename them after the target.
+    const indexes = stmt(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`).all(target) as {
+      name: string;
+    }[];
+    for (const { name } of indexes) {
+      const fields = indexFields(source, name);
+      if (!fields) continue;
+      db.exec(`DROP INDEX ${q(name)}`);
+      createIndex(target, fields);
+    }
+    stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
+    stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
+  });
+
+  const drop = db.transaction((name: string) => {
+    db.exec(`DROP TABLE IF EXISTS ${table(name)}`);
+    stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
+  });
+
+  function collection<T extends Doc>(name: string): Collection<T> {
+    const from = table(name);
+    const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
+    return {
+      async get(id) {
+        const row = stmt(`SELECT id, doc FROM ${from} WHERE id = ?`).get(id) as DocRow | undefined;
+        return row ? parse(row) : null;
+      },
+      async getMany(ids) {
+        // One JSON parameter instead of one per id: no limit on the number of ids.
+        const rows = stmt(`SELECT id, doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
+          JSON.stringify(ids),
+        ) as DocRow[];
+        return new Map(rows.map((row) => [row.id, parse(row)]));
+      },
+      async find(query: FindQuery): Promise<Page<T>> {
+        if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
+        if (query.sort.length === 0) throw new Error('find needs a sort');
+        const where = compileFilter(query.filter);
+        const after = query.after ? compileAfter(query.sort, query.after) : { sql: '1', params: [] };
+        const rows = stmt(
+          `SELECT id, doc FROM ${from} WHERE ${where.sql} AND ${after.sql}
+           ORDER BY ${compileOrderBy(query.sort)} LIMIT ?`,
+        ).all(...where.params, ...after.params, query.limit + 1) as DocRow[];
+        const more = rows.length > query.limit;
+        const page = rows.slice(0, query.limit);
+        const items = page.map(parse);
+        const lastRow = page.at(-1);
+        const last = items.at(-1);
+        const next =
+          more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
+        return { items, next };
+      },
+      async count(filter) {
+        const where = compileFilter(filter);
+        const row = stmt(`SELECT count(*) AS n FROM ${from} WHERE ${where.sql}`).get(...where.params) as {
+          n: number;
+        };
+        return row.n;
+      },
+      async *scan() {
+        const first = stmt(`SELECT id, doc FROM ${from} ORDER BY id LIMIT ${SCAN_PAGE}`);
+        const following = stmt(`SELECT id, doc FROM ${from} WHERE id > ? ORDER BY id LIMIT ${SCAN_PAGE}`);
+        let after: string | null = null;
+        for (;;) {
+          const rows = (after === null ? first.all() : following.all(after)) as DocRow[];
+          for (const row of rows) yield [row.id, parse(row)] as [string, T];
+          const last = rows.at(-1);
+          if (rows.length < SCAN_PAGE || !last) return;
+          after = last.id;
+        }
+      },
+    };
+  }
+
+  return {
+    async ensureCollection(name, indexes) {
+      db.transaction(() => {
+        db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+        for (const fields of indexes) createIndex(name, fields);
+      })();
+    },
+    collection,
+    async commit(writes, checkpointName, position) {
+      commit(writes, checkpointName, position);
+    },
+    async readCheckpoint(name) {
+      const row = stmt('SELECT * FROM checkpoints WHERE name = ?').get(name) as CheckpointRow | undefined;
+      return row ? toPosition(row) : null;
+    },
+    async listCheckpoints() {
+      const rows = stmt('SELECT * FROM checkpoints ORDER BY name').all() as CheckpointRow[];
+      return rows.map((row) => ({ name: row.name, position: toPosition(row) }));
+    },
+    async promote(source, target) {
+      promote(source, target);
+      statements.clear();
+    },
+    async drop(name) {
+      drop(name);
+      statements.clear();
+    },
+    async listCollections() {
+      const rows = stmt(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'checkpoints'
+         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
+      ).all() as { name: string }[];
+      return rows.map((row) => row.name);
+    },
+    async close() {
+      statements.clear();
+      db.close();
+    },
+  };
+}

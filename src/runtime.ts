@@ -1,0 +1,63 @@
+/**
+ * Opens the stores the configuration names and the projector over them. The embedded SQLite
+ * adapters are the default; EVENTSTORE_URL and MONGODB_URL switch to the production servers.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import type { EventStore, NewEvent } from './eventstore/port.js';
+import { openSqliteEventStore } from './eventstore/sqlite.js';
+import { type CommandContext, type Handled, handleCommand } from './kernel/handle.js';
+import type { Decider } from './kernel/decider.js';
+import { type AnyProjection, collectionOf } from './projector/projection.js';
+import { Projector } from './projector/projector.js';
+import type { Collection, Doc, DocumentStore } from './readstore/port.js';
+import { openSqliteDocumentStore } from './readstore/sqlite.js';
+
+export interface Runtime {
+  config: Config;
+  log: Logger;
+  events: EventStore;
+  docs: DocumentStore;
+  projector: Projector;
+  /** Handles a command and returns once the read models show its events. */
+  execute<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
+  readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
+  close(): Promise<void>;
+}
+
+export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
+  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  const events = config.EVENTSTORE_URL
+    ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL)
+    : openSqliteEventStore(path.join(config.DATA_DIR, 'events.db'));
+  const docs = config.MONGODB_URL
+    ? await (await import('./readstore/mongo.js')).openMongoDocumentStore(config.MONGODB_URL, config.MONGODB_DB)
+    : openSqliteDocumentStore(path.join(config.DATA_DIR, 'read.db'));
+  return { events, docs };
+}
+
+export async function openRuntime(config: Config, log: Logger, projections: readonly AnyProjection[]): Promise<Runtime> {
+  const { events, docs } = await openStores(config);
+  const projector = new Projector(events, docs, projections, log);
+  await projector.start();
+  return {
+    config,
+    log,
+    events,
+    docs,
+    projector,
+    async execute(stream, decider, command, context) {
+      const handled = await handleCommand(events, stream, decider, command, context);
+      await projector.waitFor(handled.position);
+      return handled;
+    },
+    readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
+    async close() {
+      await projector.stop();
+      await events.close();
+      await docs.close();
+    },
+  };
+}

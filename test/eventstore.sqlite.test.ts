@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { v4 as uuid } from 'uuid';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ConcurrencyError, START, type EventToAppend } from '../src/eventstore/port.js';
+import { openSqliteEventStore } from '../src/eventstore/sqlite.js';
+import { eventStoreContract, within } from './contract/eventstore-contract.js';
+
+const dirs: string[] = [];
+/** A database file in a fresh temp dir, removed after the file's tests. */
+function tempDbFile(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-'));
+  dirs.push(dir);
+  return path.join(dir, 'events.db');
+}
+afterAll(() => {
+  for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const event = (type: string): EventToAppend => ({
+  id: uuid(),
+  type,
+  data: { type },
+  metadata: {
+    actor: { type: 'system', uid: 'test' },
+    team_uid: null,
+    correlation_id: uuid(),
+    causation_id: null,
+    request_id: null,
+    occurred_at: new Date().toISOString(),
+  },
+});
+
+eventStoreContract('sqlite', async () => openSqliteEventStore(tempDbFile()));
+
+describe('sqlite event store', () => {
+  it('starts empty', async () => {
+    const store = openSqliteEventStore(tempDbFile());
+    expect(await store.headPosition()).toEqual(START);
+    expect(await store.readAll(START, 10)).toEqual([]);
+    await store.close();
+  });
+
+  it('keeps events across close and reopen', async () => {
+    const file = tempDbFile();
+    const first = openSqliteEventStore(file);
+    const written = await first.append('task-1', [event('A'), event('B')], 'no_stream');
+    const before = await first.readStream('task-1');
+    await first.close();
+
+    const reopened = openSqliteEventStore(file);
+    expect(await reopened.readStream('task-1')).toEqual(before);
+    expect(await reopened.headPosition()).toEqual(written.position);
+    // Revisions carry on where they stopped.
+    expect((await reopened.append('task-1', [event('C')], 1n)).nextRevision).toBe(2n);
+    await reopened.close();
+  });
+
+  it('fails only the conflicting append of a group committed together', async () => {
+    const store = openSqliteEventStore(tempDbFile());
+    await store.append('taken', [event('Created')], 'no_stream');
+
+    // No await in between: all four land in the same group commit.
+    const outcomes = await Promise.allSettled([
+      store.append('one', [event('A')], 'no_stream'),
+      store.append('taken', [event('Again')], 'no_stream'),
+      store.append('two', [event('B')], 'no_stream'),
+      store.append('one', [event('A2')], 0n),
+    ]);
+
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+    const all = await store.readAll(START, 100);
+    expect(all.map((e) => `${e.stream}:${e.type}`)).toEqual(['taken:Created', 'one:A', 'two:B', 'one:A2']);
+    // The rolled-back append left no gap in the positions.
+    expect(all.map((e) => e.position.commit)).toEqual([1n, 2n, 3n, 4n]);
+    await store.close();
+  });
+
+  it('delivers to a subscriber events another connection wrote to the same file', async () => {
+    const file = tempDbFile();
+    const reader = openSqliteEventStore(file);
+    const writer = openSqliteEventStore(file);
+    const controller = new AbortController();
+    const iterator = reader.subscribe(START, controller.signal)[Symbol.asyncIterator]();
+
+    const next = iterator.next();
+    await writer.append('task-x', [event('Foreign')], 'no_stream');
+    // The reader only learns of another connection's writes by polling.
+    const batch = await within(next);
+    expect(batch.done ? [] : batch.value.map((e) => e.type)).toEqual(['Foreign']);
+
+    controller.abort();
+    await iterator.return?.();
+    await writer.close();
+    await reader.close();
+  });
+});

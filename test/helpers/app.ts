@@ -1,0 +1,72 @@
+/**
+ * The real application on real SQLite stores in a temporary directory, driven through
+ * `fastify.inject`. Bootstrapped like a fresh install, with a known admin key.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { apiModules } from '../../src/api.js';
+import { loadConfig } from '../../src/config.js';
+import { buildApp } from '../../src/http/app.js';
+import { createLogger } from '../../src/log.js';
+import { openRuntime, type Runtime } from '../../src/runtime.js';
+import { projections } from '../../projections/index.js';
+import { bootstrap } from '../../commands/team/bootstrap.js';
+
+export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
+
+export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+
+export async function startTestApp(env: Record<string, string> = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
+  const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...env });
+  const rt: Runtime = await openRuntime(config, createLogger(config), projections);
+  const boot = (await bootstrap(rt))!;
+  const app = await buildApp(rt, apiModules(rt));
+
+  /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */
+  const call = (method: InjectOptions['method'], url: string, body?: unknown, key: string | null = ADMIN_KEY, headers: Record<string, string> = {}) =>
+    app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+    });
+
+  return {
+    app,
+    rt,
+    dir,
+    teamUid: boot.team_uid,
+    adminUid: boot.user_uid,
+    call,
+    /** The global position of the newest event: equal before and after means nothing was written. */
+    head: async () => (await rt.events.headPosition()).commit,
+    async close() {
+      await app.close();
+      await rt.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Asserts a problem+json answer with this status (and code, when given). */
+export function expectProblem(res: LightMyRequestResponse, status: number, code?: string) {
+  expect(res.statusCode, res.body).toBe(status);
+  expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+  const body = res.json();
+  expect(body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+  if (code) expect(body.code).toBe(code);
+  return body;
+}
+
+/** Runs `request` and asserts it was refused with `status` and wrote no event. */
+export async function expectRefused(t: TestApp, request: () => Promise<LightMyRequestResponse>, status: number, code?: string) {
+  const before = await t.head();
+  const res = await request();
+  const body = expectProblem(res, status, code);
+  expect(await t.head()).toBe(before);
+  return body;
+}

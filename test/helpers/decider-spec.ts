@@ -1,0 +1,38 @@
+/**
+ * Given events, when a command, then events (or an error): the way every decider is tested.
+ * Expected events match partially, so a test names only the fields its rule is about.
+ */
+import { expect } from 'vitest';
+import type { NewEvent } from '../../src/eventstore/port.js';
+import type { Decider, DecideContext } from '../../src/kernel/decider.js';
+
+export const userContext = (uid = 'u-1', teams: DecideContext['teams'] = { 't-1': 'admin' }): DecideContext => ({
+  now: '2026-01-01T00:00:00.000Z',
+  actor: { type: 'user', uid },
+  teams,
+});
+
+export function deciderSpec<C, E extends NewEvent, S>(decider: Decider<C, E, S>) {
+  return {
+    given: (events: E[]) => ({
+      when: (command: C, context: DecideContext = userContext()) => {
+        const run = () => decider.decide(command, events.reduce(decider.evolve, decider.initialState()), context);
+        return {
+          then(expected: Array<{ type: E['type']; data?: Partial<E['data']> }>) {
+            const actual = run();
+            expect(actual).toHaveLength(expected.length);
+            expected.forEach((e, i) => expect(actual[i]).toMatchObject(e));
+          },
+          thenNothingHappened() {
+            expect(run()).toEqual([]);
+          },
+          // eslint-disable-next-line @typescript-eslint/no-explicit-any
+          thenThrows(error: new (...args: any[]) => Error, message?: RegExp) {
+            expect(run).toThrow(error);
+            if (message) expect(run).toThrow(message);
+          },
+        };
+      },
+    }),
+  };
+}
