@@ -4,7 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance, type RawServerDefault } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { v7 as uuidv7 } from 'uuid';
@@ -32,7 +32,8 @@ const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/
 export async function buildApp(rt: Runtime, modules: AppModules) {
   const app = Fastify({
     loggerInstance: rt.log,
-    disableRequestLogging: true,
+    // Our onResponse hook writes the one line per request instead.
+    logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : uuidv7();
@@ -53,7 +54,6 @@ export async function buildApp(rt: Runtime, modules: AppModules) {
   app.addHook('onResponse', async (req, reply) => {
     req.log.info(
       {
-        req_id: req.id,
         method: req.method,
         url: redactUrl(req.url),
         principal: req.principal ? `${req.principal.type}:${req.principal.uid}` : null,
