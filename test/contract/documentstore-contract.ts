@@ -1,0 +1,438 @@
+/**
+ * What every DocumentStore adapter must do. Each test uses fresh collection (and checkpoint)
+ * names, so the suite can run against a shared MongoDB.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Position } from '../../src/eventstore/port.js';
+import type { Doc, DocumentStore, DocWrite, Filter, Scalar, Sort } from '../../src/readstore/port.js';
+
+const at = (n: bigint, prepare = n): Position => ({ commit: n, prepare });
+/** Beyond 2^53: positions must survive without going through a JS number. */
+const BIG = 2n ** 60n + 7n;
+
+const put = (collection: string, id: string, doc: Doc, position = at(1n)): DocWrite => ({
+  collection,
+  id,
+  doc,
+  position,
+});
+const del = (collection: string, id: string, position = at(1n)): DocWrite => ({
+  collection,
+  id,
+  doc: null,
+  position,
+});
+
+/** The order both MongoDB and SQLite give single-typed keys: null (or missing) first. */
+function compareKeys(a: Scalar, b: Scalar): number {
+  if (a === b) return 0;
+  if (a === null) return -1;
+  if (b === null) return 1;
+  return a < b ? -1 : 1;
+}
+
+function sortedIds(docs: Array<{ id: string } & Doc>, sort: Sort): string[] {
+  const key = (d: Doc, path: string) => (path === 'id' ? d.id : (d[path] ?? null)) as Scalar;
+  return [...docs]
+    .sort((x, y) => {
+      for (const [path, order] of sort) {
+        const c = compareKeys(key(x, path), key(y, path));
+        if (c !== 0) return order === 'asc' ? c : -c;
+      }
+      return 0;
+    })
+    .map((d) => d.id);
+}
+
+export function documentStoreContract(
+  label: string,
+  open: () => Promise<DocumentStore>,
+  cleanup?: () => Promise<void>,
+): void {
+  describe(`DocumentStore contract: ${label}`, () => {
+    let store: DocumentStore;
+    const created: string[] = [];
+    /** A collection (and checkpoint) name no other test or run uses. */
+    const fresh = (): string => {
+      const name = `c_${randomBytes(6).toString('hex')}`;
+      created.push(name);
+      return name;
+    };
+
+    beforeAll(async () => {
+      store = await open();
+    });
+    afterAll(async () => {
+      if (store) {
+        for (const name of created) await store.drop(name);
+        await store.close();
+      }
+      await cleanup?.();
+    });
+
+    describe('collections', () => {
+      it('ensureCollection is idempotent and keeps the documents', async () => {
+        const name = fresh();
+        const indexes = [['status'], ['nested.k', 'id']];
+        await store.ensureCollection(name, indexes);
+        await store.commit([put(name, 'a', { status: 'open', nested: { k: 1 } })], name, at(1n));
+        await store.ensureCollection(name, indexes);
+        await store.ensureCollection(name, [...indexes, ['other']]);
+
+        expect((await store.listCollections()).filter((c) => c === name)).toEqual([name]);
+        expect(await store.collection(name).get('a')).toEqual({ status: 'open', nested: { k: 1 } });
+        expect(await store.collection(name).count({ status: 'open' })).toBe(1);
+      });
+
+      it('lists collections but not the checkpoints', async () => {
+        const [a, b] = [fresh(), fresh()];
+        await store.ensureCollection(a, []);
+        await store.ensureCollection(b, []);
+        const names = await store.listCollections();
+        expect(names).toEqual(expect.arrayContaining([a, b]));
+        expect(names).not.toContain('checkpoints');
+      });
+
+      it('refuses invalid collection names', async () => {
+        for (const bad of ['Upper', '1abc', 'a-b', 'a"; DROP TABLE x; --', 'checkpoints', '']) {
+          await expect(store.ensureCollection(bad, [])).rejects.toThrow();
+        }
+      });
+
+      it('drop removes the collection and its checkpoint; dropping twice is fine', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, [['status']]);
+        await store.commit([put(name, 'a', { status: 'x' })], name, at(3n));
+        await store.drop(name);
+        await store.drop(name);
+        expect(await store.listCollections()).not.toContain(name);
+        expect(await store.readCheckpoint(name)).toBeNull();
+      });
+    });
+
+    describe('commit and checkpoints', () => {
+      it('puts, updates and deletes documents together with the checkpoint', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        const docs = store.collection<{ title: string; n?: number }>(name);
+
+        await store.commit([put(name, 'a', { title: 'A' }), put(name, 'b', { title: 'B' })], name, at(1n));
+        expect(await docs.get('a')).toEqual({ title: 'A' });
+        expect(await docs.get('b')).toEqual({ title: 'B' });
+        expect(await store.readCheckpoint(name)).toEqual(at(1n));
+
+        await store.commit(
+          [put(name, 'a', { title: 'A2', n: 2 }, at(2n)), del(name, 'b', at(2n)), del(name, 'never', at(2n))],
+          name,
+          at(2n, 1n),
+        );
+        expect(await docs.get('a')).toEqual({ title: 'A2', n: 2 });
+        expect(await docs.get('b')).toBeNull();
+        expect(await store.readCheckpoint(name)).toEqual(at(2n, 1n));
+      });
+
+      it('moves the checkpoint with an empty batch, and keeps bigints beyond 2^53 exact', async () => {
+        const name = fresh();
+        await store.commit([], name, at(BIG, BIG - 1n));
+        expect(await store.readCheckpoint(name)).toEqual(at(BIG, BIG - 1n));
+      });
+
+      it('writes across several collections in one commit', async () => {
+        const [a, b] = [fresh(), fresh()];
+        await store.ensureCollection(a, []);
+        await store.ensureCollection(b, []);
+        await store.commit([put(a, '1', { x: 1 }), put(b, '1', { y: 2 })], a, at(5n));
+        expect(await store.collection(a).get('1')).toEqual({ x: 1 });
+        expect(await store.collection(b).get('1')).toEqual({ y: 2 });
+      });
+
+      it('writes nothing, not even the checkpoint, when a write is refused', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        await expect(
+          store.commit([put(name, 'a', { x: 1 }), put('Bad Name', 'b', { x: 2 })], name, at(9n)),
+        ).rejects.toThrow();
+        expect(await store.collection(name).get('a')).toBeNull();
+        expect(await store.readCheckpoint(name)).toBeNull();
+      });
+
+      it('reads an unknown checkpoint as null and lists checkpoints by name', async () => {
+        const [a, b] = [fresh(), fresh()].sort();
+        expect(await store.readCheckpoint(a!)).toBeNull();
+        await store.commit([], b!, at(BIG));
+        await store.commit([], a!, at(4n, 3n));
+        const mine = (await store.listCheckpoints()).filter((c) => c.name === a || c.name === b);
+        expect(mine).toEqual([
+          { name: a, position: at(4n, 3n) },
+          { name: b, position: at(BIG) },
+        ]);
+      });
+    });
+
+    describe('filters', () => {
+      let name: string;
+      const filterDocs: Record<string, Doc> = {
+        a: { name: 'Alpha (Beta)', n: 1, flag: true, tag: 'x', nested: { k: 'p', v: 10 }, maybe: null },
+        b: { name: 'bravo.*', n: 2, flag: false, tag: 'y', nested: { k: 'q', v: 20 } },
+        c: { name: 'ÄRGER charlie', n: 3, flag: true, nested: { k: 'p', v: 30 }, maybe: 'set' },
+        d: { name: 'delta', n: '3', tag: null },
+        e: { name: 'echo', n: 1.5, flag: 1 },
+      };
+
+      beforeAll(async () => {
+        name = fresh();
+        await store.ensureCollection(name, [['tag'], ['nested.k', 'n']]);
+        await store.commit(
+          Object.entries(filterDocs).map(([id, doc]) => put(name, id, doc)),
+          name,
+          at(1n),
+        );
+      });
+
+      const cases: Array<[string, Filter, string[]]> = [
+        ['scalar equality', { tag: 'x' }, ['a']],
+        ['equality to true is not equality to 1', { flag: true }, ['a', 'c']],
+        ['equality to false', { flag: false }, ['b']],
+        ['equality to 1 is not equality to true', { flag: 1 }, ['e']],
+        ['a number never equals a string', { n: 3 }, ['c']],
+        ['a string never equals a number', { n: '3' }, ['d']],
+        ['$eq', { n: { $eq: 1 } }, ['a']],
+        ['null matches null and missing', { tag: null }, ['c', 'd', 'e']],
+        ['$eq null', { tag: { $eq: null } }, ['c', 'd', 'e']],
+        ['$ne null: present and not null', { tag: { $ne: null } }, ['a', 'b']],
+        ['$ne matches a missing field', { tag: { $ne: 'x' } }, ['b', 'c', 'd', 'e']],
+        ['$in with null', { tag: { $in: ['x', null] } }, ['a', 'c', 'd', 'e']],
+        ['$in across types', { n: { $in: [2, '3', true] } }, ['b', 'd']],
+        ['$in [] matches nothing', { tag: { $in: [] } }, []],
+        ['$nin [] matches everything', { tag: { $nin: [] } }, ['a', 'b', 'c', 'd', 'e']],
+        ['$nin matches a missing field', { tag: { $nin: ['x'] } }, ['b', 'c', 'd', 'e']],
+        ['$nin with null', { tag: { $nin: ['x', null] } }, ['b']],
+        ['$gt compares numbers with numbers only', { n: { $gt: 1 } }, ['b', 'c', 'e']],
+        ['$gte and $lt together', { n: { $gte: 1, $lt: 3 } }, ['a', 'b', 'e']],
+        ['$lte', { n: { $lte: 1.5 } }, ['a', 'e']],
+        ['string range', { name: { $gte: 'bravo', $lt: 'delta' } }, ['b']],
+        ['$exists true includes null', { maybe: { $exists: true } }, ['a', 'c']],
+        ['$exists false', { maybe: { $exists: false } }, ['b', 'd', 'e']],
+        ['nested equality', { 'nested.k': 'p' }, ['a', 'c']],
+        ['nested range', { 'nested.v': { $gte: 20 } }, ['b', 'c']],
+        ['nested missing is null', { 'nested.k': null }, ['d', 'e']],
+        ['$contains ignores case', { name: { $contains: 'ALPHA' } }, ['a']],
+        ['$contains takes regex characters literally', { name: { $contains: 'BRAVO.*' } }, ['b']],
+        ['$contains with a dot', { name: { $contains: '.' } }, ['b']],
+        ['$contains with parentheses', { name: { $contains: '(beta)' } }, ['a']],
+        ['$contains ignores case beyond ASCII', { name: { $contains: 'ärger' } }, ['c']],
+        ['$contains matches strings only', { n: { $contains: '3' } }, ['d']],
+        ['$or', { $or: [{ tag: 'x' }, { 'nested.v': 30 }] }, ['a', 'c']],
+        ['$or with another field', { flag: true, $or: [{ tag: 'x' }, { n: 2 }] }, ['a']],
+        ['$or [] matches nothing', { $or: [] }, []],
+        ['$and', { $and: [{ n: { $gte: 1 } }, { n: { $lte: 2 } }] }, ['a', 'b', 'e']],
+        ['nested $or in $and', { $and: [{ $or: [{ tag: 'y' }, { tag: 'x' }] }, { flag: false }] }, ['b']],
+        ['undefined conditions are ignored', { tag: undefined }, ['a', 'b', 'c', 'd', 'e']],
+        ['undefined operators are ignored', { n: { $gt: undefined, $lt: 2 } }, ['a', 'e']],
+        ['id is the document id', { id: { $in: ['a', 'c', 'zz'] } }, ['a', 'c']],
+        ['empty filter', {}, ['a', 'b', 'c', 'd', 'e']],
+      ];
+
+      it.each(cases)('%s', async (_title, filter, expected) => {
+        const docs = store.collection(name);
+        const page = await docs.find({ filter, sort: [['id', 'asc']], limit: 100 });
+        // The documents differ from each other, so comparing documents compares ids.
+        expect(page.items).toEqual(expected.map((id) => filterDocs[id]));
+        expect(page.next).toBeNull();
+        expect(await docs.count(filter)).toBe(expected.length);
+      });
+
+      it('refuses bad paths and operators', async () => {
+        const docs = store.collection(name);
+        const bad: unknown[] = [
+          { "a') OR 1=1 --": 1 },
+          { 'a.b;': 1 },
+          { $where: 'true' },
+          { n: { $regex: '.*' } },
+          { n: { a: 1 } },
+          { $or: { tag: 'x' } },
+        ];
+        for (const filter of bad) await expect(docs.count(filter as Filter)).rejects.toThrow();
+      });
+    });
+
+    describe('find, count, get', () => {
+      interface Item {
+        id: string;
+        group?: number | null;
+        score: number;
+        [key: string]: unknown;
+      }
+      let name: string;
+      const items: Item[] = Array.from({ length: 23 }, (_, i) => ({
+        id: `i${String((i * 7) % 23).padStart(2, '0')}`,
+        // Many ties in the first key, and a few documents without it.
+        ...(i % 6 === 5 ? {} : { group: i % 3 === 0 ? null : i % 4 }),
+        score: (i * 5) % 4,
+      }));
+
+      beforeAll(async () => {
+        name = fresh();
+        await store.ensureCollection(name, [['group', 'score', 'id']]);
+        // `key` repeats the id so that pages can be checked from the documents alone.
+        await store.commit(
+          items.map(({ id, ...doc }) => put(name, id, { ...doc, key: id })),
+          name,
+          at(1n),
+        );
+      });
+
+      async function allPages(sort: Sort, limit: number, filter?: Filter): Promise<string[]> {
+        const seen: string[] = [];
+        let after: Scalar[] | undefined;
+        for (let pages = 0; pages < 100; pages++) {
+          const page = await store.collection(name).find({ filter, sort, limit, after });
+          expect(page.items.length).toBeLessThanOrEqual(limit);
+          seen.push(...page.items.map((d) => String(d.key)));
+          if (!page.next) return seen;
+          expect(page.items.length).toBe(limit);
+          after = page.next;
+        }
+        throw new Error('paging did not end');
+      }
+
+      const sorts: Sort[] = [
+        [['id', 'asc']],
+        [['id', 'desc']],
+        [
+          ['group', 'asc'],
+          ['score', 'desc'],
+          ['id', 'asc'],
+        ],
+        [
+          ['group', 'desc'],
+          ['score', 'asc'],
+          ['id', 'desc'],
+        ],
+        [
+          ['score', 'desc'],
+          ['group', 'desc'],
+          ['id', 'asc'],
+        ],
+      ];
+
+      it.each(sorts.flatMap((sort) => [1, 4, 23, 30].map((limit) => [JSON.stringify(sort), limit, sort] as const)))(
+        'pages through every item exactly once, in order: %s by %i',
+        async (_title, limit, sort) => {
+          expect(await allPages(sort, limit)).toEqual(sortedIds(items, sort));
+        },
+      );
+
+      it('pages a filtered find', async () => {
+        const sort: Sort = [
+          ['score', 'asc'],
+          ['id', 'desc'],
+        ];
+        const filter: Filter = { score: { $gte: 1 }, group: { $ne: null } };
+        const expected = sortedIds(
+          items.filter((d) => d.score >= 1 && d.group != null),
+          sort,
+        );
+        expect(expected.length).toBeGreaterThan(3);
+        expect(await allPages(sort, 3, filter)).toEqual(expected);
+      });
+
+      it('gives next as the sort-key values of the last item', async () => {
+        const sort: Sort = [
+          ['group', 'desc'],
+          ['id', 'asc'],
+        ];
+        const page = await store.collection(name).find({ sort, limit: 2 });
+        const lastId = sortedIds(items, sort)[1]!;
+        const last = items.find((d) => d.id === lastId)!;
+        expect(page.next).toEqual([last.group ?? null, lastId]);
+      });
+
+      it('refuses a cursor that does not fit the sort', async () => {
+        await expect(
+          store.collection(name).find({ sort: [['id', 'asc']], limit: 2, after: ['x', 'y'] }),
+        ).rejects.toThrow();
+      });
+
+      it('counts', async () => {
+        const docs = store.collection(name);
+        expect(await docs.count()).toBe(items.length);
+        expect(await docs.count({ score: 0 })).toBe(items.filter((d) => d.score === 0).length);
+      });
+
+      it('getMany returns the documents found, keyed by id', async () => {
+        const ids = ['i00', 'i05', 'missing', 'i05'];
+        const found = await store.collection(name).getMany(ids);
+        expect([...found.keys()].sort()).toEqual(['i00', 'i05']);
+        expect(found.get('i05')).toMatchObject({ score: items.find((d) => d.id === 'i05')!.score });
+        expect((await store.collection(name).getMany([])).size).toBe(0);
+      });
+
+      it('get returns null for a missing id', async () => {
+        expect(await store.collection(name).get('missing')).toBeNull();
+      });
+    });
+
+    it('scans every document in id order', async () => {
+      const name = fresh();
+      await store.ensureCollection(name, []);
+      // More than one page of any reasonable batch size, written out of order.
+      const ids = Array.from({ length: 1234 }, (_, i) => `s${String((i * 389) % 1234).padStart(4, '0')}`);
+      await store.commit(
+        ids.map((id) => put(name, id, { id2: id })),
+        name,
+        at(1n),
+      );
+      const seen: string[] = [];
+      for await (const [id, doc] of store.collection(name).scan()) {
+        expect(doc).toEqual({ id2: id });
+        seen.push(id);
+      }
+      expect(seen).toEqual([...ids].sort());
+    });
+
+    describe('promote', () => {
+      it('replaces the target and its checkpoint by the source', async () => {
+        const [live, shadow] = [fresh(), fresh()];
+        await store.ensureCollection(live, [['status']]);
+        await store.commit([put(live, 'old', { status: 'x' })], live, at(10n));
+        await store.ensureCollection(shadow, [['status'], ['nested.k', 'id']]);
+        await store.commit([put(shadow, 'new', { status: 'y', nested: { k: 1 } })], shadow, at(12n, 11n));
+
+        await store.promote(shadow, live);
+
+        const names = await store.listCollections();
+        expect(names).toContain(live);
+        expect(names).not.toContain(shadow);
+        expect(await store.collection(live).get('old')).toBeNull();
+        expect(await store.collection(live).get('new')).toEqual({ status: 'y', nested: { k: 1 } });
+        expect(await store.collection(live).count({ status: 'y' })).toBe(1);
+        expect(await store.readCheckpoint(live)).toEqual(at(12n, 11n));
+        expect(await store.readCheckpoint(shadow)).toBeNull();
+
+        // The promoted collection is the target in every way: ensuring it again changes nothing.
+        await store.ensureCollection(live, [['status'], ['nested.k', 'id']]);
+        expect(await store.collection(live).count()).toBe(1);
+      });
+
+      it('creates the target when it does not exist', async () => {
+        const [target, source] = [fresh(), fresh()];
+        await store.ensureCollection(source, []);
+        await store.commit([put(source, 'a', { v: 1 })], source, at(3n));
+        await store.promote(source, target);
+        expect(await store.collection(target).get('a')).toEqual({ v: 1 });
+        expect(await store.readCheckpoint(target)).toEqual(at(3n));
+      });
+
+      it('refuses a missing source and leaves the target alone', async () => {
+        const [target, source] = [fresh(), fresh()];
+        await store.ensureCollection(target, []);
+        await store.commit([put(target, 'a', { v: 1 })], target, at(3n));
+        await expect(store.promote(source, target)).rejects.toThrow();
+        expect(await store.collection(target).get('a')).toEqual({ v: 1 });
+        expect(await store.readCheckpoint(target)).toEqual(at(3n));
+      });
+    });
+  });
+}

@@ -1,0 +1,166 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  assertCollectionName,
+  compileAfter,
+  compileFilter,
+  compileOrderBy,
+  indexColumns,
+} from '../src/readstore/sqlite-filter.js';
+import { openSqliteDocumentStore } from '../src/readstore/sqlite.js';
+import type { Filter } from '../src/readstore/port.js';
+import { documentStoreContract } from './contract/documentstore-contract.js';
+
+const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-'));
+
+{
+  const dir = tempDir();
+  documentStoreContract(
+    'sqlite',
+    async () => openSqliteDocumentStore(path.join(dir, 'read.db')),
+    async () => fs.rmSync(dir, { recursive: true, force: true }),
+  );
+}
+
+describe('sqlite-filter', () => {
+  const hostile = `x' OR 1=1; DROP TABLE t; --`;
+
+  it('binds values instead of inlining them', () => {
+    const { sql, params } = compileFilter({
+      name: hostile,
+      tag: { $in: [hostile, 'b'], $ne: hostile },
+      text: { $contains: hostile },
+      $or: [{ n: { $gt: 5 } }, { n: { $lte: -1 } }],
+    });
+    expect(sql).not.toContain(hostile);
+    expect(sql).not.toContain('5');
+    expect(params).toEqual([hostile, hostile, 'b', hostile, hostile, 5, -1]);
+  });
+
+  it('binds booleans as 1 and 0 and compares null with IS NULL', () => {
+    expect(compileFilter({ on: true }).params).toEqual([1]);
+    expect(compileFilter({ on: false }).params).toEqual([0]);
+    const isNull = compileFilter({ gone: null });
+    expect(isNull.sql).toContain('IS NULL');
+    expect(isNull.params).toEqual([]);
+  });
+
+  it('binds cursor values too', () => {
+    const { sql, params } = compileAfter(
+      [
+        ['name', 'desc'],
+        ['id', 'asc'],
+      ],
+      [hostile, hostile],
+    );
+    expect(sql).not.toContain(hostile);
+    expect(params).toEqual([hostile, hostile, hostile]);
+  });
+
+  it('refuses malicious field paths everywhere they can appear', () => {
+    const paths = [`a') OR 1=1 --`, 'a.b;', "a'", 'a..b', '', 'a b', '$where', 'a.$x'];
+    for (const p of paths) {
+      expect(() => compileFilter({ [p]: 1 } as Filter)).toThrow(/invalid field path/);
+      expect(() => compileOrderBy([[p, 'asc']])).toThrow(/invalid field path/);
+      expect(() => indexColumns([p])).toThrow(/invalid field path/);
+    }
+  });
+
+  it('refuses malicious or reserved collection names', () => {
+    for (const name of ['t"; DROP TABLE x; --', 'T', '_x', 'a.b', 'checkpoints', 'sqlite_master', '']) {
+      expect(() => assertCollectionName(name)).toThrow(/invalid collection name/);
+    }
+    expect(() => assertCollectionName('runs_v2')).not.toThrow();
+  });
+
+  it('refuses unknown operators and malformed arguments', () => {
+    const bad: unknown[] = [
+      { a: { $regex: 'x' } },
+      { a: { $in: 'x' } },
+      { a: { $exists: 1 } },
+      { a: { $contains: 3 } },
+      { a: { $gt: { b: 1 } } },
+      { a: [1] },
+      { $or: { a: 1 } },
+      { $nor: [] },
+    ];
+    for (const filter of bad) expect(() => compileFilter(filter as Filter)).toThrow();
+  });
+
+  it('compiles empty sets to constants', () => {
+    expect(compileFilter({ a: { $in: [] } }).sql).toBe('0');
+    expect(compileFilter({}).sql).toBe('1');
+  });
+});
+
+describe('sqlite document store', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = tempDir();
+  });
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('answers an indexed filter from its expression index', async () => {
+    const file = path.join(dir, 'plan.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('runs', [['status', 'id']]);
+    await store.close();
+
+    const db = new Database(file);
+    const where = compileFilter({ status: 'open' });
+    const plan = db
+      .prepare(`EXPLAIN QUERY PLAN SELECT id FROM runs WHERE ${where.sql}`)
+      .all(...where.params) as { detail: string }[];
+    db.close();
+    expect(plan.map((p) => p.detail).join('\n')).toContain('USING INDEX runs:status,id (<expr>=?)');
+  });
+
+  it('names promoted indexes after the target', async () => {
+    const file = path.join(dir, 'promote.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('runs', [['status']]);
+    await store.ensureCollection('runs_next', [['status'], ['a.b', 'id']]);
+    await store.promote('runs_next', 'runs');
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    const indexes = db
+      .prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+      .all();
+    db.close();
+    expect(indexes).toEqual([
+      { name: 'runs:a.b,id', tbl_name: 'runs' },
+      { name: 'runs:status', tbl_name: 'runs' },
+    ]);
+  });
+
+  it('lets writes through while a scan is being consumed', async () => {
+    const store = openSqliteDocumentStore(path.join(dir, 'scan.db'));
+    await store.ensureCollection('items', []);
+    await store.commit(
+      Array.from({ length: 1200 }, (_, i) => ({
+        collection: 'items',
+        id: `i${String(i).padStart(4, '0')}`,
+        doc: { i },
+        position: { commit: 1n, prepare: 1n },
+      })),
+      'items',
+      { commit: 1n, prepare: 1n },
+    );
+    let seen = 0;
+    for await (const [id] of store.collection('items').scan()) {
+      if (seen++ === 10) {
+        await store.commit([{ collection: 'items', id, doc: null, position: { commit: 2n, prepare: 2n } }], 'items', {
+          commit: 2n,
+          prepare: 2n,
+        });
+      }
+    }
+    expect(seen).toBe(1200);
+    expect(await store.collection('items').count()).toBe(1199);
+    await store.close();
+  });
+});

@@ -1,0 +1,121 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { v4 as uuidv4 } from 'uuid';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { EventStore } from '../../src/eventstore/port.js';
+import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
+import { projection } from '../../src/projector/projection.js';
+import { Projector } from '../../src/projector/projector.js';
+import { rebuildProjection, verifyProjection } from '../../src/projector/rebuild.js';
+import type { DocumentStore } from '../../src/readstore/port.js';
+import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
+import { metadata } from '../helpers/projection-spec.js';
+
+type Counted = { type: 'Counted'; data: { key: string; by: number } };
+
+/** Counts per key; `calls` shows how many events the projection was really handed. */
+const counter = (version = 1, calls = { n: 0 }) =>
+  projection<Counted>({
+    name: 'counters',
+    version,
+    indexes: [['total']],
+    on: {
+      Counted: async (e, docs) => {
+        calls.n += 1;
+        const doc = await docs.get(e.data.key);
+        docs.put(e.data.key, { key: e.data.key, total: ((doc?.total as number) ?? 0) + e.data.by * version });
+      },
+    },
+  });
+
+const log = pino({ level: 'silent' });
+let dir: string;
+let events: EventStore;
+let docs: DocumentStore;
+
+const open = () => {
+  events = openSqliteEventStore(path.join(dir, 'events.db'));
+  docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
+};
+const count = (key: string, by = 1) =>
+  events.append(`counter-${key}`, [{ id: uuidv4(), type: 'Counted', data: { key, by }, metadata: metadata() }], 'any');
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-projector-'));
+  open();
+});
+afterEach(async () => {
+  await events.close();
+  await docs.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+describe('projector', () => {
+  it('makes an append visible once waitFor resolves, and is ready after catching up', async () => {
+    await count('a');
+    const projector = new Projector(events, docs, [counter()], log);
+    await projector.start();
+    const { position } = await count('a', 2);
+    await projector.waitFor(position);
+    expect(await docs.collection('counters_v1').get('a')).toEqual({ key: 'a', total: 3 });
+    expect(projector.isReady).toBe(true);
+    expect(projector.status()[0]!.position).toEqual(position);
+    await projector.stop();
+  });
+
+  it('resumes from its checkpoint after a restart, handling each event once', async () => {
+    const calls = { n: 0 };
+    let projector = new Projector(events, docs, [counter(1, calls)], log);
+    await projector.start();
+    for (let i = 0; i < 5; i++) await count('k');
+    await projector.waitFor(await events.headPosition());
+    await projector.stop();
+    await events.close();
+    await docs.close();
+
+    open();
+    for (let i = 0; i < 3; i++) await count('k');
+    projector = new Projector(events, docs, [counter(1, calls)], log);
+    await projector.start();
+    await projector.waitFor(await events.headPosition());
+    expect(calls.n).toBe(8);
+    expect(await docs.collection('counters_v1').get('k')).toEqual({ key: 'k', total: 8 });
+    await projector.stop();
+  });
+
+  it('builds a new version beside the old one and drops the old one once caught up', async () => {
+    const v1 = new Projector(events, docs, [counter(1)], log);
+    await v1.start();
+    await count('b', 5);
+    await v1.waitFor(await events.headPosition());
+    await v1.stop();
+
+    const v2 = new Projector(events, docs, [counter(2)], log);
+    await v2.start();
+    await v2.waitFor(await events.headPosition());
+    expect(await docs.collection('counters_v2').get('b')).toEqual({ key: 'b', total: 10 });
+    await expect.poll(() => docs.listCollections()).not.toContain('counters_v1');
+    await v2.stop();
+  });
+
+  it('rebuilds into a shadow and swaps it in; verify finds no difference, then finds a tampered one', async () => {
+    const p = counter();
+    const projector = new Projector(events, docs, [p], log);
+    await projector.start();
+    for (const key of ['x', 'y', 'x', 'z']) await count(key);
+    await projector.waitFor(await events.headPosition());
+    await projector.stop();
+
+    const before = await docs.collection('counters_v1').get('x');
+    expect(await rebuildProjection(events, docs, p)).toBe(4);
+    expect(await docs.collection('counters_v1').get('x')).toEqual(before);
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
+    expect(await verifyProjection(events, docs, p)).toEqual([]);
+
+    await docs.commit([{ collection: 'counters_v1', id: 'y', doc: { key: 'y', total: 99 }, position: await events.headPosition() }], 'counters_v1', await events.headPosition());
+    expect(await verifyProjection(events, docs, p)).toEqual([{ id: 'y', live: { key: 'y', total: 99 }, rebuilt: { key: 'y', total: 1 } }]);
+    expect(await docs.listCollections()).toEqual(['counters_v1']);
+  });
+});
