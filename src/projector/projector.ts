@@ -5,8 +5,8 @@
  * visible to queries (read your writes).
  */
 import type { Logger } from 'pino';
-import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
-import type { DocumentStore } from '../readstore/port.js';
+import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
+import { CheckpointMoved, type DocumentStore } from '../readstore/port.js';
 import { DomainError } from '../kernel/errors.js';
 import { applyEvents } from './batch.js';
 import { type AnyProjection, collectionOf } from './projection.js';
@@ -88,15 +88,24 @@ export class Projector {
     }
   }
 
-  private async applyBatch(p: AnyProjection, batch: Awaited<ReturnType<EventStore['readAll']>>): Promise<void> {
-    const checkpoint = this.checkpoints.get(p)!;
-    const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
-    if (fresh.length === 0) return;
+  private async applyBatch(p: AnyProjection, batch: RecordedEvent[]): Promise<void> {
     const collection = collectionOf(p);
-    const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
-    const position = fresh[fresh.length - 1]!.position;
-    await this.docs.commit(writes, collection, position);
-    this.checkpoints.set(p, position);
+    for (;;) {
+      const checkpoint = this.checkpoints.get(p)!;
+      const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
+      if (fresh.length === 0) return;
+      const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
+      const position = fresh[fresh.length - 1]!.position;
+      try {
+        await this.docs.commit(writes, collection, position, checkpoint === START ? null : checkpoint);
+        this.checkpoints.set(p, position);
+        return;
+      } catch (error) {
+        if (!(error instanceof CheckpointMoved)) throw error;
+        // A rebuild swapped in a new collection: continue from its checkpoint, on its documents.
+        this.checkpoints.set(p, (await this.docs.readCheckpoint(collection)) ?? START);
+      }
+    }
   }
 
   private settle(): void {

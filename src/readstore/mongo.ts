@@ -13,7 +13,7 @@ import {
   type Filter as MongoFilter,
 } from 'mongodb';
 import { comparePositions, type Position } from '../eventstore/port.js';
-import type { Collection, Condition, Doc, DocumentStore, Filter, FindQuery, Page, Scalar, Sort } from './port.js';
+import { CheckpointMoved, samePosition, type Collection, type Condition, type Doc, type DocumentStore, type Filter, type FindQuery, type Page, type Scalar, type Sort } from './port.js';
 
 /** Positions as 20-digit zero-padded strings: string order equals numeric order up to 2^64. */
 interface StoredPosition {
@@ -244,7 +244,13 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       }
     },
     collection,
-    async commit(writes, checkpointName, position) {
+    async commit(writes, checkpointName, position, expected) {
+      // Not atomic with the writes below (those are guarded by position); it stops a projector
+      // from writing over a collection that a rebuild has just swapped in.
+      if (expected !== undefined) {
+        const stored = await checkpoints.findOne({ _id: checkpointName });
+        if (!samePosition(stored ? toPosition(stored) : null, expected)) throw new CheckpointMoved(checkpointName);
+      }
       const byCollection = new Map<string, AnyBulkWriteOperation<Stored>[]>();
       for (const w of writes) {
         assertCollectionName(w.collection);

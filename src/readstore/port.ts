@@ -71,8 +71,10 @@ export interface DocumentStore {
   /**
    * Writes documents and moves the checkpoint `checkpointName` to `position`, as one unit: in
    * one transaction on SQLite; on MongoDB each document write is guarded by its position.
+   * With `expected` (null: no checkpoint yet), throws CheckpointMoved and writes nothing when
+   * the stored checkpoint is another: somebody else (a rebuild) moved it since it was read.
    */
-  commit(writes: readonly DocWrite[], checkpointName: string, position: Position): Promise<void>;
+  commit(writes: readonly DocWrite[], checkpointName: string, position: Position, expected?: Position | null): Promise<void>;
   readCheckpoint(name: string): Promise<Position | null>;
   listCheckpoints(): Promise<Array<{ name: string; position: Position }>>;
   /** Replaces collection `target` (and its checkpoint) by `source`, atomically where possible. */
@@ -82,3 +84,13 @@ export interface DocumentStore {
   listCollections(): Promise<string[]>;
   close(): Promise<void>;
 }
+
+export class CheckpointMoved extends Error {
+  constructor(readonly checkpointName: string) {
+    super(`checkpoint ${checkpointName} was moved by another writer`);
+    this.name = 'CheckpointMoved';
+  }
+}
+
+export const samePosition = (a: Position | null, b: Position | null): boolean =>
+  a === b || (a !== null && b !== null && a.commit === b.commit && a.prepare === b.prepare);

@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
-import type { Collection, Doc, DocWrite, DocumentStore, FindQuery, IndexSpec, Page, Scalar } from './port.js';
+import { CheckpointMoved, samePosition, type Collection, type Doc, type DocWrite, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
 import {
   assertCollectionName,
   compileAfter,
@@ -99,7 +99,13 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     ).run(name, position.commit.toString(), position.prepare.toString());
   };
 
-  const commit = db.transaction((writes: readonly DocWrite[], name: string, position: Position) => {
+  const readCheckpoint = (name: string): Position | null => {
+    const row = stmt('SELECT * FROM checkpoints WHERE name = ?').get(name) as CheckpointRow | undefined;
+    return row ? toPosition(row) : null;
+  };
+
+  const commit = db.transaction((writes: readonly DocWrite[], name: string, position: Position, expected?: Position | null) => {
+    if (expected !== undefined && !samePosition(readCheckpoint(name), expected)) throw new CheckpointMoved(name);
     for (const w of writes) {
       if (w.doc === null) {
         stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
@@ -200,12 +206,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       })();
     },
     collection,
-    async commit(writes, checkpointName, position) {
-      commit(writes, checkpointName, position);
+    async commit(writes, checkpointName, position, expected) {
+      commit(writes, checkpointName, position, expected);
     },
     async readCheckpoint(name) {
-      const row = stmt('SELECT * FROM checkpoints WHERE name = ?').get(name) as CheckpointRow | undefined;
-      return row ? toPosition(row) : null;
+      return readCheckpoint(name);
     },
     async listCheckpoints() {
       const rows = stmt('SELECT * FROM checkpoints ORDER BY name').all() as CheckpointRow[];

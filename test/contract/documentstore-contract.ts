@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Position } from '../../src/eventstore/port.js';
-import type { Doc, DocumentStore, DocWrite, Filter, Scalar, Sort } from '../../src/readstore/port.js';
+import { CheckpointMoved, type Doc, type DocumentStore, type DocWrite, type Filter, type Scalar, type Sort } from '../../src/readstore/port.js';
 
 const at = (n: bigint, prepare = n): Position => ({ commit: n, prepare });
 /** Beyond 2^53: positions must survive without going through a JS number. */
@@ -155,6 +155,18 @@ export function documentStoreContract(
         ).rejects.toThrow();
         expect(await store.collection(name).get('a')).toBeNull();
         expect(await store.readCheckpoint(name)).toBeNull();
+      });
+
+      it('commits only over the expected checkpoint, and writes nothing otherwise', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        await store.commit([put(name, 'a', { v: 1 })], name, at(1n), null);
+        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), null)).rejects.toThrow(CheckpointMoved);
+        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), at(0n))).rejects.toThrow(CheckpointMoved);
+        expect(await store.collection(name).get('a')).toEqual({ v: 1 });
+        expect(await store.readCheckpoint(name)).toEqual(at(1n));
+        await store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), at(1n));
+        expect(await store.collection(name).get('a')).toEqual({ v: 2 });
       });
 
       it('reads an unknown checkpoint as null and lists checkpoints by name', async () => {

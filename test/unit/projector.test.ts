@@ -118,4 +118,35 @@ describe('projector', () => {
     expect(await verifyProjection(events, docs, p)).toEqual([{ id: 'y', live: { key: 'y', total: 99 }, rebuilt: { key: 'y', total: 1 } }]);
     expect(await docs.listCollections()).toEqual(['counters_v1']);
   });
+
+  it('steps aside when a rebuild swaps in a collection under it, applying no event twice', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let gated = false;
+    const p = projection<Counted>({
+      name: 'counters',
+      version: 1,
+      indexes: [],
+      on: {
+        Counted: async (e, docs) => {
+          // The live projector's first look at the gate event waits until the rebuild is done.
+          if (e.data.key === 'gate' && !gated) await ((gated = true), gate);
+          const doc = await docs.get(e.data.key);
+          docs.put(e.data.key, { key: e.data.key, total: ((doc?.total as number) ?? 0) + e.data.by });
+        },
+      },
+    });
+    const projector = new Projector(events, docs, [p], log);
+    await projector.start();
+    await projector.waitFor((await count('a')).position);
+    const blocked = await count('gate');
+    await expect.poll(() => gated).toBe(true);
+    await rebuildProjection(events, docs, p);
+    release();
+    await projector.waitFor(blocked.position);
+    await projector.waitFor((await count('gate')).position);
+    expect(await docs.collection('counters_v1').get('gate')).toEqual({ key: 'gate', total: 2 });
+    expect(await verifyProjection(events, docs, p)).toEqual([]);
+    await projector.stop();
+  });
 });
