@@ -122,7 +122,7 @@ export function openEsdbEventStore(connectionString: string): EventStore {
     }
   }
 
-  return {
+  const store: EventStore = {
     async append(stream, events, expected) {
       try {
         const result = await client.appendToStream(
@@ -130,7 +130,11 @@ export function openEsdbEventStore(connectionString: string): EventStore {
           events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
           { expectedRevision: toExpectedRevision(expected) },
         );
-        return { nextRevision: result.nextExpectedRevision, position: result.position ?? START };
+        // The server answers with the transaction's position; a caller waiting for its events
+        // needs the last one's, which only differs (in `prepare`) when several were written.
+        const position =
+          events.length > 1 ? (await store.readStream(stream, { direction: 'backwards', maxCount: 1 }))[0]?.position : result.position;
+        return { nextRevision: result.nextExpectedRevision, position: position ?? START };
       } catch (error) {
         if (error instanceof WrongExpectedVersionError) {
           const actual = error.actualVersion;
@@ -195,4 +199,5 @@ export function openEsdbEventStore(connectionString: string): EventStore {
       await client.dispose();
     },
   };
+  return store;
 }

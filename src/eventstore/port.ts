@@ -47,6 +47,7 @@ export interface RecordedEvent<E extends NewEvent = NewEvent> {
 export interface AppendResult {
   /** Revision of the last event written: pass it as the next expected revision. */
   nextRevision: bigint;
+  /** Position of the last event written (START when none was). */
   position: Position;
 }
 
