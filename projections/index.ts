@@ -3,6 +3,7 @@ import type { AnyProjection } from '../src/projector/projection.js';
 import { apiKeysProjection } from './api-keys.js';
 import { factoriesProjection } from './factories.js';
 import { identitiesProjection } from './identities.js';
+import { runsProjection } from './runs.js';
 import { teamsProjection } from './teams.js';
 import { usersProjection } from './users.js';
 
@@ -12,4 +13,5 @@ export const projections: readonly AnyProjection[] = [
   teamsProjection,
   identitiesProjection,
   factoriesProjection,
+  runsProjection,
 ];

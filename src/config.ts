@@ -14,6 +14,8 @@ const schema = z.object({
   BOOTSTRAP_API_KEY: z.string().min(16).optional(),
   BOOTSTRAP_TEAM_NAME: z.string().min(1).default('Default team'),
   BOOTSTRAP_USER_EMAIL: z.string().email().default('admin@example.com'),
+  /** Signs time-limited download URLs; generated into DATA_DIR when not given. Share it between instances. */
+  URL_SIGNING_SECRET: z.string().min(32).optional(),
   /** Comma-separated CIDR ranges that outbound agent traffic leaves from. */
   EGRESS_RANGES: z.string().default(''),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -6,6 +6,7 @@ import { buildApp } from './http/app.js';
 import { apiModules } from './api.js';
 import { projections } from '../projections/index.js';
 import { bootstrap } from '../commands/team/bootstrap.js';
+import { reactors } from './reactors.js';
 
 const config = loadConfig();
 const log = createLogger(config);
@@ -18,6 +19,7 @@ if (first) {
   if (first.generated_api_key) process.stdout.write(`\nAdmin API key (shown once): ${first.generated_api_key}\n\n`);
 }
 
+rt.startReactors(reactors);
 const app = await buildApp(rt, apiModules(rt));
 await app.listen({ host: config.HOST, port: config.PORT });
 

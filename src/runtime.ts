@@ -2,6 +2,7 @@
  * Opens the stores the configuration names and the projector over them. The embedded SQLite
  * adapters are the default; EVENTSTORE_URL and MONGODB_URL switch to the production servers.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -14,6 +15,9 @@ import { type AnyProjection, collectionOf } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
 import type { Collection, Doc, DocumentStore } from './readstore/port.js';
 import { openSqliteDocumentStore } from './readstore/sqlite.js';
+import { type BlobStore, openBlobStore } from './blobs/store.js';
+import { type UrlSigner, urlSigner } from './http/signed-url.js';
+import { type AnyReactor, runReactor } from './projector/reactor.js';
 
 export interface Runtime {
   config: Config;
@@ -21,10 +25,22 @@ export interface Runtime {
   events: EventStore;
   docs: DocumentStore;
   projector: Projector;
+  blobs: BlobStore;
+  urls: UrlSigner;
   /** Handles a command and returns once the read models show its events. */
   execute<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
   readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
+  /** Starts the reactors; each waits for the read models to show an event before reacting. */
+  startReactors(reactors: ReadonlyArray<AnyReactor<Runtime>>): void;
   close(): Promise<void>;
+}
+
+/** The URL signing secret: configured, or made once and kept in the data directory. */
+function signingSecret(config: Config): string {
+  if (config.URL_SIGNING_SECRET) return config.URL_SIGNING_SECRET;
+  const file = path.join(config.DATA_DIR, 'url-signing.key');
+  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+  return fs.readFileSync(file, 'utf8').trim();
 }
 
 export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
@@ -42,22 +58,34 @@ export async function openRuntime(config: Config, log: Logger, projections: read
   const { events, docs } = await openStores(config);
   const projector = new Projector(events, docs, projections, log);
   await projector.start();
-  return {
+  const reactions = new AbortController();
+  const running: Promise<void>[] = [];
+  const rt: Runtime = {
     config,
     log,
     events,
     docs,
     projector,
+    blobs: openBlobStore(path.join(config.DATA_DIR, 'blobs')),
+    urls: urlSigner(signingSecret(config), config.publicBaseUrl),
     async execute(stream, decider, command, context) {
       const handled = await handleCommand(events, stream, decider, command, context);
       await projector.waitFor(handled.position);
       return handled;
     },
     readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
+    startReactors(reactors) {
+      for (const r of reactors) {
+        running.push(runReactor(r, rt, events, docs, log, reactions.signal, (e) => projector.waitFor(e.position)));
+      }
+    },
     async close() {
+      reactions.abort();
+      await Promise.all(running);
       await projector.stop();
       await events.close();
       await docs.close();
     },
   };
+  return rt;
 }

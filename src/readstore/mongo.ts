@@ -30,7 +30,7 @@ interface CheckpointDoc {
 const CHECKPOINTS = 'checkpoints';
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const PATH_SEGMENT = /^[A-Za-z0-9_]+$/;
-const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$contains']);
+const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$contains', '$has']);
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 /** Matches no document (MongoDB refuses an empty `$or`). */
@@ -86,6 +86,9 @@ function translateCondition(cond: Condition): unknown {
     } else if (op === '$exists') {
       if (typeof arg !== 'boolean') throw new Error('$exists: expected a boolean');
       out[op] = arg;
+    } else if (op === '$has') {
+      assertScalar(arg, op);
+      out.$elemMatch = { $eq: arg };
     } else {
       assertScalar(arg, op);
       out[op] = arg;

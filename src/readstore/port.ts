@@ -21,6 +21,8 @@ export type Condition =
       $lte?: Scalar;
       $exists?: boolean;
       $contains?: string;
+      /** The field is an array holding this value. */
+      $has?: Scalar;
     };
 
 /** Every field must match; `$or` / `$and` combine sub-filters. Undefined conditions are ignored. */

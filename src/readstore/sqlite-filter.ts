@@ -151,9 +151,24 @@ function operator(f: Field, op: string, arg: unknown): Sql {
         sql: `(${f.type} = 'text' AND instr(${LOWER}(${f.value}), ${LOWER}(?)) > 0)`,
         params: [arg],
       };
+    case '$has':
+      return has(f, arg as Scalar);
     default:
       throw new Error(`unsupported operator: ${JSON.stringify(op)}`);
   }
+}
+
+/** An element of the array at `f` equals `v` (same type bracket, as MongoDB's $elemMatch). */
+function has(f: Field, v: Scalar): Sql {
+  if (f.value === 'id') throw new Error('$has: the document id is not an array');
+  const bracket = bracketOf(v, '$has');
+  const path = f.value.slice('json_extract(doc, '.length, -1);
+  const element: Field = { value: 'j.value', type: 'j.type' };
+  const match = bracket === null ? `j.type = 'null'` : `j.value = ? AND ${typeGuard(element, bracket)}`;
+  return {
+    sql: `(${f.type} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, ${path}) AS j WHERE ${match}))`,
+    params: bracket === null ? [] : [bind(v)],
+  };
 }
 
 /**

@@ -185,8 +185,8 @@ export function documentStoreContract(
     describe('filters', () => {
       let name: string;
       const filterDocs: Record<string, Doc> = {
-        a: { name: 'Alpha (Beta)', n: 1, flag: true, tag: 'x', nested: { k: 'p', v: 10 }, maybe: null },
-        b: { name: 'bravo.*', n: 2, flag: false, tag: 'y', nested: { k: 'q', v: 20 } },
+        a: { name: 'Alpha (Beta)', n: 1, flag: true, tag: 'x', nested: { k: 'p', v: 10 }, maybe: null, list: ['p', 'q', 3] },
+        b: { name: 'bravo.*', n: 2, flag: false, tag: 'y', nested: { k: 'q', v: 20 }, list: ['3'] },
         c: { name: 'ÄRGER charlie', n: 3, flag: true, nested: { k: 'p', v: 30 }, maybe: 'set' },
         d: { name: 'delta', n: '3', tag: null },
         e: { name: 'echo', n: 1.5, flag: 1 },
@@ -242,6 +242,9 @@ export function documentStoreContract(
         ['nested $or in $and', { $and: [{ $or: [{ tag: 'y' }, { tag: 'x' }] }, { flag: false }] }, ['b']],
         ['undefined conditions are ignored', { tag: undefined }, ['a', 'b', 'c', 'd', 'e']],
         ['undefined operators are ignored', { n: { $gt: undefined, $lt: 2 } }, ['a', 'e']],
+        ['$has finds an element of an array', { list: { $has: 'q' } }, ['a']],
+        ['$has compares within a type bracket', { list: { $has: 3 } }, ['a']],
+        ['$has does not match a scalar field', { tag: { $has: 'x' } }, []],
         ['id is the document id', { id: { $in: ['a', 'c', 'zz'] } }, ['a', 'c']],
         ['empty filter', {}, ['a', 'b', 'c', 'd', 'e']],
       ];

@@ -14,6 +14,7 @@ import { createLogger } from '../../src/log.js';
 import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { projections } from '../../projections/index.js';
 import { bootstrap } from '../../commands/team/bootstrap.js';
+import { reactors } from '../../src/reactors.js';
 
 export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
@@ -24,6 +25,7 @@ export async function startTestApp(env: Record<string, string> = {}) {
   const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...env });
   const rt: Runtime = await openRuntime(config, createLogger(config), projections);
   const boot = (await bootstrap(rt))!;
+  rt.startReactors(reactors);
   const app = await buildApp(rt, apiModules(rt));
 
   /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */

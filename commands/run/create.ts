@@ -1,0 +1,113 @@
+/**
+ * Creating a run, shared by POST /agent/runs, factory dispatch and automations: checks the
+ * parent, the conversation and the agent identity on the write side, stores attachments as
+ * blobs, appends `RunCreated`, then adds the run to its conversation.
+ */
+import { v4 as uuidv4 } from 'uuid';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import { fold } from '../../src/kernel/decider.js';
+import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { conversationDecider } from '../conversation/decider.js';
+import { type ConversationEvent, conversationStream } from '../conversation/events.js';
+import { identityDecider } from '../identity/decider.js';
+import { type IdentityEvent, identityStream } from '../identity/events.js';
+import { canView, runDecider, type RunView } from './decider.js';
+import { type Attachment, type RunCreatedData, type RunEvent, type RunSource, runStream } from './events.js';
+import type { RunRequest } from './schema.js';
+
+/** How deep orchestration may nest runs below a root. */
+export const MAX_RUN_DEPTH = 5;
+
+export interface CreateRunOptions {
+  source: RunSource;
+  /** The active team: owner of team runs, and whose workers execute every run. */
+  team_uid: string;
+  run_id?: string;
+  factory_uid?: string | null;
+  /** Stamped by the platform, overridden by inherited and requested metadata. */
+  automatic_metadata?: Record<string, string>;
+}
+
+const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
+
+async function created(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
+  const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
+  return first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
+}
+
+const defaultTitle = (request: RunRequest) => {
+  const text = request.prompt?.trim() || request.skill || request.config?.skill_spec || 'Agent run';
+  const line = text.split('\n')[0]!;
+  return line.length > 80 ? `${line.slice(0, 77)}...` : line;
+};
+
+export async function createRun(rt: Runtime, request: RunRequest, context: CommandContext, options: CreateRunOptions): Promise<RunView> {
+  const run_id = options.run_id ?? uuidv4();
+  const teamRun = request.team ?? true;
+
+  let parent: RunCreatedData | null = null;
+  if (request.parent_run_id) {
+    parent = await created(rt, request.parent_run_id);
+    const view = parent && fold(runDecider, (await rt.events.readStream(runStream(parent.run_id))) as unknown as RunEvent[]);
+    if (!parent || view?.status !== 'live' || !canView(view, context)) throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
+    if (parent.depth + 1 > MAX_RUN_DEPTH) throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
+  }
+
+  const conversation_id = request.conversation_id ?? uuidv4();
+  if (request.conversation_id) {
+    const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversation_id))) as unknown as ConversationEvent[]);
+    const latest = conversation.runs.at(-1);
+    const visible = latest && (latest.team_uid ? latest.team_uid in context.teams : latest.creator_uid === context.actor.uid);
+    if (!visible) throw new NotFound('conversation', conversation_id);
+  }
+
+  let factory_uid = options.factory_uid ?? null;
+  if (request.agent_identity_uid) {
+    if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
+    const agent = fold(identityDecider, (await rt.events.readStream(identityStream(request.agent_identity_uid))) as unknown as IdentityEvent[]);
+    if (agent.status !== 'live' || agent.team_uid !== options.team_uid) throw invalid('agent_identity_uid', 'no such agent in the active team');
+    const [createdAgent] = await rt.events.readStream(identityStream(request.agent_identity_uid), { maxCount: 1 });
+    factory_uid ??= ((createdAgent?.data as { profile?: { factory_uid?: string | null } }).profile?.factory_uid ?? null);
+  }
+  if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
+
+  const attachments: Attachment[] = [];
+  for (const a of request.attachments ?? []) {
+    const bytes = Buffer.from(a.data, 'base64');
+    attachments.push({ attachment_id: uuidv4(), file_name: a.file_name, mime_type: a.mime_type, size_bytes: bytes.length, blob: await rt.blobs.put(bytes) });
+  }
+
+  const config = request.config ?? null;
+  const skill_spec = request.skill ?? config?.skill_spec ?? null;
+  const data: RunCreatedData = {
+    run_id,
+    conversation_id,
+    title: request.title ?? defaultTitle(request),
+    prompt: request.prompt ?? '',
+    skill_spec,
+    config,
+    mode: request.mode,
+    interactive: request.interactive,
+    metadata: { ...options.automatic_metadata, ...(parent?.metadata ?? {}), ...(request.metadata ?? {}) },
+    team_uid: teamRun ? options.team_uid : null,
+    executing_team_uid: options.team_uid,
+    creator: { type: context.actor.type === 'agent' ? 'service_account' : 'user', uid: context.actor.uid },
+    agent_identity_uid: request.agent_identity_uid ?? null,
+    parent_run_id: parent?.run_id ?? null,
+    root_run_id: parent?.root_run_id ?? run_id,
+    depth: parent ? parent.depth + 1 : 0,
+    factory_uid,
+    source: options.source,
+    execution_location: 'REMOTE',
+    environment_id: config?.environment_id ?? null,
+    schedule_id: null,
+    attachments,
+  };
+  const { state } = await rt.execute(runStream(run_id), runDecider, { type: 'CreateRun', data }, context);
+  await rt.execute(conversationStream(conversation_id), conversationDecider, {
+    type: 'AddRun',
+    data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },
+  }, context);
+  return state as RunView;
+}

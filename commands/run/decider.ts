@@ -1,0 +1,195 @@
+import type { Decider, DecideContext } from '../../src/kernel/decider.js';
+import { Conflict, InvalidRequest, NotFound, Unprocessable } from '../../src/kernel/errors.js';
+import {
+  type Artifact,
+  type Attachment,
+  type FinishState,
+  type RunCreatedData,
+  type RunEvent,
+  type RunMode,
+  type RunState,
+  type StatusMessage,
+  TERMINAL_STATES,
+  WORKER_LOST,
+} from './events.js';
+
+type Held = { worker_id: string; execution_id: string };
+
+export type RunCommand =
+  | { type: 'CreateRun'; data: RunCreatedData }
+  | { type: 'SendFollowup'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string } }
+  | { type: 'CancelRun'; data: { run_id: string; reason: string } }
+  | { type: 'InterruptRun'; data: { run_id: string } }
+  | { type: 'LeaseRun'; data: Held & { run_id: string; lease_expires_at: string } }
+  | { type: 'ExpireLease'; data: { run_id: string; worker_id: string } }
+  | { type: 'ClaimRun'; data: Held & { run_id: string } }
+  | { type: 'StartRun'; data: Held & { run_id: string } }
+  | { type: 'RecordTimeline'; data: Held & { run_id: string; name: string; detail: Record<string, unknown> } }
+  | { type: 'RecordMessage'; data: Held & { run_id: string; message_id: string; step_id: string | null; parent_step_id: string | null; role: string; content: unknown[] } }
+  | { type: 'AddArtifact'; data: Held & { run_id: string; artifact: Artifact } }
+  | { type: 'ReportUsage'; data: Held & { run_id: string; usage: Record<string, unknown> } }
+  | { type: 'AddHandoffFile'; data: Held & { run_id: string; attachment: Attachment } }
+  | { type: 'FinishRun'; data: Held & { run_id: string; state: FinishState; status_message: StatusMessage | null } }
+  | { type: 'LoseWorker'; data: { run_id: string; worker_id: string } };
+
+export type RunView = {
+  status: 'live';
+  run_id: string;
+  state: RunState;
+  team_uid: string | null;
+  executing_team_uid: string;
+  creator_uid: string;
+  conversation_id: string;
+  root_run_id: string;
+  depth: number;
+  cancellable_type: boolean;
+  /** The execution a worker holds, if any. */
+  held: Held | null;
+  status_message: StatusMessage | null;
+};
+
+export type RunDeciderState = { status: 'none' } | RunView;
+
+/** Local runs and code-host actions run where the server cannot stop them. */
+export const isCancellableType = (run: Pick<RunCreatedData, 'execution_location' | 'source'>) =>
+  run.execution_location !== 'LOCAL' && run.source !== 'GITHUB_ACTION';
+
+export const isTerminal = (state: RunState) => TERMINAL_STATES.includes(state);
+
+/**
+ * A team run is visible to its team, a personal run to its creator; the agents (workers) of the
+ * executing team see the runs they may execute, and the system sees everything.
+ */
+export function canView(
+  run: Pick<RunView, 'team_uid' | 'creator_uid' | 'executing_team_uid'>,
+  context: Pick<DecideContext, 'actor' | 'teams'>,
+): boolean {
+  if (context.actor.type === 'system') return true;
+  if (context.actor.type === 'agent' && run.executing_team_uid in context.teams) return true;
+  return run.team_uid ? run.team_uid in context.teams : run.creator_uid === context.actor.uid;
+}
+
+function visible(state: RunDeciderState, runId: string, context: DecideContext): RunView {
+  if (state.status !== 'live' || !canView(state, context)) throw new NotFound('run', runId);
+  return state;
+}
+
+/** Worker reports must come from the execution that holds the run. */
+function heldBy(run: RunView, held: Held, states: readonly RunState[]): void {
+  if (!run.held || run.held.worker_id !== held.worker_id || run.held.execution_id !== held.execution_id || !states.includes(run.state)) {
+    throw new Conflict(`run ${run.run_id} is not held by this execution (state ${run.state})`, 'not_claimed');
+  }
+}
+
+export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
+  initialState: () => ({ status: 'none' }),
+
+  evolve: (state, event) => {
+    if (event.type === 'RunCreated') {
+      const d = event.data;
+      return {
+        status: 'live',
+        run_id: d.run_id,
+        state: 'QUEUED',
+        team_uid: d.team_uid,
+        executing_team_uid: d.executing_team_uid,
+        creator_uid: d.creator.uid,
+        conversation_id: d.conversation_id,
+        root_run_id: d.root_run_id,
+        depth: d.depth,
+        cancellable_type: isCancellableType(d),
+        held: null,
+        status_message: null,
+      };
+    }
+    if (state.status !== 'live') return state;
+    switch (event.type) {
+      case 'RunLeased':
+        return { ...state, state: 'PENDING', held: { worker_id: event.data.worker_id, execution_id: event.data.execution_id } };
+      case 'RunLeaseExpired':
+        return { ...state, state: 'QUEUED', held: null };
+      case 'RunClaimed':
+        return { ...state, state: 'CLAIMED' };
+      case 'RunStarted':
+        return { ...state, state: 'INPROGRESS' };
+      case 'RunFinished':
+        return { ...state, state: event.data.state, held: null, status_message: event.data.status_message };
+      case 'RunCancelled':
+        return { ...state, state: 'CANCELLED', held: null };
+      case 'RunResumed':
+        return { ...state, state: 'QUEUED', held: null, status_message: null };
+      case 'RunWorkerLost':
+        return event.data.requeued
+          ? { ...state, state: 'QUEUED', held: null }
+          : { ...state, state: 'ERROR', held: null, status_message: WORKER_LOST };
+      default:
+        return state;
+    }
+  },
+
+  decide: (command, state, context) => {
+    if (command.type === 'CreateRun') {
+      if (state.status !== 'none') throw new Conflict(`run ${command.data.run_id} exists`);
+      return [{ type: 'RunCreated', data: command.data }];
+    }
+    const run = visible(state, command.data.run_id, context);
+    const run_id = run.run_id;
+    switch (command.type) {
+      case 'SendFollowup': {
+        const { message, mode, attachments, execution_id } = command.data;
+        if (run.state === 'QUEUED' || run.state === 'PENDING') return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
+        if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
+          return [{ type: 'RunFollowupDelivered', data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' } }];
+        }
+        const debug = run.status_message;
+        if (run.state === 'FAILED' && debug?.error_code === 'environment_setup_failed' && debug.session_debug_until && debug.session_debug_until > context.now) {
+          return [{ type: 'RunFollowupDelivered', data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' } }];
+        }
+        return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
+      }
+      case 'CancelRun':
+        if (!run.cancellable_type) throw new Unprocessable('this type of run cannot be cancelled on the server');
+        if (isTerminal(run.state)) throw new InvalidRequest(`run ${run_id} has already ended (${run.state})`, undefined, 'invalid_request');
+        if (run.state === 'PENDING') throw new Conflict('the run is being handed to a worker; retry in a moment');
+        return [{ type: 'RunCancelled', data: { run_id, reason: command.data.reason } }];
+      case 'InterruptRun':
+        return run.state === 'INPROGRESS' && run.held ? [{ type: 'RunInterruptRequested', data: { run_id, execution_id: run.held.execution_id } }] : [];
+      case 'LeaseRun':
+        if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
+        return [{ type: 'RunLeased', data: command.data }];
+      case 'ExpireLease':
+        return run.state === 'PENDING' && run.held?.worker_id === command.data.worker_id
+          ? [{ type: 'RunLeaseExpired', data: command.data }]
+          : [];
+      case 'ClaimRun':
+        heldBy(run, command.data, ['PENDING']);
+        return [{ type: 'RunClaimed', data: command.data }];
+      case 'StartRun':
+        heldBy(run, command.data, ['CLAIMED']);
+        return [{ type: 'RunStarted', data: { run_id, execution_id: command.data.execution_id } }];
+      case 'RecordTimeline':
+        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+        return [{ type: 'RunTimelineRecorded', data: { run_id, name: command.data.name, detail: command.data.detail } }];
+      case 'RecordMessage': {
+        heldBy(run, command.data, ['INPROGRESS']);
+        const { message_id, step_id, parent_step_id, role, content } = command.data;
+        return [{ type: 'RunMessageRecorded', data: { run_id, conversation_id: run.conversation_id, message_id, step_id, parent_step_id, role, content } }];
+      }
+      case 'AddArtifact':
+        heldBy(run, command.data, ['INPROGRESS']);
+        return [{ type: 'RunArtifactAdded', data: { run_id, artifact: command.data.artifact } }];
+      case 'ReportUsage':
+        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+        return [{ type: 'RunUsageReported', data: { run_id, usage: command.data.usage } }];
+      case 'AddHandoffFile':
+        heldBy(run, command.data, ['INPROGRESS']);
+        return [{ type: 'RunHandoffFileAdded', data: { run_id, execution_id: command.data.execution_id, attachment: command.data.attachment } }];
+      case 'FinishRun':
+        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+        return [{ type: 'RunFinished', data: { run_id, execution_id: command.data.execution_id, state: command.data.state, status_message: command.data.status_message } }];
+      case 'LoseWorker':
+        if (!run.held || run.held.worker_id !== command.data.worker_id || isTerminal(run.state)) return [];
+        return [{ type: 'RunWorkerLost', data: { run_id, worker_id: command.data.worker_id, requeued: run.state !== 'INPROGRESS' } }];
+    }
+  },
+};

@@ -1,0 +1,100 @@
+/** The life of one agent run: `run-<run_id>`. */
+
+export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+/** States a worker reports when it finishes an execution. */
+export const FINISH_STATES = ['SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED'] as const;
+export type FinishState = (typeof FINISH_STATES)[number];
+
+export const TERMINAL_STATES: readonly RunState[] = [...FINISH_STATES, 'CANCELLED'];
+/** Queued, pending, claimed or in progress: the run (or a descendant) is still working. */
+export const WORKING_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
+
+export const RUN_SOURCES = [
+  'LINEAR', 'API', 'SLACK', 'LOCAL', 'SCHEDULED_AGENT', 'WEB_APP', 'GITHUB_ACTION', 'CLOUD_MODE', 'CLI', 'JIRA',
+  'SELF_IMPROVEMENT', 'GITHUB_WEBHOOK', 'GITLAB_WEBHOOK', 'AUTOFIX', 'RUN_SCORER', 'ORCHESTRATION', 'BENCHMARK_TRIAL',
+] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
+
+export type RunMode = 'normal' | 'plan' | 'orchestrate';
+
+export interface StatusMessage {
+  [field: string]: unknown;
+  message: string;
+  error_code?: string | null;
+  retryable?: boolean;
+  /** Until when a failed environment setup keeps its sandbox for debugging follow-ups. */
+  session_debug_until?: string | null;
+}
+
+/** Why a run errs when its worker disappears mid-execution. */
+export const WORKER_LOST: StatusMessage = { message: 'The worker executing the run stopped heartbeating', error_code: 'resource_unavailable', retryable: true };
+
+export type Principal = { type: 'user' | 'service_account'; uid: string };
+
+export type Attachment = { attachment_id: string; file_name: string; mime_type: string; size_bytes: number; blob: string };
+
+export type ArtifactType = 'PLAN' | 'PULL_REQUEST' | 'SCREENSHOT' | 'FILE' | 'EXTERNAL_REFERENCE';
+
+export type Artifact = {
+  artifact_uid: string;
+  artifact_type: ArtifactType;
+  /** Public artifacts can be read without a credential. */
+  public: boolean;
+  /** Type-specific fields (url, branch, filename, mime_type, blob, content, reference_type, ...). */
+  [field: string]: unknown;
+};
+
+export type RunCreatedData = {
+  run_id: string;
+  conversation_id: string;
+  title: string;
+  prompt: string;
+  skill_spec: string | null;
+  config: Record<string, unknown> | null;
+  mode: RunMode;
+  interactive: boolean;
+  metadata: Record<string, string>;
+  /** The team that owns the run; null for a personal run (`team: false`). */
+  team_uid: string | null;
+  /** The team whose workers execute the run: the active team at creation, personal runs too. */
+  executing_team_uid: string;
+  creator: Principal;
+  agent_identity_uid: string | null;
+  parent_run_id: string | null;
+  root_run_id: string;
+  depth: number;
+  factory_uid: string | null;
+  source: RunSource;
+  execution_location: 'REMOTE' | 'LOCAL';
+  environment_id: string | null;
+  schedule_id: string | null;
+  attachments: Attachment[];
+};
+
+export type RunEvent =
+  | { type: 'RunCreated'; data: RunCreatedData }
+  /** A follow-up sent before any execution started joins the prompt. */
+  | { type: 'RunPromptExtended'; data: { run_id: string; message: string; mode: RunMode | null } }
+  /** A worker was handed the run (PENDING) until `lease_expires_at`. */
+  | { type: 'RunLeased'; data: { run_id: string; worker_id: string; execution_id: string; lease_expires_at: string } }
+  | { type: 'RunLeaseExpired'; data: { run_id: string; worker_id: string } }
+  | { type: 'RunClaimed'; data: { run_id: string; worker_id: string; execution_id: string } }
+  | { type: 'RunStarted'; data: { run_id: string; execution_id: string } }
+  | { type: 'RunTimelineRecorded'; data: { run_id: string; name: string; detail: Record<string, unknown> } }
+  | { type: 'RunMessageRecorded'; data: { run_id: string; conversation_id: string; message_id: string; step_id: string | null; parent_step_id: string | null; role: string; content: unknown[] } }
+  | { type: 'RunArtifactAdded'; data: { run_id: string; artifact: Artifact } }
+  | { type: 'RunUsageReported'; data: { run_id: string; usage: Record<string, unknown> } }
+  | { type: 'RunHandoffFileAdded'; data: { run_id: string; execution_id: string; attachment: Attachment } }
+  | { type: 'RunFinished'; data: { run_id: string; execution_id: string; state: FinishState; status_message: StatusMessage | null } }
+  | { type: 'RunCancelled'; data: { run_id: string; reason: string } }
+  | { type: 'RunInterruptRequested'; data: { run_id: string; execution_id: string } }
+  /** Delivered to the live execution (running) or to the retained debug session (setup failure). */
+  | { type: 'RunFollowupDelivered'; data: { run_id: string; execution_id: string; message: string; mode: RunMode | null; attachments: string[]; to: 'execution' | 'debug_session' } }
+  /** An ended run starts a new execution, in a new sandbox, with the follow-up as its prompt. */
+  | { type: 'RunResumed'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[] } }
+  /** Its worker stopped heartbeating: a run that never started is queued again, else it errs. */
+  | { type: 'RunWorkerLost'; data: { run_id: string; worker_id: string; requeued: boolean } };
+
+export const runStream = (runId: string) => `run-${runId}`;

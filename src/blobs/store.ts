@@ -1,0 +1,43 @@
+/**
+ * Files (artifacts, attachments, transcripts) by content: `DATA_DIR/blobs/<sha256>`. Events name
+ * blobs by hash and never hold file bytes, so the log stays small and replays stay fast. With the
+ * production adapters the blobs still live under DATA_DIR: mount it on shared storage.
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface BlobStore {
+  /** Stores the bytes and returns their id (hex SHA-256); storing the same bytes twice is free. */
+  put(bytes: Buffer): Promise<string>;
+  /** The file of a blob, or null when there is none (ids are validated, never paths). */
+  path(id: string): string | null;
+  read(id: string): Promise<Buffer | null>;
+}
+
+const BLOB_ID = /^[0-9a-f]{64}$/;
+
+export function openBlobStore(dir: string): BlobStore {
+  fs.mkdirSync(dir, { recursive: true });
+  const fileOf = (id: string) => path.join(dir, id);
+  return {
+    async put(bytes) {
+      const id = createHash('sha256').update(bytes).digest('hex');
+      const file = fileOf(id);
+      if (!fs.existsSync(file)) {
+        // Write aside and rename, so a reader never sees half a file.
+        const tmp = `${file}.${randomUUID()}.tmp`;
+        await fs.promises.writeFile(tmp, bytes);
+        await fs.promises.rename(tmp, file);
+      }
+      return id;
+    },
+    path(id) {
+      return BLOB_ID.test(id) && fs.existsSync(fileOf(id)) ? fileOf(id) : null;
+    },
+    async read(id) {
+      const file = this.path(id);
+      return file ? fs.promises.readFile(file) : null;
+    },
+  };
+}

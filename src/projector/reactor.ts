@@ -1,0 +1,72 @@
+/**
+ * Reactors: subscriptions that turn events into commands (dispatch creates a task, a cancelled
+ * task cancels its run tree). Each has its own checkpoint; delivery is at least once, so every
+ * command a reactor sends carries ids derived from the causing event and is safe to repeat.
+ */
+import type { Logger } from 'pino';
+import { v5 as uuidv5 } from 'uuid';
+import { START, type EventStore, type NewEvent, type RecordedEvent } from '../eventstore/port.js';
+import type { CommandContext } from '../kernel/handle.js';
+import type { DocumentStore } from '../readstore/port.js';
+
+const NAMESPACE = '6f1d8a52-3c4e-4f0b-9a57-2b8e1c9d7e10';
+const RETRY_AFTER_FAILURE_MS = 1000;
+
+/** A stable id for the `purpose` of reacting to `event`: the same on every replay. */
+export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) => uuidv5(`${event.id}:${purpose}`, NAMESPACE);
+
+/** The context of commands sent because of `event`: by the system, caused by it. */
+export const reactionContext = (event: RecordedEvent): CommandContext => ({
+  now: new Date().toISOString(),
+  actor: { type: 'system', uid: 'reactor' },
+  teams: {},
+  team_uid: event.metadata.team_uid,
+  correlation_id: event.metadata.correlation_id,
+  causation_id: event.id,
+  request_id: null,
+});
+
+export type Reaction<E extends NewEvent, Deps> = (event: RecordedEvent<E>, deps: Deps) => Promise<void>;
+
+export interface Reactor<E extends NewEvent = NewEvent, Deps = unknown> {
+  name: string;
+  on: { [K in E['type']]?: Reaction<Extract<E, { type: K }>, Deps> };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyReactor<Deps> = Reactor<any, Deps>;
+
+export const reactor = <E extends NewEvent, Deps>(r: Reactor<E, Deps>) => r;
+
+/** Runs one reactor until `signal` aborts; `before` runs ahead of each event (read models). */
+export async function runReactor<Deps>(
+  r: AnyReactor<Deps>,
+  deps: Deps,
+  events: EventStore,
+  docs: DocumentStore,
+  log: Logger,
+  signal: AbortSignal,
+  before: (event: RecordedEvent) => Promise<void>,
+): Promise<void> {
+  const checkpointName = `reactor_${r.name}`;
+  while (!signal.aborted) {
+    try {
+      let position = (await docs.readCheckpoint(checkpointName)) ?? START;
+      for await (const batch of events.subscribe(position, signal, 100)) {
+        for (const event of batch) {
+          const handler = r.on[event.type];
+          if (handler) {
+            await before(event);
+            await handler(event, deps);
+          }
+          position = event.position;
+        }
+        await docs.commit([], checkpointName, position);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      log.error({ err: error, reactor: r.name }, 'reactor failed; resuming from its checkpoint');
+      await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_FAILURE_MS));
+    }
+  }
+}
