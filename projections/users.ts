@@ -17,12 +17,17 @@ export const usersProjection = projection<UserEvent | TeamEvent>({
   version: 1,
   indexes: [['email']],
   on: {
-    UserRegistered: (e, docs) =>
-      docs.put(e.data.uid, { ...e.data, memberships: [], created_at: e.metadata.occurred_at } satisfies UserDoc),
+    // A membership may be recorded before its user (bootstrap creates the team first): the
+    // membership then waits on a partial document that the registration completes.
+    UserRegistered: async (e, docs) => {
+      const early = (await docs.get(e.data.uid)) as Partial<UserDoc> | null;
+      docs.put(e.data.uid, { ...e.data, memberships: early?.memberships ?? [], created_at: e.metadata.occurred_at } satisfies UserDoc);
+    },
     MemberAdded: async (e, docs) => {
-      const user = (await docs.get(e.data.user_uid)) as UserDoc | null;
-      if (!user || user.memberships.some((m) => m.team_uid === e.data.team_uid)) return;
-      docs.patch(e.data.user_uid, { memberships: [...user.memberships, { team_uid: e.data.team_uid, role: e.data.role }] });
+      const user = (await docs.get(e.data.user_uid)) as Partial<UserDoc> | null;
+      const memberships = user?.memberships ?? [];
+      if (memberships.some((m) => m.team_uid === e.data.team_uid)) return;
+      docs.put(e.data.user_uid, { ...user, uid: e.data.user_uid, memberships: [...memberships, { team_uid: e.data.team_uid, role: e.data.role }] });
     },
   },
 });

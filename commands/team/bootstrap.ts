@@ -20,38 +20,59 @@ export interface Bootstrapped {
   generated_api_key: string | null;
 }
 
+type Claim = { team_uid: string; user_uid: string };
+
+/** Claims the store for this bootstrap, or reads the claim of an earlier (maybe interrupted) one. */
+async function claim(rt: Runtime, context: CommandContext): Promise<Claim> {
+  const fresh: Claim = { team_uid: uuidv4(), user_uid: uuidv4() };
+  try {
+    await rt.events.append('bootstrap', [{ id: uuidv4(), type: 'BootstrapClaimed', data: fresh, metadata: metadataOf(context) }], 'no_stream');
+    return fresh;
+  } catch (error) {
+    if (!(error instanceof ConcurrencyError)) throw error;
+    const [claimed] = await rt.events.readStream('bootstrap', { maxCount: 1 });
+    return claimed!.data as Claim;
+  }
+}
+
+const exists = async (rt: Runtime, stream: string) => (await rt.events.readStream(stream, { maxCount: 1 })).length > 0;
+
+/**
+ * Each step is skipped when done, so a start that died half-way through bootstrapping is
+ * finished by the next start instead of leaving a store nobody can log into.
+ */
 export async function bootstrap(rt: Runtime): Promise<Bootstrapped | null> {
   const { BOOTSTRAP_API_KEY, BOOTSTRAP_TEAM_NAME, BOOTSTRAP_USER_EMAIL } = rt.config;
-  const team_uid = uuidv4();
-  const user_uid = uuidv4();
   const context: CommandContext = {
     now: new Date().toISOString(),
     actor: { type: 'system', uid: 'bootstrap' },
     teams: {},
-    team_uid,
+    team_uid: null,
     correlation_id: uuidv4(),
     causation_id: null,
     request_id: null,
   };
-  try {
-    await rt.events.append('bootstrap', [
-      { id: uuidv4(), type: 'BootstrapClaimed', data: { team_uid, user_uid }, metadata: metadataOf(context) },
-    ], 'no_stream');
-  } catch (error) {
-    if (error instanceof ConcurrencyError) return null;
-    throw error;
+  const { team_uid, user_uid } = await claim(rt, context);
+  const userMissing = !(await exists(rt, userStream(user_uid)));
+  const teamMissing = !(await exists(rt, teamStream(team_uid)));
+  if (!userMissing && !teamMissing) return null;
+
+  // The user, with its key, comes last: whenever a key exists, this start is the one showing it.
+  if (teamMissing) {
+    await rt.execute(teamStream(team_uid), teamDecider, {
+      type: 'CreateTeam',
+      data: { uid: team_uid, name: BOOTSTRAP_TEAM_NAME, admin_uid: user_uid },
+    }, { ...context, team_uid });
   }
-  const generated = BOOTSTRAP_API_KEY ? null : newApiKey().key;
-  const key = BOOTSTRAP_API_KEY ?? generated!;
-  const email = normalizeEmail(BOOTSTRAP_USER_EMAIL);
-  await reserveEmail(rt.events, email, user_uid, context);
-  await rt.execute(userStream(user_uid), userDecider, {
-    type: 'RegisterUser',
-    data: { uid: user_uid, email, display_name: 'admin', key_id: uuidv4(), key_hash: hashApiKey(key) },
-  }, context);
-  await rt.execute(teamStream(team_uid), teamDecider, {
-    type: 'CreateTeam',
-    data: { uid: team_uid, name: BOOTSTRAP_TEAM_NAME, admin_uid: user_uid },
-  }, context);
+  let generated: string | null = null;
+  if (userMissing) {
+    generated = BOOTSTRAP_API_KEY ? null : newApiKey().key;
+    const email = normalizeEmail(BOOTSTRAP_USER_EMAIL);
+    await reserveEmail(rt.events, email, user_uid, context);
+    await rt.execute(userStream(user_uid), userDecider, {
+      type: 'RegisterUser',
+      data: { uid: user_uid, email, display_name: 'admin', key_id: uuidv4(), key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!) },
+    }, context);
+  }
   return { team_uid, user_uid, generated_api_key: generated };
 }

@@ -22,6 +22,7 @@ export interface Handled<E, S> {
 }
 
 const MAX_ATTEMPTS = 5;
+const RETRY_JITTER_MS = 5;
 
 export const metadataOf = (context: CommandContext): EventMetadata => ({
   actor: context.actor,
@@ -56,6 +57,8 @@ export async function handleCommand<C, E extends NewEvent, S>(
     } catch (error) {
       if (!(error instanceof ConcurrencyError)) throw error;
       if (attempt >= MAX_ATTEMPTS) throw new Conflict(`${stream} changed concurrently; retry the request`);
+      // Writers that collided in one group commit would collide again: spread them out.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_JITTER_MS * attempt));
     }
   }
 }

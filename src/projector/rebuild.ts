@@ -74,8 +74,9 @@ export async function verifyProjection(
   const checkpoint = (await docs.readCheckpoint(live)) ?? START;
   try {
     await replayInto(events, docs, projection, shadow, checkpoint, () => {});
-    // A never-written shadow is a missing table on some stores: make sure it exists.
+    // A never-written collection is a missing table on some stores: make sure both exist.
     await docs.ensureCollection(shadow, []);
+    await docs.ensureCollection(live, projection.indexes);
     return await diff(docs, live, shadow);
   } finally {
     await docs.drop(shadow);

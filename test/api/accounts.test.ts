@@ -75,3 +75,37 @@ describe('unknown team header', () => {
     expectProblem(await t.call('GET', '/factory', undefined, ADMIN_KEY, { 'x-service-team-uid': 'ghost' }), 403, 'not_authorized');
   });
 });
+
+describe('an interrupted bootstrap', () => {
+  it('is finished by the next start, which shows a working key', async () => {
+    const { START } = await import('../../src/eventstore/port.js');
+    const fresh = await startTestApp();
+    try {
+      // Simulate a first start that died right after claiming the store.
+      const dir = fresh.dir;
+      await fresh.close();
+      const { openSqliteEventStore } = await import('../../src/eventstore/sqlite.js');
+      const fs = await import('node:fs');
+      fs.mkdirSync(dir, { recursive: true });
+      const events = openSqliteEventStore(`${dir}/events.db`);
+      await events.append('bootstrap', [{
+        id: 'c1', type: 'BootstrapClaimed', data: { team_uid: 'team-x', user_uid: 'user-x' },
+        metadata: { actor: { type: 'system', uid: 'bootstrap' }, team_uid: null, correlation_id: 'c', causation_id: null, request_id: null, occurred_at: new Date().toISOString() },
+      }], 'no_stream');
+      await events.close();
+      const restarted = await startTestApp({ DATA_DIR: dir, BOOTSTRAP_API_KEY: '' });
+      try {
+        const all = await restarted.rt.events.readAll(START, 100);
+        expect(all.map((e) => e.type)).toEqual(['BootstrapClaimed', 'TeamCreated', 'MemberAdded', 'EmailReserved', 'UserRegistered', 'ApiKeyIssued']);
+        expect(restarted.teamUid).toBe('team-x');
+        expect(restarted.generatedKey).toMatch(/^sf_/);
+        const teams = await restarted.call('GET', '/teams', undefined, restarted.generatedKey!);
+        expect(teams.json().teams).toEqual([expect.objectContaining({ uid: 'team-x', role: 'admin' })]);
+      } finally {
+        await restarted.close();
+      }
+    } finally {
+      await fresh.close().catch(() => {});
+    }
+  });
+});

@@ -21,7 +21,7 @@ export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
 export async function startTestApp(env: Record<string, string> = {}) {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
+  const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
   const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...env });
   const rt: Runtime = await openRuntime(config, createLogger(config), projections);
   const boot = (await bootstrap(rt))!;
@@ -43,6 +43,8 @@ export async function startTestApp(env: Record<string, string> = {}) {
     dir,
     teamUid: boot.team_uid,
     adminUid: boot.user_uid,
+    /** The key a bootstrap without BOOTSTRAP_API_KEY generated and printed. */
+    generatedKey: boot.generated_api_key,
     call,
     /** The global position of the newest event: equal before and after means nothing was written. */
     head: async () => (await rt.events.headPosition()).commit,
