@@ -4,7 +4,7 @@
  */
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type Artifact, type RunEvent, type RunState, type StatusMessage, WORKER_LOST, WORKING_STATES } from '../commands/run/events.js';
+import { type Artifact, type Attachment, type RunEvent, type RunState, type StatusMessage, WORKER_LOST, WORKING_STATES } from '../commands/run/events.js';
 
 export type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
 
@@ -35,6 +35,8 @@ export interface RunDoc {
   /** Every ancestor, nearest first, for `ancestor_run_id`. */
   ancestors: string[];
   metadata: Record<string, string>;
+  /** `key=value` per metadata pair: exact-pair filters (keys may hold `.` and `-`, which field paths cannot). */
+  metadata_pairs: string[];
   attachments: unknown[];
   artifacts: Array<Artifact & { created_at: string }>;
   artifact_types: string[];
@@ -42,6 +44,20 @@ export interface RunDoc {
   worker_id: string | null;
   execution_id: string | null;
   usage: Record<string, unknown> | null;
+  usage_reported_at: string | null;
+  /** Milliseconds of the executions that ended; the open one runs from `execution_started_at`. */
+  run_time_ms: number;
+  execution_started_at: string | null;
+  /** Handoff files of every execution; `/handoff/attachments` lists those of `ended_execution_id`. */
+  handoff_files: Array<Attachment & { execution_id: string }>;
+  ended_execution_id: string | null;
+  /** The urls of EXTERNAL_REFERENCE artifacts, for `run-by-external-reference`. */
+  external_reference_urls: string[];
+  /** Sort keys on every document: lower-cased title and agent name ('' without one). */
+  title_key: string;
+  agent_key: string;
+  /** 1 without an agent name: `sort_by=agent` sorts on this first, ascending, so such runs come last in either order. */
+  agent_missing: 0 | 1;
   /** Root runs only: the runs of the tree in a working state. */
   working: string[];
   /** Root runs only: the status of the whole task (tree); null on sub-runs. */
@@ -63,11 +79,22 @@ const rootStatus = (state: RunState): TaskStatus =>
           ? 'cancelled'
           : 'failed';
 
+/** The name of the skill a spec (`owner/repo:path/to/name/SKILL.md`, `repo:name`) points at. */
+export const skillName = (spec: string) => spec.slice(spec.indexOf(':') + 1).replace(/\/?SKILL\.md$/i, '').split('/').pop() || spec;
+
+/** Closes the open execution of `run` at `at`: its time adds to the run time (none if it never started). */
+const endExecution = (run: RunDoc, at: string, executionId: string | null): Partial<RunDoc> => ({
+  run_time_ms: run.run_time_ms + (run.execution_started_at ? Date.parse(at) - Date.parse(run.execution_started_at) : 0),
+  execution_started_at: null,
+  ended_execution_id: executionId ?? run.ended_execution_id,
+});
+
 /** Moves a run to `state` and keeps its root's working set and task status in step. */
-async function moveTo(docs: Docs, e: RecordedEvent, runId: string, state: RunState, fields: Partial<RunDoc> = {}) {
+async function moveTo(docs: Docs, e: RecordedEvent, runId: string, state: RunState, changes: Partial<RunDoc> | ((run: RunDoc) => Partial<RunDoc>) = {}) {
   const run = (await docs.get(runId)) as RunDoc | null;
   if (!run) return;
   const at = e.metadata.occurred_at;
+  const fields = typeof changes === 'function' ? changes(run) : changes;
   docs.patch(runId, { ...fields, state, updated_at: at });
   const root = runId === run.root_run_id ? { ...run, ...fields, state } : ((await docs.get(run.root_run_id)) as RunDoc | null);
   if (!root) return;
@@ -77,7 +104,7 @@ async function moveTo(docs: Docs, e: RecordedEvent, runId: string, state: RunSta
 
 export const runsProjection = projection<RunEvent>({
   name: 'runs',
-  version: 1,
+  version: 2,
   indexes: [
     ['executing_team_uid', 'state', 'created_at'],
     ['team_uid', 'updated_at'],
@@ -91,6 +118,8 @@ export const runsProjection = projection<RunEvent>({
       const d = e.data;
       const at = e.metadata.occurred_at;
       const parent = d.parent_run_id ? ((await docs.get(d.parent_run_id)) as RunDoc | null) : null;
+      const skill = d.skill_spec ?? (d.config?.skills as string[] | undefined)?.[0];
+      const agent_name = (d.config?.name as string | undefined) ?? (skill ? skillName(skill) : null);
       docs.put(d.run_id, {
         run_id: d.run_id,
         conversation_id: d.conversation_id,
@@ -98,7 +127,7 @@ export const runsProjection = projection<RunEvent>({
         prompt: d.prompt,
         state: 'QUEUED',
         skill_spec: d.skill_spec,
-        agent_name: (d.config?.name as string | undefined) ?? d.skill_spec?.split(':').pop()?.replace(/\/SKILL\.md$/i, '') ?? null,
+        agent_name,
         model_id: (d.config?.model_id as string | undefined) ?? null,
         config: d.config,
         mode: d.mode,
@@ -116,6 +145,7 @@ export const runsProjection = projection<RunEvent>({
         root_run_id: d.root_run_id,
         ancestors: parent ? [parent.run_id, ...parent.ancestors] : [],
         metadata: d.metadata,
+        metadata_pairs: Object.entries(d.metadata).map(([key, value]) => `${key}=${value}`),
         attachments: d.attachments.map(({ blob: _blob, ...a }) => a),
         artifacts: [],
         artifact_types: [],
@@ -123,6 +153,15 @@ export const runsProjection = projection<RunEvent>({
         worker_id: null,
         execution_id: null,
         usage: null,
+        usage_reported_at: null,
+        run_time_ms: 0,
+        execution_started_at: null,
+        handoff_files: [],
+        ended_execution_id: null,
+        external_reference_urls: [],
+        title_key: d.title.toLowerCase(),
+        agent_key: agent_name?.toLowerCase() ?? '',
+        agent_missing: agent_name ? 0 : 1,
         working: [],
         task_status: d.parent_run_id ? null : 'running',
         created_at: at,
@@ -139,24 +178,43 @@ export const runsProjection = projection<RunEvent>({
     RunLeased: (e, docs) => moveTo(docs, e, e.data.run_id, 'PENDING', { worker_id: e.data.worker_id, execution_id: e.data.execution_id }),
     RunLeaseExpired: (e, docs) => moveTo(docs, e, e.data.run_id, 'QUEUED', { worker_id: null, execution_id: null }),
     RunClaimed: (e, docs) => moveTo(docs, e, e.data.run_id, 'CLAIMED'),
-    RunStarted: (e, docs) => moveTo(docs, e, e.data.run_id, 'INPROGRESS', { started_at: e.metadata.occurred_at }),
+    RunStarted: (e, docs) =>
+      moveTo(docs, e, e.data.run_id, 'INPROGRESS', { started_at: e.metadata.occurred_at, execution_started_at: e.metadata.occurred_at }),
     RunFinished: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, e.data.state, { status_message: e.data.status_message, finished_at: e.metadata.occurred_at }),
-    RunCancelled: (e, docs) => moveTo(docs, e, e.data.run_id, 'CANCELLED', { finished_at: e.metadata.occurred_at }),
+      moveTo(docs, e, e.data.run_id, e.data.state, (run) => ({
+        ...endExecution(run, e.metadata.occurred_at, e.data.execution_id),
+        status_message: e.data.status_message,
+        finished_at: e.metadata.occurred_at,
+      })),
+    RunCancelled: (e, docs) =>
+      moveTo(docs, e, e.data.run_id, 'CANCELLED', (run) => ({ ...endExecution(run, e.metadata.occurred_at, run.execution_id), finished_at: e.metadata.occurred_at })),
     RunResumed: (e, docs) =>
       moveTo(docs, e, e.data.run_id, 'QUEUED', { status_message: null, finished_at: null, worker_id: null, execution_id: null }),
     RunWorkerLost: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, e.data.requeued ? 'QUEUED' : 'ERROR', {
+      moveTo(docs, e, e.data.run_id, e.data.requeued ? 'QUEUED' : 'ERROR', (run) => ({
         worker_id: null,
         execution_id: null,
-        ...(e.data.requeued ? {} : { finished_at: e.metadata.occurred_at, status_message: WORKER_LOST }),
-      }),
+        ...(e.data.requeued
+          ? {}
+          : { ...endExecution(run, e.metadata.occurred_at, run.execution_id), finished_at: e.metadata.occurred_at, status_message: WORKER_LOST }),
+      })),
     RunArtifactAdded: async (e, docs) => {
       const run = (await docs.get(e.data.run_id)) as RunDoc | null;
       if (!run) return;
-      const artifacts = [...run.artifacts, { ...e.data.artifact, created_at: e.metadata.occurred_at }];
-      docs.patch(run.run_id, { artifacts, artifact_types: [...new Set(artifacts.map((a) => a.artifact_type))], updated_at: e.metadata.occurred_at });
+      const { artifact } = e.data;
+      const artifacts = [...run.artifacts, { ...artifact, created_at: e.metadata.occurred_at }];
+      const url = artifact.artifact_type === 'EXTERNAL_REFERENCE' && typeof artifact.url === 'string' ? [artifact.url] : [];
+      docs.patch(run.run_id, {
+        artifacts,
+        artifact_types: [...new Set(artifacts.map((a) => a.artifact_type))],
+        external_reference_urls: [...new Set([...run.external_reference_urls, ...url])],
+        updated_at: e.metadata.occurred_at,
+      });
     },
-    RunUsageReported: (e, docs) => docs.patch(e.data.run_id, { usage: e.data.usage }),
+    RunUsageReported: (e, docs) => docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
+    RunHandoffFileAdded: async (e, docs) => {
+      const run = (await docs.get(e.data.run_id)) as RunDoc | null;
+      if (run) docs.patch(run.run_id, { handoff_files: [...run.handoff_files, { ...e.data.attachment, execution_id: e.data.execution_id }] });
+    },
   },
 });

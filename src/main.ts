@@ -7,6 +7,7 @@ import { apiModules } from './api.js';
 import { projections } from '../projections/index.js';
 import { bootstrap } from '../commands/team/bootstrap.js';
 import { reactors } from './reactors.js';
+import { startWorkers } from './workers/index.js';
 
 const config = loadConfig();
 const log = createLogger(config);
@@ -20,6 +21,7 @@ if (first) {
 }
 
 rt.startReactors(reactors);
+const workers = startWorkers(rt);
 const app = await buildApp(rt, apiModules(rt));
 await app.listen({ host: config.HOST, port: config.PORT });
 
@@ -27,6 +29,7 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {
     log.info({ signal }, 'shutting down');
     await app.close();
+    await workers.stop();
     await rt.close();
     process.exit(0);
   });

@@ -13,7 +13,7 @@ import { type ConversationEvent, conversationStream } from '../conversation/even
 import { identityDecider } from '../identity/decider.js';
 import { type IdentityEvent, identityStream } from '../identity/events.js';
 import { canView, runDecider, type RunView } from './decider.js';
-import { type Attachment, type RunCreatedData, type RunEvent, type RunSource, runStream } from './events.js';
+import { type Artifact, type Attachment, type RunCreatedData, type RunEvent, type RunSource, runStream } from './events.js';
 import type { RunRequest } from './schema.js';
 
 /** How deep orchestration may nest runs below a root. */
@@ -27,6 +27,10 @@ export interface CreateRunOptions {
   factory_uid?: string | null;
   /** Stamped by the platform, overridden by inherited and requested metadata. */
   automatic_metadata?: Record<string, string>;
+  /** Factory dispatch: the run gets a factory task (created asynchronously). */
+  factory_dispatch?: boolean;
+  /** Artifacts the run starts with, appended with RunCreated (an automation's `event-payload.json`). */
+  artifacts?: Artifact[];
 }
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
@@ -98,13 +102,14 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
     root_run_id: parent?.root_run_id ?? run_id,
     depth: parent ? parent.depth + 1 : 0,
     factory_uid,
+    ...(options.factory_dispatch ? { factory_dispatch: true } : {}),
     source: options.source,
     execution_location: 'REMOTE',
     environment_id: config?.environment_id ?? null,
     schedule_id: null,
     attachments,
   };
-  const { state } = await rt.execute(runStream(run_id), runDecider, { type: 'CreateRun', data }, context);
+  const { state } = await rt.execute(runStream(run_id), runDecider, { type: 'CreateRun', data, artifacts: options.artifacts }, context);
   await rt.execute(conversationStream(conversation_id), conversationDecider, {
     type: 'AddRun',
     data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },

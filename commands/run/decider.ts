@@ -16,10 +16,12 @@ import {
 type Held = { worker_id: string; execution_id: string };
 
 export type RunCommand =
-  | { type: 'CreateRun'; data: RunCreatedData }
+  /** `artifacts`: what the run starts with (an automation's event payload), recorded with its creation. */
+  | { type: 'CreateRun'; data: RunCreatedData; artifacts?: Artifact[] }
   | { type: 'SendFollowup'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string } }
   | { type: 'CancelRun'; data: { run_id: string; reason: string } }
   | { type: 'InterruptRun'; data: { run_id: string } }
+  | { type: 'PrepareAttachment'; data: { run_id: string; attachment: Attachment } }
   | { type: 'LeaseRun'; data: Held & { run_id: string; lease_expires_at: string } }
   | { type: 'ExpireLease'; data: { run_id: string; worker_id: string } }
   | { type: 'ClaimRun'; data: Held & { run_id: string } }
@@ -46,6 +48,8 @@ export type RunView = {
   /** The execution a worker holds, if any. */
   held: Held | null;
   status_message: StatusMessage | null;
+  /** Attachment ids prepared for this run: the only ones its follow-ups may name. */
+  prepared_attachments: string[];
 };
 
 export type RunDeciderState = { status: 'none' } | RunView;
@@ -100,6 +104,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
         cancellable_type: isCancellableType(d),
         held: null,
         status_message: null,
+        prepared_attachments: [],
       };
     }
     if (state.status !== 'live') return state;
@@ -118,6 +123,8 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
         return { ...state, state: 'CANCELLED', held: null };
       case 'RunResumed':
         return { ...state, state: 'QUEUED', held: null, status_message: null };
+      case 'RunAttachmentPrepared':
+        return { ...state, prepared_attachments: [...state.prepared_attachments, event.data.attachment.attachment_id] };
       case 'RunWorkerLost':
         return event.data.requeued
           ? { ...state, state: 'QUEUED', held: null }
@@ -130,13 +137,16 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
   decide: (command, state, context) => {
     if (command.type === 'CreateRun') {
       if (state.status !== 'none') throw new Conflict(`run ${command.data.run_id} exists`);
-      return [{ type: 'RunCreated', data: command.data }];
+      const run_id = command.data.run_id;
+      return [{ type: 'RunCreated', data: command.data }, ...(command.artifacts ?? []).map((artifact) => ({ type: 'RunArtifactAdded' as const, data: { run_id, artifact } }))];
     }
     const run = visible(state, command.data.run_id, context);
     const run_id = run.run_id;
     switch (command.type) {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
+        const unknown = attachments.filter((id) => !run.prepared_attachments.includes(id));
+        if (unknown.length) throw new Unprocessable(`attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`, 'unknown_attachment');
         if (run.state === 'QUEUED' || run.state === 'PENDING') return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
         if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
           return [{ type: 'RunFollowupDelivered', data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' } }];
@@ -150,10 +160,12 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       case 'CancelRun':
         if (!run.cancellable_type) throw new Unprocessable('this type of run cannot be cancelled on the server');
         if (isTerminal(run.state)) throw new InvalidRequest(`run ${run_id} has already ended (${run.state})`, undefined, 'invalid_request');
-        if (run.state === 'PENDING') throw new Conflict('the run is being handed to a worker; retry in a moment');
+        if (run.state === 'PENDING') throw new Conflict('the run is being handed to a worker; retry in a moment', 'conflict', true);
         return [{ type: 'RunCancelled', data: { run_id, reason: command.data.reason } }];
       case 'InterruptRun':
         return run.state === 'INPROGRESS' && run.held ? [{ type: 'RunInterruptRequested', data: { run_id, execution_id: run.held.execution_id } }] : [];
+      case 'PrepareAttachment':
+        return [{ type: 'RunAttachmentPrepared', data: { run_id, attachment: command.data.attachment } }];
       case 'LeaseRun':
         if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
         return [{ type: 'RunLeased', data: command.data }];

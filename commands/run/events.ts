@@ -66,6 +66,8 @@ export type RunCreatedData = {
   root_run_id: string;
   depth: number;
   factory_uid: string | null;
+  /** Dispatched to its factory's foreman (POST /factory/{uid}/runs): a reactor creates its task. */
+  factory_dispatch?: boolean;
   source: RunSource;
   execution_location: 'REMOTE' | 'LOCAL';
   environment_id: string | null;
@@ -85,6 +87,8 @@ export type RunEvent =
   | { type: 'RunTimelineRecorded'; data: { run_id: string; name: string; detail: Record<string, unknown> } }
   | { type: 'RunMessageRecorded'; data: { run_id: string; conversation_id: string; message_id: string; step_id: string | null; parent_step_id: string | null; role: string; content: unknown[] } }
   | { type: 'RunArtifactAdded'; data: { run_id: string; artifact: Artifact } }
+  /** A file uploaded ahead of a follow-up; the follow-up names it by `attachment_id`. */
+  | { type: 'RunAttachmentPrepared'; data: { run_id: string; attachment: Attachment } }
   | { type: 'RunUsageReported'; data: { run_id: string; usage: Record<string, unknown> } }
   | { type: 'RunHandoffFileAdded'; data: { run_id: string; execution_id: string; attachment: Attachment } }
   | { type: 'RunFinished'; data: { run_id: string; execution_id: string; state: FinishState; status_message: StatusMessage | null } }

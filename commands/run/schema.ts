@@ -4,6 +4,8 @@ import { z } from 'zod';
 export const MAX_ATTACHMENTS = 5;
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
 export const MAX_METADATA_KEYS = 20;
+/** Room for every attachment at its largest, base64-encoded, beside a prompt of a million characters. */
+export const RUN_REQUEST_BODY_LIMIT = MAX_ATTACHMENTS * Math.ceil((MAX_ATTACHMENT_BYTES * 4) / 3) + 8 * 1024 * 1024;
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 

@@ -13,8 +13,10 @@ export type TaskState =
   | { status: 'deleted' }
   | ({ status: 'live' } & TaskCreatedData);
 
+export type LiveTask = Extract<TaskState, { status: 'live' }>;
+
 /** A task exists for a caller only under its own factory and in one of the caller's teams. */
-function live(state: TaskState, uid: string, factoryUid: string, context: DecideContext): Extract<TaskState, { status: 'live' }> {
+export function live(state: TaskState, uid: string, factoryUid: string, context: Pick<DecideContext, 'teams'>): LiveTask {
   if (state.status !== 'live' || state.factory_uid !== factoryUid || !(state.team_uid in context.teams)) throw new NotFound('task', uid);
   return state;
 }

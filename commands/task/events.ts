@@ -12,6 +12,11 @@ export type TaskCreatedData = {
   title: string;
   description: string | null;
   stage: Stage;
+  /** Who started the seed run (`run_id`); the list's `created_by` filter matches it. */
+  author?: { type: 'user' | 'service_account'; uid: string } | null;
+  /** The seed run's ticket metadata, shown on lists with `full_list=true`. */
+  ticket_id?: string | null;
+  ticket_source?: string | null;
 };
 
 export type TaskEvent =

@@ -4,13 +4,19 @@ import { loadConfig } from '../config.js';
 import { openStores } from '../runtime.js';
 import { projections } from '../../projections/index.js';
 import { rebuild, select, status, verify } from './projections.js';
+import { HISTORY_USAGE, historyCommand } from './history.js';
+import { WORKER_USAGE, workerCommand } from './worker.js';
 
 const USAGE = `usage:
   shopfloor projections status              position and lag of every read model
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
-  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference`;
+  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference
+${HISTORY_USAGE}
+${WORKER_USAGE}`;
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'history') return historyCommand(argv.slice(1));
+  if (argv[0] === 'worker') return workerCommand(argv.slice(1));
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
   const [group, action, name] = positionals;
   if (group !== 'projections' || !action) {

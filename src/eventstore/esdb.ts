@@ -127,7 +127,7 @@ export function openEsdbEventStore(connectionString: string): EventStore {
       try {
         const result = await client.appendToStream(
           stream,
-          events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: { ...e.metadata } })),
+          events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } })),
           { expectedRevision: toExpectedRevision(expected) },
         );
         // The server answers with the transaction's position; a caller waiting for its events

@@ -26,7 +26,8 @@ export interface EventMetadata {
 /** What a decider returns: a type and plain JSON data. */
 export interface NewEvent {
   type: string;
-  data: Record<string, unknown>;
+  // Any JSON object: interfaces without index signatures are welcome.
+  data: object;
 }
 
 export interface EventToAppend extends NewEvent {

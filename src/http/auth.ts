@@ -11,7 +11,7 @@ export type PrincipalResolver = (keyHash: string) => Promise<Principal | null>;
 
 export const TEAM_HEADER = 'x-service-team-uid';
 
-function bearer(req: FastifyRequest): string | null {
+export function bearer(req: FastifyRequest): string | null {
   const header = req.headers.authorization;
   if (!header) return null;
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -13,6 +13,7 @@ export interface Problem {
   instance: string;
   code: string;
   errors?: FieldError[];
+  retryable?: boolean;
 }
 
 export function sendProblem(
@@ -22,6 +23,7 @@ export function sendProblem(
   title: string,
   detail: string,
   errors?: FieldError[],
+  retryable?: boolean,
 ): FastifyReply {
   const problem: Problem = {
     type: PROBLEM_TYPE_BASE + code,
@@ -31,6 +33,7 @@ export function sendProblem(
     instance: reply.request.url.split('?')[0]!,
     code,
     ...(errors ? { errors } : {}),
+    ...(retryable !== undefined ? { retryable } : {}),
   };
   return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
 }
@@ -46,7 +49,7 @@ const FASTIFY_CLIENT_ERRORS: Record<string, [number, string, string]> = {
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof DomainError) {
-    return sendProblem(reply, error.status, error.code, error.title, error.message, error.errors);
+    return sendProblem(reply, error.status, error.code, error.title, error.message, error.errors, error.retryable);
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const errors = error.validation.map((v) => ({

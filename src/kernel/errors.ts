@@ -8,6 +8,9 @@ export interface FieldError {
 }
 
 export class DomainError extends Error {
+  /** Whether the same request may succeed later (problem+json `retryable`); unset when it says nothing. */
+  retryable?: boolean;
+
   constructor(
     readonly status: number,
     readonly code: string,
@@ -45,8 +48,9 @@ export class NotFound extends DomainError {
 }
 
 export class Conflict extends DomainError {
-  constructor(detail: string, code = 'conflict') {
+  constructor(detail: string, code = 'conflict', retryable?: boolean) {
     super(409, code, 'Conflict', detail);
+    if (retryable !== undefined) this.retryable = retryable;
   }
 }
 

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConcurrencyError, type EventStore, type EventToAppend, type ExpectedRevision } from '../../src/eventstore/port.js';
+import { ConcurrencyError, type EventStore, type EventToAppend, type ExpectedRevision, type RecordedEvent } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict } from '../../src/kernel/errors.js';
@@ -87,7 +87,7 @@ describe.sequential('concurrent writers on one stream', () => {
     for (const reason of lost) expect(reason).toBeInstanceOf(Conflict);
     expect(won.length).toBeGreaterThan(0);
 
-    const stored = await store.readStream(stream);
+    const stored = (await store.readStream(stream)) as unknown as Array<RecordedEvent<Incremented>>;
     expect(stored).toHaveLength(won.length);
     stored.forEach((e, i) => {
       expect(e.revision).toBe(BigInt(i));

@@ -15,6 +15,7 @@ import { openRuntime, type Runtime } from '../../src/runtime.js';
 import { projections } from '../../projections/index.js';
 import { bootstrap } from '../../commands/team/bootstrap.js';
 import { reactors } from '../../src/reactors.js';
+import { startWorkers } from '../../src/workers/index.js';
 
 export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
@@ -26,6 +27,7 @@ export async function startTestApp(env: Record<string, string> = {}) {
   const rt: Runtime = await openRuntime(config, createLogger(config), projections);
   const boot = (await bootstrap(rt))!;
   rt.startReactors(reactors);
+  const workers = startWorkers(rt);
   const app = await buildApp(rt, apiModules(rt));
 
   /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */
@@ -50,6 +52,7 @@ export async function startTestApp(env: Record<string, string> = {}) {
     head: async () => (await rt.events.headPosition()).commit,
     async close() {
       await app.close();
+      await workers.stop();
       await rt.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },

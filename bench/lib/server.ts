@@ -1,0 +1,116 @@
+/** The real server and the bare Fastify ceiling as processes on 127.0.0.1, and autocannon against them. */
+import autocannon from 'autocannon';
+import { params } from './config.js';
+import { BENCH_ADMIN_KEY } from './history.js';
+import { log, now } from './measure.js';
+import { freePort, type NodeProcess, startNode, waitFor200 } from './proc.js';
+
+export interface Server {
+  proc: NodeProcess;
+  base: string;
+  /** Milliseconds from spawn until /readyz answered 200 (read models caught up). */
+  readyMs: number;
+}
+
+/** `node --import tsx src/main.ts` on `dataDir`; resolves once /readyz says ready. */
+export async function startServer(dataDir: string, name: string, readyTimeoutMs = 600_000): Promise<Server> {
+  const port = await freePort();
+  const start = now();
+  const proc = startNode(
+    'src/main.ts',
+    { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), BOOTSTRAP_API_KEY: BENCH_ADMIN_KEY, LOG_LEVEL: params.logLevel },
+    name,
+  );
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
+  return { proc, base, readyMs: now() - start };
+}
+
+export async function startBare(): Promise<Server> {
+  const port = await freePort();
+  const start = now();
+  const proc = startNode('bench/lib/bare-server.ts', { PORT: String(port) }, 'bare');
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor200(`${base}/readyz`, proc, 60_000);
+  return { proc, base, readyMs: now() - start };
+}
+
+export const authHeaders = { authorization: `Bearer ${BENCH_ADMIN_KEY}`, 'content-type': 'application/json' };
+
+export interface LoadCase {
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
+  path: string;
+  body?: string;
+  headers?: Record<string, string>;
+  /** Called for every request: vary the path or body. */
+  vary?: () => { path?: string; body?: string };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  requests: number;
+  /** Answers that were not 2xx, plus errors and timeouts. */
+  failures: number;
+  /** e.g. "503×12, errors×3" when anything failed. */
+  failureDetail: string;
+}
+
+/** The requests of one case: every connection sends them in turn, over and over. */
+const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c : [c]);
+
+function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: base,
+    connections,
+    duration: seconds,
+    requests: sequence(c).map((r) => ({
+      method: r.method,
+      path: r.path,
+      headers: r.headers ?? {},
+      ...(r.body !== undefined ? { body: r.body } : {}),
+      ...(r.vary ? { setupRequest: (req: autocannon.Request) => ({ ...req, ...r.vary!() }) } : {}),
+    })),
+  });
+}
+
+/** A short warm-up (JIT, caches), then `seconds` of load from `connections` connections. */
+export async function load(
+  base: string,
+  c: LoadCase | LoadCase[],
+  seconds = params.httpSeconds,
+  connections = params.httpConnections,
+): Promise<LoadResult> {
+  // One request of each kind first, to fail fast on a wrong route, key or body rather than measure errors.
+  for (const r of sequence(c)) {
+    const probe = r.vary?.() ?? {};
+    const body = probe.body ?? r.body;
+    const res = await fetch(base + (probe.path ?? r.path), { method: r.method, headers: r.headers ?? {}, ...(body !== undefined ? { body } : {}) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
+  }
+  await once(base, c, Math.max(0.5, Math.min(2, seconds / 5)), connections);
+  const r = await once(base, c, seconds, connections);
+  const result: LoadResult = {
+    rps: r.requests.total / r.duration,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    max: r.latency.max,
+    requests: r.requests.total,
+    failures: r.non2xx + r.errors + r.timeouts,
+    failureDetail: [
+      ...Object.entries(r.statusCodeStats ?? {})
+        .filter(([code]) => !code.startsWith('2'))
+        .map(([code, s]) => `${code}×${s.count ?? 0}`),
+      ...(r.errors ? [`errors×${r.errors}`] : []),
+      ...(r.timeouts ? [`timeouts×${r.timeouts}`] : []),
+    ].join(', '),
+  };
+  log(
+    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+      (result.failures ? `, ${result.failures} failed (${result.failureDetail})` : ''),
+  );
+  return result;
+}

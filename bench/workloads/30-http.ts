@@ -1,0 +1,126 @@
+/**
+ * 3. HTTP commands and queries against the real server process over `httpFactories` factories of
+ * one team, each against a bare Fastify hello-world process measured in the same run.
+ */
+import Database from 'better-sqlite3';
+import { params } from '../lib/config.js';
+import { ABSENT_WORD, CITIES } from '../lib/history.js';
+import { fmt, log } from '../lib/measure.js';
+import { rssMb } from '../lib/proc.js';
+import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { authHeaders, load, type LoadCase, type LoadResult, startBare, startServer } from '../lib/server.js';
+import { tempDir } from '../lib/tmp.js';
+import type { Figure, Workload } from '../lib/workload.js';
+
+interface Case extends LoadCase {
+  name: string;
+  kind: 'command' | 'query';
+}
+
+const TARGETS = {
+  command: { share: 0.15, p99: 10 },
+  query: { share: 0.4, p99: 5 },
+};
+
+const workload: Workload = {
+  title: '3. HTTP commands and queries',
+  async run() {
+    const { file, info } = await cachedHistory('one-team', params.httpFactories);
+    const db = new Database(file, { readonly: true });
+    const uids = db.prepare(`SELECT json_extract(data, '$.uid') AS uid FROM events WHERE type = 'FactoryCreated'`).pluck().all() as string[];
+    db.close();
+    const pick = () => uids[Math.floor(Math.random() * uids.length)]!;
+
+    const dir = tempDir('http');
+    copyHistory(file, dir);
+    log(`starting the server on ${fmt(info.events)} events (${fmt(uids.length)} factories); the projector catches up first`);
+    const server = await startServer(dir, 'server-http');
+    log(`ready after ${fmt(server.readyMs)} ms`);
+    const bare = await startBare();
+
+    const city = CITIES[7]!;
+    const cases: Case[] = [
+      { name: 'GET /factory?limit=50 (first page)', kind: 'query', method: 'GET', path: '/api/v1/factory?limit=50', headers: authHeaders },
+      {
+        name: `GET /factory?limit=50&search=${city} (matches ~${Math.round(100 / CITIES.length)}%)`,
+        kind: 'query',
+        method: 'GET',
+        path: `/api/v1/factory?limit=50&search=${city}`,
+        headers: authHeaders,
+      },
+      {
+        name: `GET /factory?limit=50&search=${ABSENT_WORD} (matches none: scans every factory of the team)`,
+        kind: 'query',
+        method: 'GET',
+        path: `/api/v1/factory?limit=50&search=${ABSENT_WORD}`,
+        headers: authHeaders,
+      },
+      { name: 'GET /factory/{uid} (random)', kind: 'query', method: 'GET', path: `/api/v1/factory/${pick()}`, headers: authHeaders, vary: () => ({ path: `/api/v1/factory/${pick()}` }) },
+      {
+        name: 'PATCH /factory/{uid} (random, new description)',
+        kind: 'command',
+        method: 'PATCH',
+        path: `/api/v1/factory/${pick()}`,
+        headers: authHeaders,
+        vary: () => ({ path: `/api/v1/factory/${pick()}`, body: JSON.stringify({ description: `changed ${Math.random()}` }) }),
+      },
+      {
+        name: 'POST /factory (create)',
+        kind: 'command',
+        method: 'POST',
+        path: '/api/v1/factory',
+        headers: authHeaders,
+        body: JSON.stringify({ name: 'Bench factory', alias: 'BENCH', repositories: [{ owner: 'acme', repo: 'bench' }] }),
+      },
+    ];
+
+    const hello: LoadCase = { method: 'GET', path: '/' };
+    const results: Array<{ c: Case; r: LoadResult }> = [];
+    let bareBefore: LoadResult;
+    let bareAfter: LoadResult;
+    let serverRss: number;
+    try {
+      bareBefore = await load(bare.base, hello);
+      for (const c of cases.filter((c) => !params.httpCase || c.name.includes(params.httpCase))) results.push({ c, r: await load(server.base, c) });
+      bareAfter = await load(bare.base, hello);
+      serverRss = rssMb(server.proc.pid);
+    } finally {
+      await server.proc.stop();
+      await bare.proc.stop();
+    }
+    const bareRps = (bareBefore.rps + bareAfter.rps) / 2;
+    const ceiling = { name: 'bare Fastify hello world', value: bareRps };
+    const lat = (r: LoadResult) => `p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`;
+
+    const figures: Figure[] = [
+      { name: 'Bare Fastify hello world (before the cases)', value: bareBefore.rps, unit: 'req/s', detail: lat(bareBefore) },
+      { name: 'Bare Fastify hello world (after the cases)', value: bareAfter.rps, unit: 'req/s', detail: lat(bareAfter) },
+      ...results.map(({ c, r }): Figure => {
+        const t = TARGETS[c.kind];
+        return {
+          name: `${c.kind === 'command' ? 'Command' : 'Query'}: ${c.name}`,
+          value: r.rps,
+          unit: 'req/s',
+          detail: lat(r),
+          ceiling,
+          target: {
+            text: `≥ ${t.share * 100}% of bare, p99 < ${t.p99} ms`,
+            met: r.rps / bareRps >= t.share && r.p99 < t.p99 && r.failures === 0,
+          },
+        };
+      }),
+    ];
+    return {
+      figures,
+      notes: [
+        `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events ` +
+          `(${fmt(uids.length)} factories of the admin's team, a fifth updated once; bench/lib/history.ts \`one-team\`), ` +
+          `LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
+        `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +
+          `127.0.0.1 only; load generator and server share the machine's cores, as in the bare runs. Latencies have autocannon's 1 ms resolution.`,
+        `The ceiling is the mean of the two bare runs; queries run before commands so that they see the seeded data set.`,
+      ],
+    };
+  },
+};
+export default workload;

@@ -1,0 +1,112 @@
+/**
+ * 4. Memory: resident memory of the server once its read models have caught up with a large
+ * mixed history, then its growth under a sustained mixed load (BENCH_SOAK_SECONDS).
+ */
+import { params } from '../lib/config.js';
+import { fmt, log, perSecond } from '../lib/measure.js';
+import { rssMb, sampleRss } from '../lib/proc.js';
+import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { authHeaders, load, type LoadCase, startServer } from '../lib/server.js';
+import { tempDir } from '../lib/tmp.js';
+import type { Figure, Workload } from '../lib/workload.js';
+
+/** Least-squares slope of samples taken every `everyMs`, in MiB per minute. */
+function slopePerMinute(samples: number[], everyMs: number): number {
+  const n = samples.length;
+  if (n < 2) return 0;
+  const xs = samples.map((_, i) => (i * everyMs) / 60_000);
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = samples.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (samples[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den ? num / den : 0;
+}
+
+const SAMPLE_MS = 1000;
+
+const workload: Workload = {
+  title: '4. Memory',
+  async run() {
+    const { file, info } = await cachedHistory('mixed', params.memoryEvents);
+    const dir = tempDir('memory');
+    copyHistory(file, dir);
+    log(`starting the server on ${fmt(info.events)} events; the projector builds every read model first`);
+    const server = await startServer(dir, 'server-memory');
+    const { proc, base } = server;
+    try {
+      log(`ready after ${fmt(server.readyMs)} ms`);
+      await new Promise((r) => setTimeout(r, 2000));
+      const loaded = rssMb(proc.pid);
+
+      // Factories of our own for the load to read and change.
+      const uids: string[] = [];
+      for (let i = 0; i < 200; i++) {
+        const res = await fetch(`${base}/api/v1/factory`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ name: `Soak ${i}` }) });
+        if (res.status !== 201) throw new Error(`POST /factory: ${res.status} ${await res.text()}`);
+        uids.push(((await res.json()) as { uid: string }).uid);
+      }
+      const pick = () => uids[Math.floor(Math.random() * uids.length)]!;
+      /** Each connection sends these four in turn: list, get, change, create. */
+      const mixed: LoadCase[] = [
+        { method: 'GET', path: '/api/v1/factory?limit=50', headers: authHeaders },
+        { method: 'GET', path: `/api/v1/factory/${pick()}`, headers: authHeaders, vary: () => ({ path: `/api/v1/factory/${pick()}` }) },
+        {
+          method: 'PATCH',
+          path: `/api/v1/factory/${pick()}`,
+          headers: authHeaders,
+          vary: () => ({ path: `/api/v1/factory/${pick()}`, body: JSON.stringify({ description: `soak ${Math.random()}` }) }),
+        },
+        { method: 'POST', path: '/api/v1/factory', headers: authHeaders, vary: () => ({ body: JSON.stringify({ name: `Soak factory ${Math.random()}` }) }) },
+      ];
+
+      log(`sustained mixed load for ${params.soakSeconds} s`);
+      const sampler = sampleRss(proc.pid, SAMPLE_MS);
+      const r = await load(base, mixed, params.soakSeconds);
+      const samples = sampler.stop();
+      await new Promise((res) => setTimeout(res, 3000));
+      const idle = rssMb(proc.pid);
+
+      const start = samples[0]!;
+      const end = samples.at(-1)!;
+      const peak = Math.max(...samples);
+      const secondHalf = samples.slice(Math.floor(samples.length / 2));
+      const slope = slopePerMinute(secondHalf, SAMPLE_MS);
+      const growth = end - start;
+      const flat = growth <= Math.max(0.1 * start, 16) && slope < 2;
+      const figures: Figure[] = [
+        {
+          name: `Server catch-up on start: every read model from ${fmt(info.events)} events`,
+          value: perSecond(info.events, server.readyMs),
+          unit: 'events/s',
+          detail: `${fmt(server.readyMs / 1000, 1)} s from spawn to /readyz 200`,
+        },
+        { name: `RSS after loading ${fmt(info.events)} events (read models caught up)`, value: loaded, unit: 'MiB' },
+        {
+          name: `RSS during ${params.soakSeconds} s of mixed load: start → end (peak)`,
+          value: end,
+          unit: 'MiB',
+          detail: `start ${fmt(start)} MiB, end ${fmt(end)} MiB, peak ${fmt(peak)} MiB, 3 s after the load ${fmt(idle)} MiB; ` +
+            `${fmt(r.rps)} req/s, ${fmt(r.requests)} requests, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`,
+          target: { text: 'flat: end − start ≤ max(10%, 16 MiB) and < 2 MiB/min over the second half', met: flat },
+        },
+        { name: 'RSS growth over the load (end − start)', value: growth, unit: 'MiB', detail: `slope over the second half ${slope.toFixed(2)} MiB/min` },
+      ];
+      return {
+        figures,
+        notes: [
+          `The server (\`node --import tsx src/main.ts\`, LOG_LEVEL=${params.logLevel}) starts on a copy of the \`mixed\` history of workload 2 with an empty read store, ` +
+            `so /readyz waits for the live projector to build every read model. RSS is read from /proc every ${SAMPLE_MS / 1000} s.`,
+          `Load: autocannon, ${params.httpConnections} connections, requests cycling GET /factory?limit=50, GET /factory/{uid}, PATCH /factory/{uid}, POST /factory ` +
+            `(the log and the read models grow during the load). Set BENCH_SOAK_SECONDS=300 for the issue's 5 minutes.`,
+        ],
+      };
+    } finally {
+      await proc.stop();
+    }
+  },
+};
+export default workload;

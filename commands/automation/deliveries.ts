@@ -1,0 +1,118 @@
+/**
+ * Beyond the hosted service: POST /factory/{uid}/automations/{id}/test-filter says whether a
+ * stored accepted delivery would trigger an automation and, if not, why; POST
+ * /factory/{uid}/webhooks/{webhook_uid}/deliveries/{delivery_id}/replay evaluates an accepted
+ * delivery again against the automations of today and starts the runs that match.
+ */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import type { Api } from '../../src/http/app.js';
+import { commandContext } from '../../src/http/context.js';
+import { uidParam } from '../../src/http/schemas.js';
+import { Forbidden, NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type FilterFailure, matchFilter } from '../../src/automations/filter.js';
+import { type AutomationDoc, automationsProjection, type DeliveryDoc, deliveryKey } from '../../projections/automations.js';
+import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { automationOf, automationParams } from '../../queries/automations.js';
+import { visibleFactory as visibleFactoryDoc } from '../../queries/factories.js';
+import { liveFactory } from './factory.js';
+import type { DeliveryAccepted } from '../webhook/events.js';
+import { type DeliveryReplayed, replayStream } from './events.js';
+import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
+import { replayDecider } from './replay.js';
+import { webhookOf } from './triggers.js';
+
+const deliveryBody = z.object({ delivery_id: uidParam }).strict();
+const replayParams = z.object({ uid: uidParam, webhook_uid: uidParam, delivery_id: uidParam });
+
+/** The accepted delivery, read from the stream the read model names; 404 for any other. */
+async function acceptedDelivery(rt: Runtime, doc: DeliveryDoc | null, factoryUid: string, deliveryId: string): Promise<RecordedEvent<DeliveryAccepted>> {
+  const events = doc && doc.kind === 'delivery' && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
+  const accepted = events.find((e) => e.type === 'DeliveryAccepted' && (e.data as DeliveryAccepted['data']).delivery_id === deliveryId);
+  if (!accepted) throw new NotFound('accepted delivery', deliveryId);
+  return accepted as RecordedEvent<DeliveryAccepted>;
+}
+
+async function payloadOf(rt: Runtime, delivery: DeliveryAccepted['data']): Promise<unknown> {
+  const bytes = await rt.blobs.read(delivery.payload_blob);
+  if (!bytes) throw new NotFound('payload of delivery', delivery.delivery_id);
+  return JSON.parse(bytes.toString('utf8'));
+}
+
+interface TriggerCheck {
+  trigger_index: number;
+  provider: string;
+  event: string;
+  /** Whether the trigger listens to the delivery's webhook, and whether that trigger is active. */
+  webhook: { matched: boolean; active: boolean };
+  /** The payload filter's outcome; null when the webhook check already failed. */
+  payload: { matched: boolean; failures: FilterFailure[] } | null;
+}
+
+function verdict(automation: AutomationDoc, webhookUid: string, body: unknown) {
+  const checks: TriggerCheck[] = automation.triggers.map((t, trigger_index) => {
+    const listens = webhookOf(t) === webhookUid;
+    const outcome = listens ? matchFilter(payloadFilterOf(t), body, `triggers.${trigger_index}.filter.payload`) : null;
+    return {
+      trigger_index,
+      provider: t.provider,
+      event: t.event,
+      webhook: { matched: listens, active: t.active },
+      payload: outcome && { matched: outcome.matched, failures: outcome.matched ? [] : outcome.failures },
+    };
+  });
+  const listening = checks.filter((c) => c.webhook.matched);
+  const firing = listening.filter((c) => c.webhook.active && c.payload?.matched);
+  const reason = !listening.length
+    ? `no trigger listens to webhook ${webhookUid}`
+    : !listening.some((c) => c.webhook.active)
+      ? `webhook ${webhookUid} was deleted: its triggers are inactive`
+      : !firing.length
+        ? 'the payload filter does not match'
+        : !automation.enabled
+          ? 'the automation is disabled'
+          : null;
+  return { would_trigger: reason === null, reason, checks };
+}
+
+export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
+  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const automations = rt.readModel<AutomationDoc>(automationsProjection);
+  const deliveryDoc = (id: string) => automations.get(deliveryKey(id)) as Promise<DeliveryDoc | null>;
+
+  api.post(
+    '/factory/:uid/automations/:id/test-filter',
+    { schema: { params: automationParams, body: deliveryBody, tags: ['automations'] } },
+    async (req) => {
+      const factory = await visibleFactoryDoc(factories, req, req.params.uid);
+      const automation = await automationOf(automations, factory.uid, req.params.id);
+      const { delivery_id } = req.body;
+      const delivery = (await acceptedDelivery(rt, await deliveryDoc(delivery_id), factory.uid, delivery_id)).data;
+      const body = await payloadOf(rt, delivery);
+      return { automation_id: automation.id, delivery_id, webhook_uid: delivery.webhook_uid, ...verdict(automation, delivery.webhook_uid, body) };
+    },
+  );
+
+  api.post(
+    '/factory/:uid/webhooks/:webhook_uid/deliveries/:delivery_id/replay',
+    { schema: { params: replayParams, tags: ['automations'] } },
+    async (req, reply) => {
+      const context = commandContext(req);
+      const factory = await liveFactory(rt, req.params.uid, context);
+      if (context.actor.type !== 'user') throw new Forbidden('only users can replay deliveries');
+      const webhook = await liveWebhook(rt, factory.uid, req.params.webhook_uid);
+      if (!webhook) throw new NotFound('webhook', req.params.webhook_uid);
+      const accepted = await acceptedDelivery(rt, await deliveryDoc(req.params.delivery_id), factory.uid, req.params.delivery_id);
+      if (accepted.data.webhook_uid !== webhook.uid) throw new NotFound('accepted delivery', req.params.delivery_id);
+
+      const replay_id = uuidv4();
+      await rt.execute(replayStream(replay_id), replayDecider, { type: 'ReplayDelivery', data: { ...accepted.data, replay_id } }, context);
+      const [replayed] = (await rt.events.readStream(replayStream(replay_id))) as RecordedEvent<DeliveryReplayed>[];
+      // The reactor reacts to the same event too; run ids derived from it make that a no-op.
+      const runs = await startAutomationRuns(rt, replayed!);
+      return reply.code(201).send({ replay_id, delivery_id: accepted.data.delivery_id, webhook_uid: webhook.uid, runs });
+    },
+  );
+}

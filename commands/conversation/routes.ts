@@ -1,0 +1,84 @@
+/**
+ * Commands addressed by conversation: follow-ups, interrupts and attachment-prepare. Each goes to
+ * the conversation's newest run (read from the conversation stream) through the run decider,
+ * which also decides visibility: a conversation whose newest run the caller cannot view is 404.
+ */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import type { Api } from '../../src/http/app.js';
+import { commandContext } from '../../src/http/context.js';
+import { uidParam } from '../../src/http/schemas.js';
+import { fold } from '../../src/kernel/decider.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Runtime } from '../../src/runtime.js';
+import { ATTACHMENT_BODY_LIMIT, prepareAttachment } from '../run/attachments.js';
+import { type RunCommand, runDecider } from '../run/decider.js';
+import { runStream } from '../run/events.js';
+import { attachmentSchema, MAX_ATTACHMENTS, runModeSchema } from '../run/schema.js';
+import { conversationDecider } from './decider.js';
+import { type ConversationEvent, conversationStream } from './events.js';
+
+const params = z.object({ conversation_id: uidParam });
+
+const followupBody = z
+  .object({
+    message: z.string().max(1_000_000).refine((m) => m.trim() !== '', 'a follow-up needs a message'),
+    mode: runModeSchema.optional(),
+    attachments: z.array(uidParam).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).default([]),
+  })
+  .strict();
+
+async function newestRun(rt: Runtime, conversationId: string): Promise<string> {
+  const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[]);
+  const newest = conversation.runs.at(-1);
+  if (!newest) throw new NotFound('conversation', conversationId);
+  return newest.run_id;
+}
+
+/** Runs `work` on the newest run; a run the caller cannot view makes the conversation unknown. */
+async function onNewestRun<T>(rt: Runtime, conversationId: string, work: (runId: string) => Promise<T>): Promise<T> {
+  const runId = await newestRun(rt, conversationId);
+  try {
+    return await work(runId);
+  } catch (error) {
+    if (error instanceof NotFound) throw new NotFound('conversation', conversationId);
+    throw error;
+  }
+}
+
+const execute = (rt: Runtime, runId: string, command: RunCommand, context: CommandContext) =>
+  rt.execute(runStream(runId), runDecider, command, context);
+
+export default function conversationRoutes(api: Api, rt: Runtime): void {
+  const tags = ['conversations'];
+
+  api.post('/agent/conversations/:conversation_id/followups', { schema: { params, body: followupBody, tags } }, async (req) => {
+    const { conversation_id } = req.params;
+    const { message, mode, attachments } = req.body;
+    return onNewestRun(rt, conversation_id, async (run_id) => {
+      const { state } = await execute(rt, run_id, {
+        type: 'SendFollowup',
+        data: { run_id, message, mode: mode ?? null, attachments, execution_id: uuidv4() },
+      }, commandContext(req));
+      return { conversation_id, run_id, state: state.status === 'live' ? state.state : null };
+    });
+  });
+
+  api.post('/agent/conversations/:conversation_id/interrupt', { schema: { params, tags } }, async (req, reply) => {
+    const { conversation_id } = req.params;
+    return onNewestRun(rt, conversation_id, async (run_id) => {
+      await execute(rt, run_id, { type: 'InterruptRun', data: { run_id } }, commandContext(req));
+      return reply.code(202).send({ conversation_id, run_id });
+    });
+  });
+
+  api.post(
+    '/agent/conversations/:conversation_id/attachments',
+    { bodyLimit: ATTACHMENT_BODY_LIMIT, schema: { params, body: attachmentSchema, tags } },
+    async (req, reply) => {
+      const prepared = await onNewestRun(rt, req.params.conversation_id, (runId) => prepareAttachment(rt, runId, req.body, commandContext(req)));
+      return reply.code(201).send({ ...prepared, conversation_id: req.params.conversation_id });
+    },
+  );
+}

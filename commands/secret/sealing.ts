@@ -1,0 +1,61 @@
+/**
+ * Secrets at rest: AES-256-GCM under SECRETS_KEY, or a key made once and kept in DATA_DIR (like
+ * the URL-signing key). Events only ever hold the sealed form, so history shows no secret.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Config } from '../../src/config.js';
+
+export interface Sealer {
+  seal(clear: string): string;
+  /** The clear text, or null when the sealed value is damaged or from another key. */
+  open(sealed: string): string | null;
+}
+
+function keyOf(config: Config): Buffer {
+  if (config.SECRETS_KEY) return Buffer.from(config.SECRETS_KEY, 'base64');
+  const file = path.join(config.DATA_DIR, 'secrets.key');
+  if (!fs.existsSync(file)) {
+    fs.mkdirSync(config.DATA_DIR, { recursive: true });
+    try {
+      fs.writeFileSync(file, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error; // another instance made it first
+    }
+  }
+  return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
+}
+
+export function sealer(key: Buffer): Sealer {
+  if (key.length !== 32) throw new Error('SECRETS_KEY must be 32 bytes, base64-encoded');
+  return {
+    seal(clear) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const data = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final()]);
+      return ['v1', iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+    },
+    open(sealed) {
+      const [version, iv, tag, data] = sealed.split('.');
+      if (version !== 'v1' || iv === undefined || tag === undefined || data === undefined) return null;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+        decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+        return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]).toString('utf8');
+      } catch {
+        return null;
+      }
+    },
+  };
+}
+
+const byDataDir = new Map<string, Sealer>();
+
+/** The one sealer of this configuration (the key file is read once). */
+export function sealerFor(config: Config): Sealer {
+  const id = `${config.DATA_DIR}\0${config.SECRETS_KEY ?? ''}`;
+  let s = byDataDir.get(id);
+  if (!s) byDataDir.set(id, (s = sealer(keyOf(config))));
+  return s;
+}

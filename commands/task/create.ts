@@ -1,0 +1,80 @@
+/**
+ * Creating a task spans three streams: the factory (it must be visible), the conversation
+ * (bound with the revision read, so "one live task per conversation" holds across factories)
+ * and the task. The binding is decided first, so a refused create writes nothing.
+ */
+import { type DecideContext, fold } from '../../src/kernel/decider.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Runtime } from '../../src/runtime.js';
+import { conversationDecider } from '../conversation/decider.js';
+import { type ConversationEvent, conversationStream } from '../conversation/events.js';
+import { factoryDecider, type FactoryState } from '../factory/decider.js';
+import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { type RunCreatedData, runStream } from '../run/events.js';
+import { type LiveTask, taskDecider, type TaskState } from './decider.js';
+import { type Stage, type TaskEvent, taskStream } from './events.js';
+
+export interface NewTask {
+  uid: string;
+  factory_uid: string;
+  conversation_id: string;
+  title: string;
+  description: string | null;
+  stage: Stage;
+}
+
+export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
+
+/** The factory folded from its stream; one of another team (or gone) is 404. The system sees all. */
+export async function visibleFactoryState(rt: Runtime, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>): Promise<LiveFactory> {
+  const factory = fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]);
+  if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams))) throw new NotFound('factory', uid);
+  return factory;
+}
+
+export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> =>
+  fold(taskDecider, (await rt.events.readStream(taskStream(uid))) as unknown as TaskEvent[]);
+
+/** The run's creation event, or null for an unknown run. */
+export async function runCreated(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
+  const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
+  return first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
+}
+
+/** The task bound to the conversation when its own stream says it was deleted, else null. */
+async function deletedBinding(rt: Runtime, conversationId: string): Promise<string | null> {
+  const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[]);
+  if (!conversation.task) return null;
+  return (await taskState(rt, conversation.task.task_uid)).status === 'deleted' ? conversation.task.task_uid : null;
+}
+
+export async function createTask(rt: Runtime, task: NewTask, context: CommandContext): Promise<LiveTask> {
+  const factory = await visibleFactoryState(rt, task.factory_uid, context);
+  const { conversation_id, uid } = task;
+  const bound = await rt.execute(conversationStream(conversation_id), conversationDecider, {
+    type: 'BindTask',
+    data: { conversation_id, task_uid: uid, factory_uid: factory.uid, factory_team_uid: factory.team_uid, deleted_task_uid: await deletedBinding(rt, conversation_id) },
+  }, context);
+  // The seed run: the conversation's most recent run when the task was bound to it.
+  const seedRunId = bound.state.runs.at(-1)!.run_id;
+  try {
+    const seed = await runCreated(rt, seedRunId);
+    const { state } = await rt.execute(taskStream(uid), taskDecider, {
+      type: 'CreateTask',
+      data: {
+        ...task,
+        team_uid: factory.team_uid,
+        run_id: seedRunId,
+        author: seed?.creator ?? null,
+        ticket_id: seed?.metadata.ticket_id ?? null,
+        ticket_source: seed?.metadata.ticket_source ?? null,
+      },
+    }, context);
+    return state as LiveTask;
+  } catch (error) {
+    // Undo a binding made here, so that a failed create leaves the conversation free.
+    if (bound.events.length) await rt.execute(conversationStream(conversation_id), conversationDecider, { type: 'ReleaseTask', data: { conversation_id, task_uid: uid } }, context);
+    throw error;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * POST /factory/{uid}/runs: a run for the factory's foreman, created like any other run, and
+ * marked as a dispatch so that a reactor creates its task asynchronously (see reactors.ts).
+ */
+import { v4 as uuidv4 } from 'uuid';
+import { z } from 'zod';
+import { Conflict } from '../../src/kernel/errors.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Collection } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { IdentityDoc } from '../../projections/identities.js';
+import { type AgentProfile, type IdentityEvent, identityStream } from '../identity/events.js';
+import { createRun } from '../run/create.js';
+import { type LiveFactory, visibleFactoryState } from './create.js';
+
+const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+/** Ticket fields become run metadata, whose values are at most 256 bytes. */
+const metadataValue = (s: string) => utf8Bytes(s) <= 256;
+
+export const dispatchBody = z
+  .object({
+    prompt: z.string().max(1_000_000).refine((p) => p.trim() !== '', 'the prompt must not be empty'),
+    title: z.string().trim().min(1).max(500).optional(),
+    ticket_ref: z
+      .string()
+      .regex(/^[A-Za-z][\w.-]{0,63}:\S+$/, 'a ticket reference is <source>:<id>, such as linear:PAY-123')
+      .refine(metadataValue, 'at most 256 bytes')
+      .optional(),
+    ticket_url: z.url().refine(metadataValue, 'at most 256 bytes').optional(),
+  })
+  .strict();
+
+export type DispatchBody = z.infer<typeof dispatchBody>;
+
+/** An identity's profile folded from its events, or null once deleted. */
+type Profile = AgentProfile & { team_uid: string };
+
+function profileOf(events: readonly IdentityEvent[]): Profile | null {
+  return events.reduce<Profile | null>((profile, e) => {
+    switch (e.type) {
+      case 'AgentIdentityCreated':
+        return { ...e.data.profile, team_uid: e.data.team_uid };
+      case 'AgentIdentityUpdated':
+        return profile && { ...profile, ...e.data.changes };
+      case 'AgentIdentityDeleted':
+        return null;
+      default:
+        return profile;
+    }
+  }, null);
+}
+
+/**
+ * The factory's foreman, newest first. The identities read model only names the candidates;
+ * each is confirmed from its own stream (live, a FOREMAN, linked to this factory, same team).
+ */
+export async function foremanOf(rt: Runtime, identities: Collection<IdentityDoc>, factory: LiveFactory): Promise<{ uid: string; name: string } | null> {
+  const candidates = await identities.find({
+    filter: { factory_uid: factory.uid, agent_type: 'FOREMAN' },
+    sort: [['created_at', 'desc'], ['id', 'desc']],
+    limit: 20,
+  });
+  for (const { uid } of candidates.items) {
+    const profile = profileOf((await rt.events.readStream(identityStream(uid))) as unknown as IdentityEvent[]);
+    if (profile?.agent_type === 'FOREMAN' && profile.factory_uid === factory.uid && profile.team_uid === factory.team_uid) {
+      return { uid, name: profile.name };
+    }
+  }
+  return null;
+}
+
+export async function dispatchRun(rt: Runtime, identities: Collection<IdentityDoc>, factoryUid: string, body: DispatchBody, context: CommandContext) {
+  const factory = await visibleFactoryState(rt, factoryUid, context);
+  const foreman = await foremanOf(rt, identities, factory);
+  if (!foreman) throw new Conflict(`factory ${factoryUid} has no foreman agent`, 'no_foreman');
+  const run_id = uuidv4();
+  // Without a ticket, the run gets an adhoc reference of its own.
+  const ticket_ref = body.ticket_ref ?? `adhoc:${run_id}`;
+  const split = ticket_ref.indexOf(':');
+  const run = await createRun(
+    rt,
+    { prompt: body.prompt, title: body.title, agent_identity_uid: foreman.uid, team: true, interactive: false, mode: 'normal' },
+    context,
+    {
+      source: 'API',
+      team_uid: factory.team_uid,
+      run_id,
+      factory_uid: factory.uid,
+      factory_dispatch: true,
+      automatic_metadata: {
+        ticket_source: ticket_ref.slice(0, split),
+        ticket_id: ticket_ref.slice(split + 1),
+        ...(body.ticket_url ? { ticket_url: body.ticket_url } : {}),
+      },
+    },
+  );
+  return {
+    factory_uid: factory.uid,
+    foreman_agent: foreman.name,
+    run_id,
+    state: run.state,
+    ticket_ref,
+    run_url: `${rt.config.publicBaseUrl}/api/v1/agent/runs/${run_id}`,
+  };
+}

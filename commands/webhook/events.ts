@@ -1,0 +1,80 @@
+/**
+ * Custom webhooks: their lifecycle (one stream per factory, so the 20-per-factory limit is decided
+ * on the revision read) and their deliveries (one reservation stream per delivery identity, so a
+ * repeated identity is a Duplicate even under concurrent posts).
+ */
+
+export type WebhookAuthMode = 'token' | 'url_token' | 'signature';
+export const signatureSchemes = ['standard_webhooks', 'stripe', 'github', 'sentry', 'pagerduty', 'vercel'] as const;
+export type SignatureScheme = (typeof signatureSchemes)[number];
+
+/** A secret sealed with AES-256-GCM (`v1.<iv>.<tag>.<ciphertext>`, base64url): never clear text in an event. */
+export type SealedSecret = string;
+
+/** Where a webhook's secret comes from: sealed in its own events, or a managed team secret by name. */
+export type WebhookSecretRef = { sealed: SealedSecret } | { team_secret: string } | null;
+
+export type WebhookFields = {
+  name: string;
+  enabled: boolean;
+  delivery_id_header: string | null;
+};
+
+export type WebhookCreated = {
+  type: 'WebhookCreated';
+  data: WebhookFields & {
+    uid: string;
+    factory_uid: string;
+    team_uid: string;
+    auth_mode: WebhookAuthMode;
+    signature_scheme: SignatureScheme | null;
+    /** null while a provider that issues its secret later has not given it (the webhook is disabled). */
+    secret: WebhookSecretRef;
+  };
+};
+export type WebhookUpdated = {
+  type: 'WebhookUpdated';
+  data: { uid: string; factory_uid: string; name: string; changes: Partial<WebhookFields> };
+};
+/** The old secret stops verifying the moment this event is written. */
+export type WebhookSecretRotated = {
+  type: 'WebhookSecretRotated';
+  data: { uid: string; factory_uid: string; name: string; secret: Exclude<WebhookSecretRef, null> };
+};
+export type WebhookDeleted = { type: 'WebhookDeleted'; data: { uid: string; factory_uid: string; name: string } };
+
+export type WebhookEvent = WebhookCreated | WebhookUpdated | WebhookSecretRotated | WebhookDeleted;
+
+type DeliveryBase = {
+  webhook_uid: string;
+  factory_uid: string;
+  team_uid: string;
+  /** Unique per attempt. */
+  delivery_id: string;
+  size_bytes: number;
+  received_at: string;
+};
+
+/** An authenticated, well-formed delivery with an identity seen for the first time: automations react to this. */
+export type DeliveryAccepted = {
+  type: 'DeliveryAccepted';
+  data: DeliveryBase & { identity: string; payload_blob: string };
+};
+/** The same identity again: logged, starts nothing. */
+export type DeliveryDuplicated = {
+  type: 'DeliveryDuplicated';
+  data: DeliveryBase & { identity: string; duplicate_of: string };
+};
+export type DeliveryRejectionReason = 'auth' | 'invalid_json' | 'too_large';
+export type DeliveryRejected = {
+  type: 'DeliveryRejected';
+  data: DeliveryBase & { reason: DeliveryRejectionReason };
+};
+
+export type DeliveryEvent = DeliveryAccepted | DeliveryDuplicated | DeliveryRejected;
+
+export const webhooksStream = (factoryUid: string) => `webhooks-${factoryUid}`;
+/** The reservation of one delivery identity (hashed, so any header value makes a safe stream name). */
+export const deliveryStream = (webhookUid: string, identityHash: string) => `delivery-${webhookUid}-${identityHash}`;
+/** Rejected deliveries of one webhook: written with `any`, they decide nothing. */
+export const rejectedDeliveriesStream = (webhookUid: string) => `deliveryrejections-${webhookUid}`;

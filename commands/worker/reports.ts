@@ -1,0 +1,131 @@
+/**
+ * The worker protocol, part two: what a worker reports on a run it holds, under
+ * /agent/workers/{worker_id}/runs/{run_id}/. Each report names its execution in the
+ * `X-Execution-Id` header; the run's decider hears only the execution that holds the run (else
+ * 409 `not_claimed`), so a worker that lost its lease cannot write into the next execution.
+ */
+import type { FastifyRequest } from 'fastify';
+import { v4 as uuidv4 } from 'uuid';
+import type { Api } from '../../src/http/app.js';
+import { commandContext } from '../../src/http/context.js';
+import { fold } from '../../src/kernel/decider.js';
+import { DomainError } from '../../src/kernel/errors.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Runtime } from '../../src/runtime.js';
+import { workersOf } from '../../src/workers/index.js';
+import { runDecider, type RunCommand } from '../run/decider.js';
+import { type Artifact, type Attachment, type RunEvent, runStream, type StatusMessage } from '../run/events.js';
+import { assignmentOf } from './assignment.js';
+import { workerPrincipal } from './principal.js';
+import { artifactBody, executionHeader, fileQuery, finishBody, handoffQuery, messageBody, runParams, timelineBody, usageBody } from './schema.js';
+
+type Held = { run_id: string; worker_id: string; execution_id: string };
+type Req = FastifyRequest & { params: { worker_id: string; run_id: string }; headers: { 'x-execution-id': string } };
+
+/** The body of a raw upload; anything but application/octet-stream is a 415. */
+function uploaded(req: FastifyRequest): Buffer {
+  if (!Buffer.isBuffer(req.body)) throw new DomainError(415, 'unsupported_media_type', 'Unsupported media type', 'upload the file as application/octet-stream');
+  return req.body;
+}
+
+export function reportRoutes(api: Api, rt: Runtime): void {
+  const tags = ['workers'];
+  const schema = { params: runParams, headers: executionHeader, tags };
+  const uploadOptions = { bodyLimit: rt.config.WORKER_UPLOAD_MAX_BYTES };
+
+  /** The holder named by the request, after checking the caller is an agent of a team. */
+  function heldOf(req: Req): { held: Held; context: CommandContext } {
+    workerPrincipal(req);
+    const { worker_id, run_id } = req.params;
+    workersOf(rt).registry.touch(worker_id);
+    return { held: { run_id, worker_id, execution_id: req.headers['x-execution-id'] }, context: commandContext(req) };
+  }
+
+  const report = (req: Req, command: (held: Held) => RunCommand) => {
+    const { held, context } = heldOf(req);
+    return rt.execute(runStream(held.run_id), runDecider, command(held), context);
+  };
+
+  /** Refuses (as the decider would) before a file is stored, so a refused upload stores nothing. */
+  async function checkHeld(req: Req, command: (held: Held) => RunCommand): Promise<void> {
+    const { held, context } = heldOf(req);
+    const state = fold(runDecider, (await rt.events.readStream(runStream(held.run_id))) as unknown as RunEvent[]);
+    runDecider.decide(command(held), state, context);
+  }
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/claim', { schema }, async (req) => {
+    await report(req, (held) => ({ type: 'ClaimRun', data: held }));
+    // The prompt as it stands now, follow-ups included: from here on they reach the execution.
+    return { run: await assignmentOf(rt, req.params.run_id) };
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/start', { schema }, async (req) => {
+    await report(req, (held) => ({ type: 'StartRun', data: held }));
+    return { run_id: req.params.run_id, state: 'INPROGRESS' };
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/timeline', { schema: { ...schema, body: timelineBody } }, async (req, reply) => {
+    await report(req, (held) => ({ type: 'RecordTimeline', data: { ...held, ...req.body } }));
+    return reply.code(201).send({ run_id: req.params.run_id, ...req.body });
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/messages', { schema: { ...schema, body: messageBody } }, async (req, reply) => {
+    const message = { message_id: req.body.message_id ?? uuidv4(), step_id: req.body.step_id ?? null, parent_step_id: req.body.parent_step_id ?? null, role: req.body.role, content: req.body.content };
+    await report(req, (held) => ({ type: 'RecordMessage', data: { ...held, ...message } }));
+    return reply.code(201).send({ run_id: req.params.run_id, ...message });
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/artifacts', { schema: { ...schema, body: artifactBody } }, async (req, reply) => {
+    const artifact_uid = uuidv4();
+    // A plan is its own document (reference notes: PLAN{artifact_uid, document_uid, ...}).
+    const artifact: Artifact = { artifact_uid, ...req.body, ...(req.body.artifact_type === 'PLAN' ? { document_uid: artifact_uid } : {}) };
+    await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
+    return reply.code(201).send(artifact);
+  });
+
+  api.put('/agent/workers/:worker_id/runs/:run_id/files', { ...uploadOptions, schema: { ...schema, querystring: fileQuery } }, async (req, reply) => {
+    const bytes = uploaded(req);
+    const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
+    const artifact: Artifact = {
+      artifact_uid: uuidv4(),
+      artifact_type,
+      public: isPublic,
+      filename,
+      filepath: filepath ?? filename,
+      mime_type,
+      size_bytes: bytes.length,
+      ...(title !== undefined ? { title } : {}),
+      ...(description !== undefined ? { description } : {}),
+      blob: '',
+    };
+    const command = (held: Held): RunCommand => ({ type: 'AddArtifact', data: { ...held, artifact } });
+    await checkHeld(req, command);
+    artifact.blob = await rt.blobs.put(bytes);
+    await report(req, command);
+    const { blob: _blob, ...shown } = artifact;
+    return reply.code(201).send(shown);
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/usage', { schema: { ...schema, body: usageBody } }, async (req) => {
+    await report(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
+    return { run_id: req.params.run_id, usage: req.body };
+  });
+
+  api.put('/agent/workers/:worker_id/runs/:run_id/handoff', { ...uploadOptions, schema: { ...schema, querystring: handoffQuery } }, async (req, reply) => {
+    const bytes = uploaded(req);
+    const attachment: Attachment = { attachment_id: uuidv4(), file_name: req.query.filename, mime_type: req.query.mime_type, size_bytes: bytes.length, blob: '' };
+    const command = (held: Held): RunCommand => ({ type: 'AddHandoffFile', data: { ...held, attachment } });
+    await checkHeld(req, command);
+    attachment.blob = await rt.blobs.put(bytes);
+    await report(req, command);
+    const { blob: _blob, ...shown } = attachment;
+    return reply.code(201).send({ run_id: req.params.run_id, ...shown });
+  });
+
+  api.post('/agent/workers/:worker_id/runs/:run_id/finish', { schema: { ...schema, body: finishBody } }, async (req) => {
+    const given = req.body.status_message;
+    const status_message: StatusMessage | null = given === undefined ? null : typeof given === 'string' ? { message: given } : given;
+    await report(req, (held) => ({ type: 'FinishRun', data: { ...held, state: req.body.state, status_message } }));
+    return { run_id: req.params.run_id, state: req.body.state, status_message };
+  });
+}

@@ -1,0 +1,151 @@
+/**
+ * The worker protocol, part one: a worker announces itself, heartbeats (and hears its signals),
+ * and claims queued runs of its team by long poll. Part two, the reports a worker makes on a run
+ * it holds, is in reports.ts. Every route takes an agent API key: workers act for their team.
+ */
+import type { FastifyRequest } from 'fastify';
+import { v4 as uuidv4 } from 'uuid';
+import type { Api } from '../../src/http/app.js';
+import { commandContext } from '../../src/http/context.js';
+import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Presence, type Signal, type WorkerRegistry } from '../../src/workers/registry.js';
+import { workersOf } from '../../src/workers/index.js';
+import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import type { Sort } from '../../src/readstore/port.js';
+import { runDecider } from '../run/decider.js';
+import { runStream } from '../run/events.js';
+import { type Assignment, assignmentOf, preparedAttachments } from './assignment.js';
+import { workerPrincipal } from './principal.js';
+import { reportRoutes } from './reports.js';
+import { announceBody, claimQuery, heartbeatBody, workerParams } from './schema.js';
+
+/** Oldest first; the id breaks ties. */
+const QUEUE_ORDER: Sort = [['created_at', 'asc'], ['id', 'asc']];
+const QUEUE_PAGE = 20;
+/** Rounds of looking again when other workers took every run seen (the read model lags a little). */
+const MAX_CLAIM_ROUNDS = 10;
+
+export default function workerRoutes(api: Api, rt: Runtime): void {
+  // In a scope of their own, so that raw uploads are accepted by these routes only.
+  api.register(async (scope) => {
+    const workerApi = scope as unknown as Api;
+    workerApi.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    // A long poll must not hold up a shutdown.
+    workerApi.addHook('preClose', async () => workersOfRuntime()?.registry.close());
+    presenceRoutes(workerApi, rt);
+    reportRoutes(workerApi, rt);
+  });
+
+  function workersOfRuntime() {
+    try {
+      return workersOf(rt);
+    } catch {
+      return null;
+    }
+  }
+}
+
+async function registryOf(rt: Runtime): Promise<WorkerRegistry> {
+  const workers = workersOf(rt);
+  await workers.ready;
+  return workers.registry;
+}
+
+/** The announced worker of the caller's team, or 404 (announce again). */
+function presentWorker(registry: WorkerRegistry, req: FastifyRequest, workerId: string): Presence {
+  const { team_uid } = workerPrincipal(req);
+  const worker = registry.get(workerId);
+  if (!worker || worker.team_uid !== team_uid || registry.isGone(workerId)) throw new NotFound('worker', workerId);
+  registry.touch(workerId);
+  return worker;
+}
+
+function presenceRoutes(api: Api, rt: Runtime): void {
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const timings = () => ({
+    heartbeat_interval_seconds: rt.config.WORKER_HEARTBEAT_SECONDS,
+    lease_seconds: rt.config.WORKER_LEASE_SECONDS,
+    max_missed_heartbeats: MISSED_HEARTBEATS,
+  });
+  const tags = ['workers'];
+
+  api.post('/agent/workers', { schema: { body: announceBody, tags } }, async (req, reply) => {
+    const { team_uid, agent_uid } = workerPrincipal(req);
+    const registry = await registryOf(rt);
+    const worker_id = req.body.worker_id ?? uuidv4();
+    const known = registry.get(worker_id);
+    if ((known && known.team_uid !== team_uid) || registry.heldBy(worker_id).some((h) => h.team_uid !== team_uid)) {
+      throw new Conflict(`worker id ${worker_id} is in use by another team`, 'worker_id_in_use');
+    }
+    const live = registry.liveWorkers(team_uid);
+    if (!live.some((w) => w.worker_id === worker_id) && live.length >= MAX_WORKERS_PER_TEAM) {
+      throw new LimitExceeded(`a team has at most ${MAX_WORKERS_PER_TEAM} connected workers`);
+    }
+    registry.announce({ worker_id, team_uid, agent_uid, host: req.body.host, capabilities: req.body.capabilities });
+    return reply.code(201).send({ worker_id, ...timings() });
+  });
+
+  api.post('/agent/workers/:worker_id/heartbeat', { schema: { params: workerParams, body: heartbeatBody, tags } }, async (req) => {
+    const registry = await registryOf(rt);
+    const { worker_id } = presentWorker(registry, req, req.params.worker_id);
+    const signals = registry.signalsFor(worker_id, req.body.runs, req.body.acks);
+    return { signals: await Promise.all(signals.map((s) => render(rt, s))), ...timings() };
+  });
+
+  api.post('/agent/workers/:worker_id/claim', { schema: { params: workerParams, querystring: claimQuery, tags } }, async (req, reply) => {
+    const registry = await registryOf(rt);
+    const worker = presentWorker(registry, req, req.params.worker_id);
+    // The worker hung up: stop waiting, and hand it nothing.
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    const deadline = Date.now() + req.query.wait_seconds * 1000;
+
+    /** Leases the oldest queued run this worker may take; null when there is none. */
+    async function leaseNext(): Promise<Assignment | null> {
+      for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+        const page = await runs.find({
+          filter: { executing_team_uid: worker.team_uid, state: 'QUEUED', 'config.worker_host': { $in: [null, 'warp', worker.worker_id] } },
+          sort: QUEUE_ORDER,
+          limit: QUEUE_PAGE,
+        });
+        if (!page.items.length) return null;
+        for (const run of page.items) {
+          if (gone.signal.aborted || registry.closed) return null;
+          const lease = {
+            run_id: run.run_id,
+            worker_id: worker.worker_id,
+            execution_id: uuidv4(),
+            lease_expires_at: new Date(Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000).toISOString(),
+          };
+          try {
+            const { position } = await rt.execute(runStream(run.run_id), runDecider, { type: 'LeaseRun', data: lease }, commandContext(req));
+            const { run_id, worker_id, execution_id, lease_expires_at } = lease;
+            registry.hold({ run_id, worker_id, execution_id, team_uid: worker.team_uid, state: 'PENDING', lease_expires_ms: Date.parse(lease_expires_at), since: position! });
+            return await assignmentOf(rt, run.run_id);
+          } catch (error) {
+            // Another worker leased it first (the write side lets only one through): next one.
+            if (!(error instanceof Conflict)) throw error;
+          }
+        }
+      }
+      return null;
+    }
+
+    for (;;) {
+      const version = registry.queuedVersion(worker.team_uid);
+      const run = await leaseNext();
+      if (run) return { run };
+      const left = deadline - Date.now();
+      if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
+      await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
+      registry.touch(worker.worker_id);
+    }
+  });
+}
+
+/** A signal as the worker receives it: follow-up attachments come with download links. */
+async function render(rt: Runtime, signal: Signal) {
+  if (signal.type !== 'followup') return signal;
+  return { ...signal, attachments: await preparedAttachments(rt, signal.run_id, signal.attachments) };
+}

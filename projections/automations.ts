@@ -1,0 +1,129 @@
+/**
+ * Automations by id, each trigger marked `active` (a webhook trigger is inactive once its webhook
+ * is deleted). Beside them, in the same collection: a `webhook:<uid>` document per webhook (is it
+ * deleted, which automations name it) so a deletion can mark their triggers, and a
+ * `delivery:<delivery_id>` document per accepted delivery naming the stream that holds it, for
+ * test-filter and replay.
+ */
+import { projection, type Docs } from '../src/projector/projection.js';
+import type { AutomationEvent, Trigger } from '../commands/automation/events.js';
+import { webhookOf } from '../commands/automation/triggers.js';
+import type { DeliveryEvent, WebhookEvent } from '../commands/webhook/events.js';
+
+export type TriggerDoc = Trigger & { active: boolean };
+
+export interface AutomationDoc {
+  [field: string]: unknown;
+  kind: 'automation';
+  id: string;
+  factory_uid: string;
+  team_uid: string;
+  name: string;
+  prompt: string;
+  agent: string | null;
+  enabled: boolean;
+  triggers: TriggerDoc[];
+  creator: { uid: string };
+  created_at: string;
+  updated_at: string;
+}
+
+interface WebhookDoc {
+  [field: string]: unknown;
+  kind: 'webhook';
+  uid: string;
+  deleted: boolean;
+  automation_ids: string[];
+}
+
+export interface DeliveryDoc {
+  [field: string]: unknown;
+  kind: 'delivery';
+  delivery_id: string;
+  webhook_uid: string;
+  factory_uid: string;
+  /** The stream holding the DeliveryAccepted event: the write side reads the delivery from there. */
+  stream: string;
+  received_at: string;
+}
+
+const webhookKey = (uid: string) => `webhook:${uid}`;
+export const deliveryKey = (deliveryId: string) => `delivery:${deliveryId}`;
+
+const webhooksOf = (triggers: readonly Trigger[]) => new Set(triggers.map(webhookOf).filter((u) => u !== null));
+
+async function marked(docs: Docs, triggers: readonly Trigger[]): Promise<TriggerDoc[]> {
+  const result: TriggerDoc[] = [];
+  for (const t of triggers) {
+    const uid = webhookOf(t);
+    const webhook = uid === null ? null : ((await docs.get(webhookKey(uid))) as WebhookDoc | null);
+    result.push({ ...t, active: uid === null || (webhook !== null && !webhook.deleted) });
+  }
+  return result;
+}
+
+/** Moves automation `id` from the webhooks it named to the ones it names now. */
+async function relink(docs: Docs, id: string, before: ReadonlySet<string>, after: ReadonlySet<string>): Promise<void> {
+  for (const uid of new Set([...before, ...after])) {
+    if (before.has(uid) === after.has(uid)) continue;
+    const webhook = (await docs.get(webhookKey(uid))) as WebhookDoc | null;
+    if (!webhook) continue;
+    const ids = webhook.automation_ids.filter((a) => a !== id);
+    docs.patch(webhookKey(uid), { automation_ids: after.has(uid) ? [...ids, id] : ids });
+  }
+}
+
+export const automationsProjection = projection<AutomationEvent | WebhookEvent | DeliveryEvent>({
+  name: 'automations',
+  version: 1,
+  indexes: [['kind', 'factory_uid', 'name']],
+  on: {
+    WebhookCreated: (e, docs) =>
+      docs.put(webhookKey(e.data.uid), { kind: 'webhook', uid: e.data.uid, deleted: false, automation_ids: [] } satisfies WebhookDoc),
+    WebhookDeleted: async (e, docs) => {
+      const webhook = (await docs.get(webhookKey(e.data.uid))) as WebhookDoc | null;
+      if (!webhook) return;
+      docs.patch(webhookKey(e.data.uid), { deleted: true });
+      for (const id of webhook.automation_ids) {
+        const automation = (await docs.get(id)) as AutomationDoc | null;
+        if (!automation) continue;
+        const triggers = automation.triggers.map((t) => (webhookOf(t) === e.data.uid ? { ...t, active: false } : t));
+        docs.patch(id, { triggers });
+      }
+    },
+    DeliveryAccepted: (e, docs) =>
+      docs.put(deliveryKey(e.data.delivery_id), {
+        kind: 'delivery',
+        delivery_id: e.data.delivery_id,
+        webhook_uid: e.data.webhook_uid,
+        factory_uid: e.data.factory_uid,
+        stream: e.stream,
+        received_at: e.data.received_at,
+      } satisfies DeliveryDoc),
+    AutomationCreated: async (e, docs) => {
+      const { triggers, ...fields } = e.data;
+      docs.put(fields.id, {
+        kind: 'automation',
+        ...fields,
+        triggers: await marked(docs, triggers),
+        creator: { uid: e.metadata.actor.uid },
+        created_at: e.metadata.occurred_at,
+        updated_at: e.metadata.occurred_at,
+      } satisfies AutomationDoc);
+      await relink(docs, fields.id, new Set(), webhooksOf(triggers));
+    },
+    AutomationUpdated: async (e, docs) => {
+      const automation = (await docs.get(e.data.id)) as AutomationDoc | null;
+      if (!automation) return;
+      const { triggers, ...changes } = e.data.changes;
+      docs.patch(e.data.id, { ...changes, ...(triggers ? { triggers: await marked(docs, triggers) } : {}), updated_at: e.metadata.occurred_at });
+      if (triggers) await relink(docs, e.data.id, webhooksOf(automation.triggers), webhooksOf(triggers));
+    },
+    AutomationDeleted: async (e, docs) => {
+      const automation = (await docs.get(e.data.id)) as AutomationDoc | null;
+      if (!automation) return;
+      docs.delete(e.data.id);
+      await relink(docs, e.data.id, webhooksOf(automation.triggers), new Set());
+    },
+  },
+});

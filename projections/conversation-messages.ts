@@ -1,0 +1,158 @@
+/**
+ * The messages of every conversation, one document per message, kept in log order (`seq`) so a
+ * conversation reads back with one indexed query however long it grows.
+ *
+ * A run's life is cut into turns: the creation starts the first, each resume (a follow-up to an
+ * ended run) starts the next. A turn becomes one top-level step of the normalized conversation;
+ * its id is the id of the event that started it, so replays give the same ids. The user's words
+ * (the prompt, prompt extensions, follow-ups) are recorded as user messages of the turn they
+ * reached; the worker's messages join the turn that was running when they were recorded.
+ *
+ * Four kinds of documents share the collection:
+ * - `conversation:<id>` the conversation's runs in order (its newest run is the last);
+ * - `run:<id>`          the run's title and its current turn;
+ * - `turn:<event id>`   a turn: when it started and ended, and how it ended;
+ * - `<event id>`        a message.
+ */
+import type { RecordedEvent } from '../src/eventstore/port.js';
+import { projection, type Docs } from '../src/projector/projection.js';
+import type { ConversationEvent } from '../commands/conversation/events.js';
+import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
+
+/**
+ * Sorts as the log does: zero-padded commit and prepare positions compare as strings. `part`
+ * orders what one event records: a turn (0) before the message that opens it (1).
+ */
+export const seqOf = (e: Pick<RecordedEvent, 'position'>, part: 0 | 1 = 0) =>
+  `${e.position.commit.toString().padStart(20, '0')}:${e.position.prepare.toString().padStart(20, '0')}:${part}`;
+
+export interface ConversationRunsDoc {
+  [field: string]: unknown;
+  kind: 'conversation';
+  conversation_id: string;
+  run_ids: string[];
+}
+
+interface RunTurnDoc {
+  [field: string]: unknown;
+  kind: 'run';
+  run_id: string;
+  conversation_id: string;
+  title: string;
+  turn_id: string;
+}
+
+export interface TurnDoc {
+  [field: string]: unknown;
+  kind: 'turn';
+  turn_id: string;
+  conversation_id: string;
+  run_id: string;
+  seq: string;
+  description: string;
+  started_at: string | null;
+  completed_at: string | null;
+  summary: string | null;
+}
+
+export interface MessageDoc {
+  [field: string]: unknown;
+  kind: 'message';
+  conversation_id: string;
+  run_id: string;
+  turn_id: string;
+  seq: string;
+  message_id: string;
+  step_id: string | null;
+  parent_step_id: string | null;
+  role: string;
+  content: unknown[];
+  timestamp: string;
+}
+
+export type ConversationItem = ConversationRunsDoc | TurnDoc | MessageDoc;
+
+export const conversationKey = (id: string) => `conversation:${id}`;
+const runKey = (id: string) => `run:${id}`;
+const turnKey = (id: string) => `turn:${id}`;
+
+const text = (value: string) => [{ type: 'text', text: value }];
+
+function startTurn(e: RecordedEvent, docs: Docs, run: Pick<RunTurnDoc, 'run_id' | 'conversation_id' | 'title'>) {
+  docs.put(runKey(run.run_id), { kind: 'run', ...run, turn_id: e.id } satisfies RunTurnDoc);
+  docs.put(turnKey(e.id), {
+    kind: 'turn',
+    turn_id: e.id,
+    conversation_id: run.conversation_id,
+    run_id: run.run_id,
+    seq: seqOf(e),
+    description: run.title,
+    started_at: null,
+    completed_at: null,
+    summary: null,
+  } satisfies TurnDoc);
+}
+
+/** Records a message in the run's current turn (an unknown run records nothing). */
+async function record(e: RecordedEvent, docs: Docs, runId: string, message: Pick<MessageDoc, 'message_id' | 'step_id' | 'parent_step_id' | 'role' | 'content'>) {
+  const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
+  if (!run) return;
+  docs.put(e.id, {
+    kind: 'message',
+    conversation_id: run.conversation_id,
+    run_id: runId,
+    turn_id: run.turn_id,
+    seq: seqOf(e, 1),
+    ...message,
+    timestamp: e.metadata.occurred_at,
+  } satisfies MessageDoc);
+}
+
+const userMessage = (e: RecordedEvent, docs: Docs, runId: string, message: string) =>
+  message ? record(e, docs, runId, { message_id: e.id, step_id: null, parent_step_id: null, role: 'user', content: text(message) }) : undefined;
+
+async function endTurn(e: RecordedEvent, docs: Docs, runId: string, summary: string | null) {
+  const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
+  if (run) docs.patch(turnKey(run.turn_id), { completed_at: e.metadata.occurred_at, summary });
+}
+
+export const conversationMessagesProjection = projection<RunEvent | ConversationEvent>({
+  name: 'conversation_messages',
+  version: 1,
+  indexes: [
+    ['conversation_id', 'seq'],
+    ['run_id', 'seq'],
+  ],
+  on: {
+    ConversationRunAdded: async (e, docs) => {
+      const { conversation_id, run_id } = e.data;
+      const current = (await docs.get(conversationKey(conversation_id))) as ConversationRunsDoc | null;
+      const run_ids = current?.run_ids ?? [];
+      if (!run_ids.includes(run_id)) docs.put(conversationKey(conversation_id), { kind: 'conversation', conversation_id, run_ids: [...run_ids, run_id] });
+    },
+    RunCreated: async (e, docs) => {
+      const { run_id, conversation_id, title, prompt } = e.data;
+      startTurn(e, docs, { run_id, conversation_id, title });
+      await userMessage(e, docs, run_id, prompt);
+    },
+    RunPromptExtended: (e, docs) => userMessage(e, docs, e.data.run_id, e.data.message),
+    RunFollowupDelivered: (e, docs) => userMessage(e, docs, e.data.run_id, e.data.message),
+    RunResumed: async (e, docs) => {
+      const run = (await docs.get(runKey(e.data.run_id))) as RunTurnDoc | null;
+      if (!run) return;
+      startTurn(e, docs, run);
+      await userMessage(e, docs, run.run_id, e.data.message);
+    },
+    RunStarted: async (e, docs) => {
+      const run = (await docs.get(runKey(e.data.run_id))) as RunTurnDoc | null;
+      if (run) docs.patch(turnKey(run.turn_id), { started_at: e.metadata.occurred_at });
+    },
+    RunMessageRecorded: (e, docs) => {
+      const { run_id, message_id, step_id, parent_step_id, role, content } = e.data;
+      return record(e, docs, run_id, { message_id, step_id, parent_step_id, role, content });
+    },
+    RunFinished: (e, docs) => endTurn(e, docs, e.data.run_id, e.data.status_message?.message ?? null),
+    RunCancelled: (e, docs) => endTurn(e, docs, e.data.run_id, `Cancelled: ${e.data.reason}`),
+    RunWorkerLost: (e, docs) => (e.data.requeued ? undefined : endTurn(e, docs, e.data.run_id, WORKER_LOST.message)),
+  },
+});

@@ -1,0 +1,98 @@
+/**
+ * GET /agent/artifacts/{artifactUid} and GET /agent/artifacts/{artifactUid}/download.
+ *
+ * Both routes are public so that public artifacts need no credential; a private artifact checks
+ * the credential here: none or an invalid one is 401, one that cannot view the run is 404.
+ * Files leave through time-limited signed URLs of the blob download route.
+ */
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { hashApiKey } from '../commands/shared/api-key.js';
+import { canView } from '../commands/run/decider.js';
+import type { Api } from '../src/http/app.js';
+import { bearer } from '../src/http/auth.js';
+import type { Principal } from '../src/http/principal.js';
+import { uidParam } from '../src/http/schemas.js';
+import { NotFound, Unauthorized, Unprocessable } from '../src/kernel/errors.js';
+import type { Runtime } from '../src/runtime.js';
+import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
+import { principalResolver } from './principals.js';
+
+/** How long a signed download URL stays valid. */
+export const SIGNED_URL_TTL_SECONDS = 15 * 60;
+
+// Slashes stay readable in the query (`mime=application/json`); everything else is encoded.
+const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/gi, '/');
+
+/** A signed URL of Shopfloor's own blob download route, naming the file and its type. */
+export const signedBlobUrl = (rt: Runtime, blob: string, filename: string, mime: string) =>
+  rt.urls.sign(`/api/v1/blobs/${blob}?filename=${queryValue(filename)}&mime=${queryValue(mime)}`, SIGNED_URL_TTL_SECONDS);
+
+/** The decision context of a principal, for `canView`. */
+export const viewerOf = (principal: Principal) => ({ actor: { type: principal.type, uid: principal.uid }, teams: Object.fromEntries(principal.teams) });
+
+const EXTENSIONS: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/gif': '.gif', 'image/webp': '.webp', 'text/markdown': '.md' };
+
+const mimeOf = (a: ArtifactDoc) => (typeof a.data.mime_type === 'string' ? a.data.mime_type : a.artifact_type === 'PLAN' ? 'text/markdown' : 'application/octet-stream');
+
+export const filenameOf = (a: ArtifactDoc) => (typeof a.data.filename === 'string' && a.data.filename ? a.data.filename : `${a.artifact_uid}${EXTENSIONS[mimeOf(a)] ?? ''}`);
+
+const params = z.object({ artifactUid: uidParam });
+
+export default function artifactQueries(api: Api, rt: Runtime): void {
+  const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
+  const resolve = principalResolver(rt);
+
+  /** The artifact if the caller may read it; `anonymous` tells whether it was read without a credential. */
+  async function readable(req: FastifyRequest, uid: string): Promise<{ artifact: ArtifactDoc; anonymous: boolean }> {
+    const doc = await artifacts.get(uid);
+    const artifact = doc?.kind === 'artifact' ? doc : null;
+    if (artifact?.public) return { artifact, anonymous: true };
+    const key = bearer(req);
+    if (!key) throw new Unauthorized();
+    const principal = await resolve(hashApiKey(key));
+    if (!principal) throw new Unauthorized('The API key is not valid or has been revoked');
+    req.principal = principal;
+    if (!artifact || !canView(artifact, viewerOf(principal))) throw new NotFound('artifact', uid);
+    return { artifact, anonymous: false };
+  }
+
+  /** Plan content: inline in the artifact, or its stored file. */
+  async function planContent(a: ArtifactDoc): Promise<string> {
+    if (typeof a.data.content === 'string') return a.data.content;
+    const bytes = a.blob ? await rt.blobs.read(a.blob) : null;
+    return bytes ? bytes.toString('utf8') : '';
+  }
+
+  async function downloadable(a: ArtifactDoc): Promise<{ url: string; expires_at: string } | null> {
+    if (a.blob) return signedBlobUrl(rt, a.blob, filenameOf(a), mimeOf(a));
+    if (a.artifact_type !== 'PLAN') return null;
+    const blob = await rt.blobs.put(Buffer.from(await planContent(a), 'utf8'));
+    return signedBlobUrl(rt, blob, filenameOf(a), 'text/markdown');
+  }
+
+  const schema = { params, tags: ['artifacts'], security: [] };
+
+  api.get('/agent/artifacts/:artifactUid', { config: { public: true }, schema }, async (req) => {
+    const { artifact: a, anonymous } = await readable(req, req.params.artifactUid);
+    const { artifact_uid: _uid, artifact_type: _type, public: _public, mime_type: _mime, content: _content, filepath, ...fields } = a.data;
+    const shown = { ...fields, ...(anonymous || filepath === undefined ? {} : { filepath }) };
+    let data: Record<string, unknown>;
+    if (a.artifact_type === 'PLAN') {
+      data = { ...shown, content: await planContent(a), content_type: 'text/markdown' };
+    } else if (a.blob) {
+      const link = signedBlobUrl(rt, a.blob, filenameOf(a), mimeOf(a));
+      data = { ...shown, download_url: link.url, expires_at: link.expires_at, content_type: mimeOf(a), filename: filenameOf(a) };
+    } else {
+      data = shown;
+    }
+    return { artifact_uid: a.artifact_uid, artifact_type: a.artifact_type, created_at: a.created_at, data };
+  });
+
+  api.get('/agent/artifacts/:artifactUid/download', { config: { public: true }, schema }, async (req, reply) => {
+    const { artifact } = await readable(req, req.params.artifactUid);
+    const link = await downloadable(artifact);
+    if (!link) throw new Unprocessable(`a ${artifact.artifact_type} artifact has no file to download`);
+    return reply.redirect(link.url, 302);
+  });
+}

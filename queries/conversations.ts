@@ -1,0 +1,153 @@
+/**
+ * Reading conversations: the normalized conversation and transcript of a run or a whole
+ * conversation, screenshots, the block snapshot, and the two public redirect checks.
+ *
+ * A conversation is visible to whoever may view its newest run (the rule that continuing it
+ * follows too); a run's own conversation and transcript hold that run's turns only, so reading a
+ * run never shows runs of the conversation the caller may not see.
+ */
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { canView, isTerminal } from '../commands/run/decider.js';
+import type { Api } from '../src/http/app.js';
+import { uidParam } from '../src/http/schemas.js';
+import { NotFound } from '../src/kernel/errors.js';
+import type { Filter, Scalar, Sort } from '../src/readstore/port.js';
+import type { Runtime } from '../src/runtime.js';
+import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
+import {
+  type ConversationItem,
+  conversationKey,
+  conversationMessagesProjection,
+  type ConversationRunsDoc,
+  type MessageDoc,
+  type TurnDoc,
+} from '../projections/conversation-messages.js';
+import { runsProjection, type RunDoc } from '../projections/runs.js';
+import { filenameOf, signedBlobUrl, viewerOf } from './artifacts.js';
+import { normalizeConversation } from './normalized-conversation.js';
+
+const LOG_ORDER: Sort = [['seq', 'asc'], ['id', 'asc']];
+const PAGE = 500;
+
+const conversationParams = z.object({ conversation_id: uidParam });
+const runParams = z.object({ runId: uidParam });
+
+const ownerOf = (run: RunDoc) => ({ team_uid: run.team_uid, creator_uid: run.creator.uid, executing_team_uid: run.executing_team_uid });
+
+const transcriptOf = (conversationId: string, runId: string | null, items: ConversationItem[]) => ({
+  conversation_id: conversationId,
+  ...(runId ? { run_id: runId } : {}),
+  messages: items
+    .filter((i): i is MessageDoc => i.kind === 'message')
+    .map(({ message_id, run_id, step_id, parent_step_id, role, timestamp, content }) => ({ message_id, run_id, step_id, parent_step_id, role, timestamp, content })),
+});
+
+export default function conversationQueries(api: Api, rt: Runtime): void {
+  const store = rt.readModel<ConversationItem>(conversationMessagesProjection);
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
+
+  /** Every turn and message matching `filter`, in log order. */
+  async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
+    const all: Array<TurnDoc | MessageDoc> = [];
+    let after: Scalar[] | undefined;
+    do {
+      const page = await store.find({ filter: { ...filter, kind: { $in: ['turn', 'message'] } }, sort: LOG_ORDER, limit: PAGE, after });
+      all.push(...(page.items as Array<TurnDoc | MessageDoc>));
+      after = page.next ?? undefined;
+    } while (after);
+    return all;
+  }
+
+  async function conversationRuns(id: string): Promise<string[]> {
+    const doc = await store.get(conversationKey(id));
+    return doc?.kind === 'conversation' ? (doc as ConversationRunsDoc).run_ids : [];
+  }
+
+  async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
+    const run = await runs.get(runId);
+    if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
+    return run;
+  }
+
+  async function visibleConversation(req: FastifyRequest, id: string): Promise<RunDoc> {
+    const newestId = (await conversationRuns(id)).at(-1);
+    const newest = newestId ? await runs.get(newestId) : null;
+    if (!newest || !canView(ownerOf(newest), viewerOf(req.principal!))) throw new NotFound('conversation', id);
+    return newest;
+  }
+
+  async function jsonFile(value: unknown, filename: string) {
+    const blob = await rt.blobs.put(Buffer.from(JSON.stringify(value, null, 2), 'utf8'));
+    return signedBlobUrl(rt, blob, filename, 'application/json');
+  }
+
+  const tags = ['conversations'];
+
+  api.get('/agent/runs/:runId/conversation', { schema: { params: runParams, tags } }, async (req) => {
+    const run = await visibleRun(req, req.params.runId);
+    return normalizeConversation(run.conversation_id, await itemsWhere({ run_id: run.run_id }));
+  });
+
+  api.get('/agent/runs/:runId/transcript', { schema: { params: runParams, tags } }, async (req, reply) => {
+    const run = await visibleRun(req, req.params.runId);
+    const link = await jsonFile(transcriptOf(run.conversation_id, run.run_id, await itemsWhere({ run_id: run.run_id })), 'transcript.json');
+    return reply.redirect(link.url, 302);
+  });
+
+  api.get('/agent/conversations/:conversation_id', { schema: { params: conversationParams, tags } }, async (req) => {
+    const id = req.params.conversation_id;
+    await visibleConversation(req, id);
+    return normalizeConversation(id, await itemsWhere({ conversation_id: id }));
+  });
+
+  api.get('/agent/conversations/:conversation_id/transcript', { schema: { params: conversationParams, tags } }, async (req, reply) => {
+    const id = req.params.conversation_id;
+    await visibleConversation(req, id);
+    const link = await jsonFile(transcriptOf(id, null, await itemsWhere({ conversation_id: id })), 'transcript.json');
+    return reply.redirect(link.url, 302);
+  });
+
+  api.get(
+    '/agent/conversations/:conversation_id/screenshots/:screenshot_uid/download',
+    { schema: { params: conversationParams.extend({ screenshot_uid: uidParam }), tags } },
+    async (req, reply) => {
+      const { conversation_id, screenshot_uid } = req.params;
+      await visibleConversation(req, conversation_id);
+      const shot = await artifacts.get(screenshot_uid);
+      if (shot?.kind !== 'artifact' || shot.artifact_type !== 'SCREENSHOT' || shot.conversation_id !== conversation_id || !shot.blob) {
+        throw new NotFound('screenshot', screenshot_uid);
+      }
+      const mime = typeof shot.data.mime_type === 'string' ? shot.data.mime_type : 'image/png';
+      return reply.redirect(signedBlobUrl(rt, shot.blob, filenameOf(shot), mime).url, 302);
+    },
+  );
+
+  api.get(
+    '/agent/conversations/:conversation_id/block-snapshot',
+    { schema: { params: conversationParams, querystring: z.object({ redirect: z.enum(['true', 'false']).default('true') }).strict(), tags } },
+    async (req, reply) => {
+      const id = req.params.conversation_id;
+      await visibleConversation(req, id);
+      const link = await jsonFile(normalizeConversation(id, await itemsWhere({ conversation_id: id })), 'block-snapshot.json');
+      return req.query.redirect === 'false' ? link : reply.redirect(link.url, 302);
+    },
+  );
+
+  // Public checks: they tell only whether a session ended or is live, never its content.
+  const publicRoute = { config: { public: true }, schema: { tags, security: [] } } as const;
+
+  api.get('/agent/sessions/:sessionUuid/redirect', { ...publicRoute, schema: { ...publicRoute.schema, params: z.object({ sessionUuid: uidParam }) } }, async (req) => {
+    const id = req.params.sessionUuid;
+    const newestId = (await conversationRuns(id)).at(-1);
+    const newest = newestId ? await runs.get(newestId) : null;
+    return newest && isTerminal(newest.state) ? { conversation_id: id } : {};
+  });
+
+  api.get('/agent/conversations/:conversation_id/redirect', { ...publicRoute, schema: { ...publicRoute.schema, params: conversationParams } }, async (req) => {
+    const id = req.params.conversation_id;
+    const states = await runs.getMany(await conversationRuns(id));
+    return [...states.values()].some((r) => r.state === 'INPROGRESS') ? { session_id: id } : {};
+  });
+}

@@ -1,0 +1,117 @@
+/**
+ * History for auditors, straight from the event log (history is the events; no read model holds
+ * it): GET /factory/{uid}/tasks/{task_uid}/history (the task's stream and its conversation's
+ * stream, merged in log order) and GET /agent/runs/{runId}/history (the run's stream).
+ *
+ * Entries are oldest first. `position` is the event's global commit position as a decimal
+ * string (it outgrows JSON numbers on EventStoreDB); `revision` is its number in its stream.
+ * The `shopfloor history` command prints the same entries.
+ */
+import { z } from 'zod';
+import type { FastifyRequest } from 'fastify';
+import { canView } from '../commands/run/decider.js';
+import { type RunCreatedData, runStream } from '../commands/run/events.js';
+import { conversationStream } from '../commands/conversation/events.js';
+import { type TaskCreatedData, taskStream } from '../commands/task/events.js';
+import { comparePositions, type EventStore, type RecordedEvent } from '../src/eventstore/port.js';
+import type { Api } from '../src/http/app.js';
+import { decodeCursor, pageInfo } from '../src/http/cursor.js';
+import { limitParam, uidParam } from '../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
+import type { Sort } from '../src/readstore/port.js';
+import type { Runtime } from '../src/runtime.js';
+import { viewerOf } from './artifacts.js';
+
+export interface HistoryEntry {
+  id: string;
+  position: string;
+  stream: string;
+  revision: number;
+  type: string;
+  occurred_at: string;
+  actor: RecordedEvent['metadata']['actor'];
+  correlation_id: string;
+  causation_id: string | null;
+  request_id: string | null;
+  data: object;
+}
+
+export const toHistoryEntry = (e: RecordedEvent): HistoryEntry => ({
+  id: e.id,
+  position: e.position.commit.toString(),
+  stream: e.stream,
+  revision: Number(e.revision),
+  type: e.type,
+  occurred_at: e.metadata.occurred_at,
+  actor: e.metadata.actor,
+  correlation_id: e.metadata.correlation_id,
+  causation_id: e.metadata.causation_id,
+  request_id: e.metadata.request_id,
+  data: e.data,
+});
+
+/** The run's creation (who may see it) and its events, or null for an unknown run. */
+export async function runHistory(events: EventStore, runId: string): Promise<{ run: RunCreatedData; events: RecordedEvent[] } | null> {
+  const all = await events.readStream(runStream(runId));
+  return all[0]?.type === 'RunCreated' ? { run: all[0].data as RunCreatedData, events: all } : null;
+}
+
+/** The task's creation and the events of its stream and its conversation's, in log order. */
+export async function taskHistory(events: EventStore, taskUid: string): Promise<{ task: TaskCreatedData; events: RecordedEvent[] } | null> {
+  const own = await events.readStream(taskStream(taskUid));
+  if (own[0]?.type !== 'TaskCreated') return null;
+  const task = own[0].data as TaskCreatedData;
+  const conversation = await events.readStream(conversationStream(task.conversation_id));
+  return { task, events: [...own, ...conversation].sort((a, b) => comparePositions(a.position, b.position)) };
+}
+
+const query = z.object({ limit: limitParam(1000, 500), cursor: z.string().max(1000).optional() }).strict();
+
+// Cursors: a run's history pages by revision, a task's (two streams) by global position.
+const RUN_ORDER: Sort = [['revision', 'asc']];
+const TASK_ORDER: Sort = [['commit', 'asc'], ['prepare', 'asc']];
+
+/** The cursor's keyset as non-negative integers; anything else was not issued here. */
+function cursorNumbers(cursor: string | undefined, sort: Sort): bigint[] | undefined {
+  const values = decodeCursor(cursor, sort);
+  if (values && !values.every((v) => /^\d{1,20}$/.test(String(v)))) {
+    throw new InvalidRequest('cursor is not valid: malformed cursor', [{ path: 'querystring.cursor', message: 'malformed cursor' }], 'invalid_cursor');
+  }
+  return values?.map((v) => BigInt(String(v)));
+}
+
+function page(events: RecordedEvent[], limit: number, sort: Sort, key: (e: RecordedEvent) => Array<string | number>) {
+  const shown = events.slice(0, limit);
+  const last = shown.at(-1);
+  return { entries: shown.map(toHistoryEntry), page_info: pageInfo(sort, events.length > limit && last ? key(last) : null) };
+}
+
+export default function historyQueries(api: Api, rt: Runtime): void {
+  const tags = ['history'];
+  const viewer = (req: FastifyRequest) => viewerOf(req.principal!);
+
+  api.get(
+    '/factory/:uid/tasks/:task_uid/history',
+    { schema: { params: z.object({ uid: uidParam, task_uid: uidParam }), querystring: query, tags } },
+    async (req) => {
+      const { uid, task_uid } = req.params;
+      const history = await taskHistory(rt.events, task_uid);
+      // A deleted task keeps its history: auditors read it after the task is gone.
+      if (!history || history.task.factory_uid !== uid || !(history.task.team_uid in viewer(req).teams)) throw new NotFound('task', task_uid);
+      const after = cursorNumbers(req.query.cursor, TASK_ORDER);
+      const rest = after ? history.events.filter((e) => comparePositions(e.position, { commit: after[0]!, prepare: after[1]! }) > 0) : history.events;
+      return page(rest, req.query.limit, TASK_ORDER, (e) => [e.position.commit.toString(), e.position.prepare.toString()]);
+    },
+  );
+
+  api.get('/agent/runs/:runId/history', { schema: { params: z.object({ runId: uidParam }), querystring: query, tags } }, async (req) => {
+    const { runId } = req.params;
+    const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
+    const run = first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
+    if (!run || !canView({ ...run, creator_uid: run.creator.uid }, viewer(req))) throw new NotFound('run', runId);
+    const after = cursorNumbers(req.query.cursor, RUN_ORDER);
+    const fromRevision = after ? after[0]! + 1n : 0n;
+    const events = await rt.events.readStream(runStream(runId), { fromRevision, maxCount: req.query.limit + 1 });
+    return page(events, req.query.limit, RUN_ORDER, (e) => [Number(e.revision)]);
+  });
+}

@@ -1,0 +1,95 @@
+/**
+ * A run document as the hosted service's `RunItem`. Optional fields without a value are left
+ * out (the hosted schema marks them optional, not nullable); `started_at` and `finished_at` are
+ * null until they happen.
+ */
+import { isCancellableType } from '../commands/run/decider.js';
+import type { RunCreatedData, StatusMessage } from '../commands/run/events.js';
+import { type RunDoc, skillName } from '../projections/runs.js';
+
+/** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
+export function isoDuration(ms: number): string {
+  const total = Math.max(0, Math.round(ms)) / 1000;
+  const hours = Math.floor(total / 3600);
+  const minutes = Math.floor((total % 3600) / 60);
+  const seconds = Number((total % 60).toFixed(3));
+  if (!hours && !minutes) return `PT${seconds}S`;
+  return `PT${hours ? `${hours}H` : ''}${minutes}M${seconds}S`;
+}
+
+/** The time the run's executions took until `now`, the open one included. */
+export const runTimeMs = (run: RunDoc, now: string) =>
+  run.run_time_ms + (run.execution_started_at ? Math.max(0, Date.parse(now) - Date.parse(run.execution_started_at)) : 0);
+
+/** A run that failed in environment setup keeps its session for debugging until this moment. */
+const debugWindowOpen = (run: RunDoc, now: string) =>
+  run.state === 'FAILED' &&
+  run.status_message?.error_code === 'environment_setup_failed' &&
+  typeof run.status_message.session_debug_until === 'string' &&
+  run.status_message.session_debug_until > now;
+
+/** `session_debug_until` is shown only while the window is open. */
+function statusMessage(message: StatusMessage, open: boolean): StatusMessage {
+  const { session_debug_until, ...rest } = message;
+  return open && session_debug_until ? { ...rest, session_debug_until } : rest;
+}
+
+/** The skill a spec points at: its name and its path in the repository. */
+const agentSkill = (spec: string) => ({ name: skillName(spec), full_path: spec.slice(spec.indexOf(':') + 1) });
+
+/** Artifacts as `{artifact_type, created_at, data}`; the blob id and inline content stay inside. */
+const artifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: RunDoc['artifacts'][number]) => ({
+  artifact_type,
+  created_at,
+  data,
+});
+
+const present = <K extends string, V>(key: K, value: V | null | undefined) => (value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+
+export interface RunItemOptions {
+  /** `PUBLIC_BASE_URL`, the base of session links. */
+  baseUrl: string;
+  /** The moment the item describes: run time and debug windows are reckoned at it. */
+  now: string;
+}
+
+export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions) {
+  const debugging = debugWindowOpen(run, now);
+  const skillSpec = run.skill_spec ?? (run.config?.skills as string[] | undefined)?.[0] ?? null;
+  const started = run.started_at !== null;
+  return {
+    run_id: run.run_id,
+    task_id: run.run_id,
+    title: run.title,
+    state: run.state,
+    prompt: run.prompt,
+    created_at: run.created_at,
+    updated_at: run.updated_at,
+    started_at: run.started_at,
+    finished_at: run.finished_at,
+    ...(started ? { run_time: isoDuration(runTimeMs(run, now)) } : {}),
+    execution_location: run.execution_location,
+    ...present('status_message', run.status_message && statusMessage(run.status_message, debugging)),
+    source: run.source,
+    // A session exists once an execution started; it is named after the conversation it continues.
+    ...(started ? { session_id: run.conversation_id, session_link: `${baseUrl}/sessions/${run.conversation_id}` } : {}),
+    ...present('trigger_url', run.metadata.ticket_url),
+    creator: run.creator,
+    executor: run.executor,
+    ...present('request_usage', run.usage),
+    agent_config: { ...run.config, ...present('name', run.agent_name), ...present('skill_spec', skillSpec) },
+    ...present('agent_skill', skillSpec && agentSkill(skillSpec)),
+    conversation_id: run.conversation_id,
+    ...present('parent_run_id', run.parent_run_id),
+    root_run_id: run.root_run_id,
+    ...present('factory_uid', run.factory_uid),
+    is_sandbox_running: run.state === 'CLAIMED' || run.state === 'INPROGRESS' || debugging,
+    is_run_type_cancellable: isCancellableType(run as Pick<RunCreatedData, 'execution_location' | 'source'>),
+    debug_agent_available: debugging,
+    artifacts: run.artifacts.map(artifactItem),
+    scope: run.team_uid ? { type: 'Team', uid: run.team_uid } : { type: 'User', uid: run.creator.uid },
+    metadata: run.metadata,
+  };
+}
+
+export type RunItem = ReturnType<typeof toRunItem>;

@@ -1,0 +1,145 @@
+/**
+ * Reading agent runs: the list with every filter, one run (now or `as_of` a moment), its
+ * timeline, harness usage and handoff attachments, and the run behind an external reference.
+ *
+ * One run is readable where the run decider would let the caller act on it (`canView`): runs of
+ * any of the caller's teams, its personal runs, and for agents the runs their team executes. The
+ * list shows the active team's runs plus the caller's personal runs (and for agents, the runs the
+ * active team executes).
+ */
+import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { canView } from '../commands/run/decider.js';
+import { runStream } from '../commands/run/events.js';
+import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
+import { runTimelineProjection, type RunTimelineDoc } from '../projections/run-timeline.js';
+import { type RunDoc, runsProjection } from '../projections/runs.js';
+import type { Api } from '../src/http/app.js';
+import { activeTeam } from '../src/http/auth.js';
+import { decodeCursor, pageInfo } from '../src/http/cursor.js';
+import type { Principal } from '../src/http/principal.js';
+import { dateTimeParam, uidParam } from '../src/http/schemas.js';
+import { DomainError, NotFound } from '../src/kernel/errors.js';
+import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
+import type { Filter } from '../src/readstore/port.js';
+import type { Runtime } from '../src/runtime.js';
+import { signedBlobUrl, viewerOf } from './artifacts.js';
+import { toRunItem } from './run-item.js';
+import { listRunsQuery, metadataPairs, runsFilter, runsSort } from './run-list.js';
+
+const params = z.object({ runId: uidParam });
+
+const ownerOf = (run: RunDoc) => ({ team_uid: run.team_uid, creator_uid: run.creator.uid, executing_team_uid: run.executing_team_uid });
+
+/** The runs `principal` may read, in the teams given. */
+function readableIn(principal: Principal, teams: string[]): Filter {
+  return {
+    $or: [
+      { team_uid: { $in: teams } },
+      { team_uid: null, 'creator.uid': principal.uid },
+      ...(principal.type === 'agent' ? [{ executing_team_uid: { $in: teams } }] : []),
+    ],
+  };
+}
+
+export default function runQueries(api: Api, rt: Runtime): void {
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const timelines = rt.readModel<RunTimelineDoc>(runTimelineProjection);
+  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const tags = ['runs'];
+  const item = (run: RunDoc, now = new Date().toISOString()) => toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now });
+
+  /** The run if the caller may read it; any other answers 404, existing or not. */
+  async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
+    const run = await runs.get(runId);
+    if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
+    return run;
+  }
+
+  /** The requested factories the caller's teams own: any other matches nothing. */
+  async function accessibleFactories(req: FastifyRequest, uids: string[] | undefined): Promise<string[] | undefined> {
+    if (!uids) return undefined;
+    const found = await factories.getMany(uids);
+    return uids.filter((uid) => {
+      const factory = found.get(uid);
+      return factory !== undefined && req.principal!.teams.has(factory.team_uid);
+    });
+  }
+
+  api.get('/agent/runs', { schema: { querystring: listRunsQuery, tags } }, async (req) => {
+    const q = req.query;
+    const metadata = metadataPairs(q);
+    if (metadata.length && !rt.config.RUN_METADATA_FILTERING) {
+      throw new DomainError(403, 'feature_not_available', 'Forbidden', 'filtering runs by metadata is not enabled on this server');
+    }
+    if (q.ancestor_run_id) await visibleRun(req, q.ancestor_run_id);
+    const sort = runsSort(q.sort_by, q.sort_order);
+    const after = decodeCursor(q.cursor, sort);
+    const filter = runsFilter(q, {
+      visible: readableIn(req.principal!, [activeTeam(req).uid]),
+      factories: await accessibleFactories(req, q.factory_uid),
+      metadata,
+      baseUrl: rt.config.publicBaseUrl,
+    });
+    const page = await runs.find({ filter, sort, limit: q.limit, after });
+    const now = new Date().toISOString();
+    return { runs: page.items.map((run) => item(run, now)), page_info: pageInfo(sort, page.next) };
+  });
+
+  api.get(
+    '/agent/runs/:runId',
+    { schema: { params, querystring: z.object({ as_of: dateTimeParam.optional() }).strict(), tags } },
+    async (req) => {
+      const run = await visibleRun(req, req.params.runId);
+      const asOf = req.query.as_of;
+      if (asOf === undefined) return item(run);
+      // Who may read a run never changes, so today's check stands for any moment.
+      const then = (await projectAsOf(runsProjection, await eventsAsOf(rt.events, [runStream(run.run_id)], asOf), run.run_id)) as RunDoc | null;
+      if (!then) throw new NotFound('run', `${run.run_id} as of ${asOf}`);
+      return item(then, new Date(asOf).toISOString());
+    },
+  );
+
+  api.get('/agent/runs/:runId/timeline', { schema: { params, tags } }, async (req) => {
+    const run = await visibleRun(req, req.params.runId);
+    const timeline = await timelines.get(run.run_id);
+    const events = (timeline?.entries ?? []).map(({ execution_id, ...entry }) => ({ ...entry, ...(execution_id ? { execution_id } : {}) }));
+    return { events };
+  });
+
+  api.get('/agent/runs/:runId/harness-usage', { schema: { params, tags } }, async (req) => {
+    const run = await visibleRun(req, req.params.runId);
+    return run.usage
+      ? { run_id: run.run_id, status: 'available', reported_at: run.usage_reported_at, usage: run.usage }
+      : { run_id: run.run_id, status: 'unavailable', reason: 'no usage has been reported for this run yet', reported_at: null, usage: null };
+  });
+
+  api.get('/agent/runs/:runId/handoff/attachments', { schema: { params, tags } }, async (req) => {
+    const run = await visibleRun(req, req.params.runId);
+    const files = run.handoff_files.filter((f) => f.execution_id === run.ended_execution_id);
+    return {
+      attachments: files.map((f) => ({
+        attachment_id: f.attachment_id,
+        download_url: signedBlobUrl(rt, f.blob, f.file_name, f.mime_type).url,
+        filename: f.file_name,
+        mime_type: f.mime_type,
+      })),
+    };
+  });
+
+  api.get(
+    '/agent/run-by-external-reference',
+    { schema: { querystring: z.object({ url: z.string().min(1).max(2048) }).strict(), tags } },
+    async (req) => {
+      const principal = req.principal!;
+      const page = await runs.find({
+        filter: { $and: [readableIn(principal, [...principal.teams.keys()]), { external_reference_urls: { $has: req.query.url } }] },
+        sort: [['created_at', 'asc'], ['id', 'asc']],
+        limit: 1,
+      });
+      const [run] = page.items;
+      if (!run) throw new NotFound('run with external reference', req.query.url);
+      return { run_id: run.run_id };
+    },
+  );
+}

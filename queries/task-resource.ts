@@ -1,0 +1,144 @@
+/**
+ * Factory tasks as the API returns them (`Task`): the task document plus what is resolved at
+ * read time from other read models (author, current run, derived outputs), always in batches.
+ */
+import { isCancellableType } from '../commands/run/decider.js';
+import type { Artifact, RunCreatedData } from '../commands/run/events.js';
+import type { Collection, Filter, Scalar, Sort } from '../src/readstore/port.js';
+import type { Runtime } from '../src/runtime.js';
+import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
+import { runsProjection, type RunDoc } from '../projections/runs.js';
+import type { TaskDoc } from '../projections/tasks.js';
+import { usersProjection, type UserDoc } from '../projections/users.js';
+
+/** Artifact types that count as a task's outputs. */
+export const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT', 'FILE'] as const;
+
+type StoredArtifact = Artifact & { created_at: string };
+
+/** `ArtifactItem`: type and time, the type's fields under `data` (no storage internals). */
+export const toArtifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: StoredArtifact) => ({
+  artifact_type,
+  created_at,
+  data,
+});
+
+export type ArtifactItem = ReturnType<typeof toArtifactItem>;
+
+const newestFirst = (a: StoredArtifact, b: StoredArtifact) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0);
+
+const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
+  [...runs]
+    .flatMap((r) => r.artifacts)
+    .filter((a) => (OUTPUT_TYPES as readonly string[]).includes(a.artifact_type))
+    .sort(newestFirst)
+    .map(toArtifactItem);
+
+const hasOutputs: Filter = { $or: OUTPUT_TYPES.map((t) => ({ artifact_types: { $has: t } })) };
+
+const PAGE = 500;
+
+/** Every document matching `filter`, page by page. */
+async function findAll<T extends RunDoc>(collection: Collection<T>, filter: Filter): Promise<T[]> {
+  const sort: Sort = [['id', 'asc']];
+  const all: T[] = [];
+  let after: Scalar[] | undefined;
+  do {
+    const page = await collection.find({ filter, sort, limit: PAGE, after });
+    all.push(...page.items);
+    after = page.next ?? undefined;
+  } while (after);
+  return all;
+}
+
+const baseResource = (t: TaskDoc) => ({
+  uid: t.uid,
+  factory_uid: t.factory_uid,
+  conversation_id: t.conversation_id,
+  run_id: t.run_id,
+  stage: t.stage,
+  title: t.title,
+  description: t.description,
+  created_at: t.created_at,
+  updated_at: t.updated_at,
+});
+
+export type TaskResource = ReturnType<typeof baseResource> & {
+  author?: { type: 'user' | 'service_account'; uid: string; display_name: string; email: string | null; photo_url: null };
+  current_run?: { run_id: string; state: string; is_run_type_cancellable: boolean };
+  outputs?: ArtifactItem[];
+  ticket_id?: string;
+  ticket_source?: string;
+};
+
+export function taskResources(rt: Runtime) {
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const users = rt.readModel<UserDoc>(usersProjection);
+  const agents = rt.readModel<IdentityDoc>(identitiesProjection);
+
+  /** Authors of a page of tasks: one getMany per principal type. */
+  async function authors(tasks: readonly TaskDoc[]): Promise<Map<string, NonNullable<TaskResource['author']>>> {
+    const uidsOf = (type: string) => [...new Set(tasks.filter((t) => t.author_type === type && t.author_uid).map((t) => t.author_uid!))];
+    const [people, bots] = await Promise.all([users.getMany(uidsOf('user')), agents.getMany(uidsOf('service_account'))]);
+    const found = new Map<string, NonNullable<TaskResource['author']>>();
+    for (const u of people.values()) found.set(u.uid, { type: 'user', uid: u.uid, display_name: u.display_name, email: u.email, photo_url: null });
+    for (const a of bots.values()) found.set(a.uid, { type: 'service_account', uid: a.uid, display_name: a.name, email: null, photo_url: null });
+    return found;
+  }
+
+  /** Current runs of a page of tasks, in one getMany. */
+  async function currentRuns(tasks: readonly TaskDoc[]): Promise<Map<string, RunDoc>> {
+    return runs.getMany([...new Set(tasks.map((t) => t.current_run_id).filter((id): id is string => id !== null))]);
+  }
+
+  /** `{current_run}` when the task's current run resolves, else nothing (the field is optional). */
+  const currentRunOf = (t: TaskDoc, found: Map<string, RunDoc>): Pick<TaskResource, 'current_run'> => {
+    const run = t.current_run_id ? found.get(t.current_run_id) : undefined;
+    if (!run) return {};
+    const type = run as unknown as Pick<RunCreatedData, 'execution_location' | 'source'>;
+    return { current_run: { run_id: run.run_id, state: run.state, is_run_type_cancellable: isCancellableType(type) } };
+  };
+
+  const withAuthor = (t: TaskDoc, found: Map<string, NonNullable<TaskResource['author']>>): TaskResource => {
+    const author = t.author_uid ? found.get(t.author_uid) : undefined;
+    return { ...baseResource(t), ...(author ? { author } : {}) };
+  };
+
+  /** Outputs of the task's whole run tree: the conversation's runs and every run under them. */
+  async function treeOutputs(t: TaskDoc): Promise<ArtifactItem[]> {
+    const own = await findAll(runs, { conversation_id: t.conversation_id });
+    const ids = new Set(own.map((r) => r.run_id));
+    const roots = [...new Set(own.map((r) => r.root_run_id))];
+    if (!roots.length) return [];
+    const tree = await findAll(runs, { root_run_id: { $in: roots }, ...hasOutputs });
+    return outputsOf(tree.filter((r) => ids.has(r.run_id) || r.ancestors.some((a) => ids.has(a))));
+  }
+
+  return {
+    /** One task, as single reads return it: author, current run and outputs of the whole tree. */
+    async detail(t: TaskDoc): Promise<TaskResource> {
+      const [found, current, outputs] = await Promise.all([authors([t]), currentRuns([t]), treeOutputs(t)]);
+      return { ...withAuthor(t, found), ...currentRunOf(t, current), outputs };
+    },
+
+    /** A page of tasks: lean, plus what `full_list` and `include_current_run` ask for. */
+    async page(tasks: readonly TaskDoc[], options: { full_list: boolean; include_current_run: boolean }): Promise<TaskResource[]> {
+      const [found, current, conversationRuns] = await Promise.all([
+        authors(tasks),
+        options.include_current_run ? currentRuns(tasks) : null,
+        options.full_list && tasks.length ? findAll(runs, { conversation_id: { $in: tasks.map((t) => t.conversation_id) }, ...hasOutputs }) : null,
+      ]);
+      return tasks.map((t) => ({
+        ...withAuthor(t, found),
+        ...(current ? currentRunOf(t, current) : {}),
+        ...(options.full_list
+          ? {
+              ...(t.ticket_id ? { ticket_id: t.ticket_id } : {}),
+              ...(t.ticket_source ? { ticket_source: t.ticket_source } : {}),
+              outputs: outputsOf((conversationRuns ?? []).filter((r) => r.conversation_id === t.conversation_id)),
+            }
+          : {}),
+      }));
+    },
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * GET /factory/{uid}/tasks, GET /factory/{uid}/tasks/{task_uid} (with `as_of`),
+ * GET /factory/{uid}/task-by-conversation and GET /factory/{uid}/task-by-run.
+ */
+import { z } from 'zod';
+import type { Api } from '../src/http/app.js';
+import { decodeCursor, pageInfo } from '../src/http/cursor.js';
+import { booleanParam, dateTimeParam, limitParam, sortOrderParam, uidParam } from '../src/http/schemas.js';
+import { NotFound } from '../src/kernel/errors.js';
+import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
+import type { Filter, Sort } from '../src/readstore/port.js';
+import type { Runtime } from '../src/runtime.js';
+import { STAGES, taskStream } from '../commands/task/events.js';
+import { normalizeEmail } from '../commands/user/register.js';
+import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
+import { runsProjection, type RunDoc } from '../projections/runs.js';
+import { conversationKey, tasksProjection, type TaskDoc } from '../projections/tasks.js';
+import { usersProjection, type UserDoc } from '../projections/users.js';
+import { visibleFactory } from './factories.js';
+import { taskResources } from './task-resource.js';
+
+/** How many values a repeatable filter takes. */
+export const MAX_FILTER_VALUES = 50;
+
+const repeatableMax = <T extends z.ZodType>(item: T) =>
+  z.preprocess((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]), z.array(item).max(MAX_FILTER_VALUES).optional());
+
+/** Stored times are UTC ISO strings: a bound with an offset is compared in the same form. */
+const instant = dateTimeParam.transform((s) => new Date(s).toISOString());
+
+const listQuery = z
+  .object({
+    stage: repeatableMax(z.enum(STAGES)),
+    created_by: repeatableMax(z.email().max(320)),
+    q: z.string().min(1).max(200).optional(),
+    created_after: instant.optional(),
+    created_before: instant.optional(),
+    updated_after: instant.optional(),
+    sort_by: z.enum(['created_at', 'updated_at']).default('created_at'),
+    sort_order: sortOrderParam,
+    limit: limitParam(),
+    cursor: z.string().max(1000).optional(),
+    full_list: booleanParam,
+    include_current_run: booleanParam,
+  })
+  .strict();
+
+const factoryParams = z.object({ uid: uidParam });
+const taskParams = z.object({ uid: uidParam, task_uid: uidParam });
+
+export default function taskQueries(api: Api, rt: Runtime): void {
+  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const tasks = rt.readModel<TaskDoc>(tasksProjection);
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const users = rt.readModel<UserDoc>(usersProjection);
+  const resources = taskResources(rt);
+
+  /** The live task bound to the conversation, if it belongs to this factory. */
+  async function taskOfConversation(factoryUid: string, conversationId: string): Promise<TaskDoc | null> {
+    const link = await tasks.get(conversationKey(conversationId));
+    const task = typeof link?.task_uid === 'string' ? await tasks.get(link.task_uid) : null;
+    return task?.factory_uid === factoryUid ? task : null;
+  }
+
+  /** Uids of the users with these emails; unknown emails match no one. */
+  async function userUids(emails: readonly string[]): Promise<string[]> {
+    const page = await users.find({ filter: { email: { $in: emails.map(normalizeEmail) } }, sort: [['id', 'asc']], limit: MAX_FILTER_VALUES });
+    return page.items.map((u) => u.uid);
+  }
+
+  api.get('/factory/:uid/tasks', { schema: { params: factoryParams, querystring: listQuery, tags: ['tasks'] } }, async (req) => {
+    const factory = await visibleFactory(factories, req, req.params.uid);
+    const q = req.query;
+    const sort: Sort = [[q.sort_by, q.sort_order], ['id', q.sort_order]];
+    const after = decodeCursor(q.cursor, sort);
+    const filter: Filter = {
+      factory_uid: factory.uid,
+      stage: q.stage && { $in: q.stage },
+      author_uid: q.created_by && { $in: await userUids(q.created_by) },
+      title: q.q === undefined ? undefined : { $contains: q.q },
+      created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
+      updated_at: q.updated_after && { $gt: q.updated_after },
+    };
+    const page = await tasks.find({ filter, sort, limit: q.limit, after });
+    return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
+  });
+
+  api.get(
+    '/factory/:uid/tasks/:task_uid',
+    { schema: { params: taskParams, querystring: z.object({ as_of: dateTimeParam.optional() }).strict(), tags: ['tasks'] } },
+    async (req) => {
+      const { uid, task_uid } = req.params;
+      await visibleFactory(factories, req, uid);
+      if (req.query.as_of === undefined) {
+        const task = await tasks.get(task_uid);
+        if (task?.factory_uid !== uid) throw new NotFound('task', task_uid);
+        return resources.detail(task);
+      }
+      // The task as its own events had left it then (read models of other streams are not replayed).
+      const then = (await projectAsOf(tasksProjection, await eventsAsOf(rt.events, [taskStream(task_uid)], req.query.as_of), task_uid)) as TaskDoc | null;
+      if (then?.factory_uid !== uid) throw new NotFound('task', task_uid);
+      return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task);
+    },
+  );
+
+  api.get(
+    '/factory/:uid/task-by-conversation',
+    { schema: { params: factoryParams, querystring: z.object({ conversation_id: uidParam }).strict(), tags: ['tasks'] } },
+    async (req) => {
+      await visibleFactory(factories, req, req.params.uid);
+      const task = await taskOfConversation(req.params.uid, req.query.conversation_id);
+      if (!task) throw new NotFound('task bound to conversation', req.query.conversation_id);
+      return resources.detail(task);
+    },
+  );
+
+  api.get(
+    '/factory/:uid/task-by-run',
+    { schema: { params: factoryParams, querystring: z.object({ run_id: uidParam }).strict(), tags: ['tasks'] } },
+    async (req) => {
+      await visibleFactory(factories, req, req.params.uid);
+      // The task of a run is the one bound to the conversation of the run's root.
+      const run = await runs.get(req.query.run_id);
+      const root = run && (run.root_run_id === run.run_id ? run : await runs.get(run.root_run_id));
+      const task = root ? await taskOfConversation(req.params.uid, root.conversation_id) : null;
+      if (!task) throw new NotFound('task of run', req.query.run_id);
+      return resources.detail(task);
+    },
+  );
+}

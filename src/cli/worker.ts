@@ -1,0 +1,48 @@
+/** `shopfloor worker --exec "<command>"`: the reference worker, against a running server. */
+import { parseArgs } from 'node:util';
+import { Worker } from '../worker/worker.js';
+
+export const WORKER_USAGE = `  shopfloor worker --exec "<command>" [--url URL] [--api-key KEY] [--concurrency N]
+                   [--host NAME] [--capability C]... [--worker-id ID]
+                                            execute runs with <command>; the key (an agent API key)
+                                            defaults to $SHOPFLOOR_API_KEY, the URL to $SHOPFLOOR_URL`;
+
+const MAX_CONCURRENCY = 64;
+
+export async function workerCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    strict: true,
+    options: {
+      exec: { type: 'string' },
+      url: { type: 'string', default: process.env.SHOPFLOOR_URL ?? 'http://127.0.0.1:8080' },
+      'api-key': { type: 'string', default: process.env.SHOPFLOOR_API_KEY },
+      concurrency: { type: 'string', default: '1' },
+      host: { type: 'string' },
+      capability: { type: 'string', multiple: true, default: [] },
+      'worker-id': { type: 'string' },
+    },
+  });
+  const concurrency = Number(values.concurrency);
+  const problems = [
+    !values.exec && '--exec "<command>" is required',
+    !values['api-key'] && 'an agent API key is required: --api-key or SHOPFLOOR_API_KEY',
+    !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY) && `--concurrency is a whole number from 1 to ${MAX_CONCURRENCY}`,
+  ].filter(Boolean);
+  if (problems.length) {
+    console.error(`${problems.join('\n')}\nusage:\n${WORKER_USAGE}`);
+    return 2;
+  }
+  const worker = new Worker({
+    url: values.url,
+    apiKey: values['api-key']!,
+    command: values.exec!,
+    concurrency,
+    capabilities: values.capability,
+    ...(values.host ? { host: values.host } : {}),
+    ...(values['worker-id'] ? { workerId: values['worker-id'] } : {}),
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.stop());
+  await worker.run();
+  return 0;
+}

@@ -1,0 +1,163 @@
+/**
+ * POST /webhooks/w/<uid>[/<token>]: the public entry point. Order of checks, so that a sender
+ * without the credential learns nothing beyond the spec's statuses:
+ *   1. unknown, disabled or deleted webhook (or a token segment on a webhook without url_token) → 404
+ *   2. failed-authentication budget used up → 429 (before looking at any credential)
+ *   3. token / url_token: credential from the header or path → 401 (counted against the budget)
+ *   4. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit)
+ *   5. signature schemes: the provider signature over the raw body → 401 (counted)
+ *   6. delivery rate of authenticated senders, 60 a minute → 429
+ *   7. JSON → 400
+ *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
+ * Rejections at 3, 4, 5 and 7 are logged; 404 and 429 are not (they would let anyone fill the log).
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { v7 as uuidv7 } from 'uuid';
+import { z } from 'zod';
+import { ConcurrencyError, type EventMetadata } from '../eventstore/port.js';
+import type { Api } from '../http/app.js';
+import { sendProblem } from '../http/problem.js';
+import type { Runtime } from '../runtime.js';
+import { webhooksProjection, type WebhookDoc } from '../../projections/webhooks.js';
+import { resolveWebhookSecret, webhookState } from './state.js';
+import type { WebhookState } from '../../commands/webhook/decider.js';
+import { type DeliveryEvent, type DeliveryRejectionReason, deliveryStream, rejectedDeliveriesStream } from '../../commands/webhook/events.js';
+import { readLimitedBody } from './body.js';
+import { slidingWindow } from './rate-limit.js';
+import { firstHeader, providerDeliveryId, safeEqual, verifySignature } from './verify.js';
+
+export const DELIVERIES_PER_MINUTE = 60;
+const SERVICE_DELIVERY_HEADER = 'x-service-delivery-id';
+const MAX_IDENTITY_LENGTH = 200;
+
+const params = z.object({ uid: z.string().max(128), token: z.string().max(2048).optional() });
+
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
+
+/** The delivery's identity in the spec's order of preference. */
+function identityOf(webhook: WebhookState, req: FastifyRequest, body: Buffer): string {
+  const fromHeaders = [
+    webhook.delivery_id_header ? firstHeader(req.headers, webhook.delivery_id_header) : undefined,
+    webhook.signature_scheme ? providerDeliveryId(webhook.signature_scheme, req.headers) : undefined,
+    firstHeader(req.headers, SERVICE_DELIVERY_HEADER),
+  ].find((v) => v !== undefined && v.trim() !== '');
+  if (fromHeaders === undefined) return `body-sha256:${sha256(body)}`;
+  return fromHeaders.length <= MAX_IDENTITY_LENGTH ? `id:${fromHeaders}` : `id-sha256:${sha256(fromHeaders)}`;
+}
+
+export default function webhookIngress(app: Api, rt: Runtime): void {
+  const webhooks = rt.readModel<WebhookDoc>(webhooksProjection);
+  const failedAuth = slidingWindow(rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
+  const deliveries = slidingWindow(DELIVERIES_PER_MINUTE);
+
+  const tooMany = (reply: FastifyReply, seconds: number, detail: string) => {
+    reply.header('retry-after', String(seconds));
+    return sendProblem(reply, 429, 'rate_limited', 'Too many requests', detail, undefined, true);
+  };
+
+  async function ingest(req: FastifyRequest<{ Params: z.infer<typeof params> }>, reply: FastifyReply) {
+    const receivedAt = new Date();
+    const deliveryId = uuidv7();
+    const { uid, token } = req.params;
+
+    // 1. The webhook as its factory's stream tells it (the read model only maps uid → factory).
+    const doc = await webhooks.get(uid);
+    const webhook = doc ? await webhookState(rt, doc.factory_uid, uid) : null;
+    if (!webhook || webhook.deleted || !webhook.enabled || (token !== undefined && webhook.auth_mode !== 'url_token')) {
+      return sendProblem(reply, 404, 'webhook_not_found', 'Not found', 'no such webhook, or it is disabled');
+    }
+
+    const base = { webhook_uid: uid, factory_uid: webhook.factory_uid, team_uid: webhook.team_uid, delivery_id: deliveryId, received_at: receivedAt.toISOString() };
+    const metadata: EventMetadata = {
+      actor: { type: 'system', uid: `webhook:${uid}` },
+      team_uid: webhook.team_uid,
+      correlation_id: deliveryId,
+      causation_id: null,
+      request_id: req.id,
+      occurred_at: base.received_at,
+    };
+    const write = async (stream: string, event: DeliveryEvent, expected: 'any' | 'no_stream') => {
+      const { position } = await rt.events.append(stream, [{ id: uuidv7(), type: event.type, data: event.data, metadata }], expected);
+      await rt.projector.waitFor(position);
+    };
+    const reject = async (reason: DeliveryRejectionReason, size_bytes: number) =>
+      write(rejectedDeliveriesStream(uid), { type: 'DeliveryRejected', data: { ...base, size_bytes, reason } }, 'any');
+    const unauthorized = async (size_bytes: number) => {
+      failedAuth.hit(uid, Date.now());
+      await reject('auth', size_bytes);
+      return sendProblem(reply, 401, 'authentication_failed', 'Unauthorized', 'the delivery did not authenticate for this webhook');
+    };
+    const declaredSize = Number(req.headers['content-length']) || 0;
+
+    // 2. Brute force stops here, before any credential is compared.
+    const wait = failedAuth.exhausted(uid, Date.now());
+    if (wait !== null) return tooMany(reply, wait, 'too many failed authentications for this webhook');
+
+    const secret = await resolveWebhookSecret(rt, webhook);
+    // 3. Credentials that do not need the body.
+    if (webhook.auth_mode !== 'signature') {
+      const given = webhook.auth_mode === 'token' ? /^Bearer (.+)$/i.exec(firstHeader(req.headers, 'authorization') ?? '')?.[1] : token;
+      if (secret === null || given === undefined || !safeEqual(given, secret)) return unauthorized(declaredSize);
+    }
+
+    // 4. The raw body, never more than the limit.
+    const read = await readLimitedBody(req.raw);
+    if (!read.ok) {
+      await reject('too_large', read.size_bytes);
+      reply.header('connection', 'close');
+      return sendProblem(reply, 413, 'payload_too_large', 'Payload too large', 'a webhook body is at most 262,144 bytes');
+    }
+    const body = read.bytes;
+
+    // 5. Signatures over the body.
+    if (webhook.auth_mode === 'signature') {
+      const authentic = secret !== null && (await verifySignature(webhook.signature_scheme!, secret, body, req.headers, Math.floor(receivedAt.getTime() / 1000)));
+      if (!authentic) return unauthorized(body.length);
+    }
+
+    // 6. Only authenticated senders spend the delivery budget.
+    const rateWait = deliveries.exhausted(uid, Date.now());
+    if (rateWait !== null) return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
+    deliveries.hit(uid, Date.now());
+
+    // 7. Any JSON value.
+    if (!isJson(body)) {
+      await reject('invalid_json', body.length);
+      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
+    }
+
+    // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.
+    const identity = identityOf(webhook, req, body);
+    const stream = deliveryStream(uid, sha256(identity));
+    const payload_blob = await rt.blobs.put(body);
+    try {
+      await write(stream, { type: 'DeliveryAccepted', data: { ...base, identity, size_bytes: body.length, payload_blob } }, 'no_stream');
+    } catch (error) {
+      if (!(error instanceof ConcurrencyError)) throw error;
+      const [first] = await rt.events.readStream(stream, { maxCount: 1 });
+      const duplicate_of = String((first?.data as { delivery_id?: unknown } | undefined)?.delivery_id ?? '');
+      await write(stream, { type: 'DeliveryDuplicated', data: { ...base, identity, size_bytes: body.length, duplicate_of } }, 'any');
+    }
+    return reply.code(202).send({ delivery_id: deliveryId });
+  }
+
+  app.register(async (scope) => {
+    // The handler streams the raw body itself, whatever the Content-Type says.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
+    const route = { schema: { params, hide: true } } as const;
+    scope.post('/webhooks/w/:uid', route, ingest);
+    scope.post('/webhooks/w/:uid/:token', route, ingest);
+  });
+}
+
+/** Valid UTF-8 holding one JSON value (JSON.parse is iterative for nesting, so depth cannot crash it). */
+const isJson = (bytes: Buffer) => {
+  try {
+    JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)); // a BOM stays, and fails
+    return true;
+  } catch {
+    return false;
+  }
+};

@@ -1,0 +1,91 @@
+/** The worker API as the reference worker calls it: one method per operation, JSON in and out. */
+
+export interface Announced {
+  worker_id: string;
+  heartbeat_interval_seconds: number;
+  lease_seconds: number;
+}
+
+export interface Assignment {
+  run_id: string;
+  execution_id: string;
+  title: string;
+  prompt: string;
+  mode: string;
+  conversation_id: string;
+  resumed: boolean;
+  config: Record<string, unknown> | null;
+  attachments: Array<{ attachment_id: string; file_name: string; mime_type: string; download_url: string }>;
+}
+
+export type Signal =
+  | { signal_id: string; type: 'followup'; run_id: string; execution_id: string; message: string }
+  | { signal_id: string; type: 'interrupt'; run_id: string; execution_id: string }
+  | { signal_id: string; type: 'cancel'; run_id: string; execution_id: string | null; cause: string; reason: string };
+
+/** An answer other than 2xx, with the problem's stable `code`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+  ) {
+    super(`${status} ${code}: ${detail}`);
+    this.name = 'ApiError';
+  }
+}
+
+/** The report endpoints on a held run (JSON bodies). */
+export type Report = 'claim' | 'start' | 'timeline' | 'messages' | 'artifacts' | 'usage' | 'finish';
+
+export class WorkerClient {
+  constructor(
+    private readonly baseUrl: string,
+    private readonly apiKey: string,
+  ) {}
+
+  private async request(method: string, path: string, init: { json?: unknown; bytes?: Buffer; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+    const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, ...init.headers };
+    let body: string | Uint8Array<ArrayBuffer> | undefined;
+    if (init.json !== undefined) {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(init.json);
+    } else if (init.bytes) {
+      headers['content-type'] = 'application/octet-stream';
+      body = new Uint8Array(init.bytes) as Uint8Array<ArrayBuffer>; // a copy: a plain ArrayBuffer
+    }
+    const res = await fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: init.signal ?? null });
+    const text = await res.text();
+    const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    if (!res.ok) throw new ApiError(res.status, String(parsed?.code ?? 'unknown'), String(parsed?.detail ?? text));
+    return { status: res.status, body: parsed };
+  }
+
+  async announce(host: string, capabilities: string[], workerId?: string): Promise<Announced> {
+    const res = await this.request('POST', '/agent/workers', { json: { host, capabilities, ...(workerId ? { worker_id: workerId } : {}) } });
+    return res.body as unknown as Announced;
+  }
+
+  async heartbeat(workerId: string, runs: string[], acks: string[]): Promise<Signal[]> {
+    const res = await this.request('POST', `/agent/workers/${workerId}/heartbeat`, { json: { runs, acks } });
+    return (res.body?.signals ?? []) as Signal[];
+  }
+
+  /** Long-polls for a run; null when none came within `waitSeconds`. */
+  async claim(workerId: string, waitSeconds: number, signal: AbortSignal): Promise<Assignment | null> {
+    const res = await this.request('POST', `/agent/workers/${workerId}/claim?wait_seconds=${waitSeconds}`, { signal });
+    return res.status === 204 ? null : ((res.body?.run ?? null) as Assignment | null);
+  }
+
+  async report(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: Report, json: unknown = {}) {
+    const res = await this.request('POST', `/agent/workers/${workerId}/runs/${run.run_id}/${what}`, { json, headers: { 'x-execution-id': run.execution_id } });
+    return res.body;
+  }
+
+  /** Uploads a file as an artifact (`files`) or a handoff file (`handoff`). */
+  async upload(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: 'files' | 'handoff', query: Record<string, string>, bytes: Buffer) {
+    const qs = new URLSearchParams(query).toString();
+    const res = await this.request('PUT', `/agent/workers/${workerId}/runs/${run.run_id}/${what}?${qs}`, { bytes, headers: { 'x-execution-id': run.execution_id } });
+    return res.body;
+  }
+}

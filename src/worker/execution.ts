@@ -1,0 +1,219 @@
+/**
+ * One execution of a run by the reference worker: the command runs with `sh -c` in a fresh
+ * working directory, in a process group of its own. Its output becomes conversation messages
+ * (batched) and timeline entries, the pull request links it prints become PULL_REQUEST
+ * artifacts, the files it leaves in the artifacts folder become FILE artifacts, and its exit code
+ * finishes the run. Signals from the server reach it: follow-ups on stdin, interrupts as SIGINT,
+ * cancellation as the end of the process group.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from './output.js';
+
+/** Output is sent at most this often, or sooner when a batch fills up. */
+const FLUSH_MS = 500;
+const MAX_BATCH_LINES = 200;
+const MAX_BATCH_CHARS = 64 * 1024;
+/** After the command exits, how long its output pipes may stay open (a background child). */
+const DRAIN_MS = 2000;
+/** How long a cancelled command has between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 5000;
+
+export interface ExecutionOptions {
+  client: WorkerClient;
+  workerId: string;
+  command: string;
+  log(message: string): void;
+}
+
+type Line = { stream: 'stdout' | 'stderr'; text: string };
+
+/** Environment variables of the worker itself that the command must not see. */
+const PRIVATE_ENV = /^SHOPFLOOR_(API_KEY|URL)$/;
+
+export class Execution {
+  private child: ChildProcess | null = null;
+  private lines: Line[] = [];
+  private chars = 0;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private readonly prLinks = new Set<string>();
+  /** Reports go out one after another, in the order they were made. */
+  private reports: Promise<void> = Promise.resolve();
+  /** Set when the run was taken away (cancelled, lost): nothing more is reported. */
+  private stopped: string | null = null;
+  private workdir = '';
+
+  constructor(
+    readonly run: Assignment,
+    private readonly o: ExecutionOptions,
+  ) {}
+
+  get runId(): string {
+    return this.run.run_id;
+  }
+
+  /** Runs the command to its end and finishes the run (unless it was taken away). */
+  async execute(): Promise<void> {
+    const { client, workerId } = this.o;
+    try {
+      // The acknowledgement's prompt is authoritative: follow-ups may have joined it since the claim.
+      const ack = (await client.report(workerId, this.run, 'claim')) as { run: Assignment } | null;
+      if (ack?.run) Object.assign(this.run, { prompt: ack.run.prompt, mode: ack.run.mode });
+      await client.report(workerId, this.run, 'start');
+    } catch (error) {
+      this.o.log(`run ${this.runId}: could not take it up (${String(error)})`);
+      return;
+    }
+    this.workdir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'shopfloor-run-'));
+    try {
+      const artifactsDir = path.join(this.workdir, 'shopfloor-artifacts');
+      await fs.promises.mkdir(artifactsDir);
+      if (this.stopped) return;
+      const exit = await this.spawn(artifactsDir).catch((error: unknown) => ({ code: null, signal: null, error: String(error) }));
+      this.flush();
+      this.timeline('command_exited', { exit_code: exit.code, signal: exit.signal });
+      await this.uploadArtifacts(artifactsDir);
+      if (this.stopped) return;
+      const succeeded = exit.code === 0;
+      const message =
+        'error' in exit ? `The command could not be started: ${exit.error}` : exit.code !== null ? `The command exited with code ${exit.code}` : `The command was ended by ${exit.signal}`;
+      this.send('finish', { state: succeeded ? 'SUCCEEDED' : 'FAILED', ...(succeeded ? {} : { status_message: message }) });
+      await this.reports;
+      this.o.log(`run ${this.runId}: ${succeeded ? 'succeeded' : 'failed'} (${succeeded ? 'exit code 0' : message})`);
+    } finally {
+      await fs.promises.rm(this.workdir, { recursive: true, force: true });
+    }
+  }
+
+  private spawn(artifactsDir: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PRIVATE_ENV.test(k)));
+    const child = spawn('sh', ['-c', this.o.command], {
+      cwd: this.workdir,
+      env: {
+        ...env,
+        SHOPFLOOR_RUN_ID: this.run.run_id,
+        SHOPFLOOR_EXECUTION_ID: this.run.execution_id,
+        SHOPFLOOR_PROMPT: this.run.prompt,
+        SHOPFLOOR_TITLE: this.run.title,
+        SHOPFLOOR_CONVERSATION_ID: this.run.conversation_id,
+        SHOPFLOOR_ARTIFACTS_DIR: artifactsDir,
+      },
+      // Its own process group, so that cancelling ends everything it started.
+      detached: true,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.child = child;
+    child.stdin!.on('error', () => undefined); // a command that closed its stdin misses follow-ups
+    this.timeline('command_started', { pid: child.pid ?? null });
+    const streams = (['stdout', 'stderr'] as const).map((name) => {
+      const split = lineSplitter((text) => this.onLine({ stream: name, text }));
+      const stream = child[name]!;
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => split.push(chunk));
+      return new Promise<void>((resolve) => stream.once('close', () => (split.end(), resolve())));
+    });
+    return new Promise((resolve, reject) => {
+      child.once('error', reject);
+      child.once('exit', async (code, signal) => {
+        // Let the last output arrive, but not wait for background children holding the pipes.
+        await Promise.race([Promise.all(streams), new Promise((r) => setTimeout(r, DRAIN_MS))]);
+        this.killGroup('SIGKILL');
+        resolve({ code, signal });
+      });
+    });
+  }
+
+  /** Acts on a signal for this execution. */
+  handle(signal: Signal): void {
+    if (signal.type === 'cancel') return this.stop(`${signal.cause}: ${signal.reason}`);
+    if (signal.execution_id !== this.run.execution_id || this.stopped) return;
+    if (signal.type === 'interrupt') {
+      this.timeline('interrupted', {});
+      this.killGroup('SIGINT');
+    } else {
+      this.timeline('followup_delivered', { signal_id: signal.signal_id });
+      this.child?.stdin?.write(`${signal.message}\n`);
+    }
+  }
+
+  /** The run was taken away: end the command, report nothing more. */
+  stop(why: string): void {
+    if (this.stopped) return;
+    this.stopped = why;
+    this.o.log(`run ${this.runId}: stopping (${why})`);
+    this.killGroup('SIGTERM');
+    setTimeout(() => this.killGroup('SIGKILL'), KILL_GRACE_MS).unref();
+  }
+
+  private killGroup(signal: NodeJS.Signals): void {
+    if (!this.child?.pid) return;
+    try {
+      process.kill(-this.child.pid, signal);
+    } catch {
+      // the group is gone already
+    }
+  }
+
+  private onLine(line: Line): void {
+    for (const url of pullRequestUrls(line.text)) {
+      if (this.prLinks.has(url)) continue;
+      this.prLinks.add(url);
+      this.flush(); // the artifact comes after the output that named it
+      this.send('artifacts', { artifact_type: 'PULL_REQUEST', url, branch: '' });
+      this.timeline('pull_request_detected', { url });
+    }
+    this.lines.push(line);
+    this.chars += line.text.length;
+    if (this.lines.length >= MAX_BATCH_LINES || this.chars >= MAX_BATCH_CHARS) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  /** Sends the batched output: one assistant message, a text block per stretch of one stream. */
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    if (!this.lines.length) return;
+    const batch = this.lines;
+    this.lines = [];
+    this.chars = 0;
+    const blocks: Line[] = [];
+    for (const line of batch) {
+      const last = blocks.at(-1);
+      if (last?.stream === line.stream) last.text += `\n${line.text}`;
+      else blocks.push({ ...line });
+    }
+    this.send('messages', { role: 'assistant', content: blocks.map((b) => ({ type: 'text', text: b.text })) });
+    const count = (stream: Line['stream']) => batch.filter((l) => l.stream === stream).length;
+    this.timeline('output', { stdout_lines: count('stdout'), stderr_lines: count('stderr') });
+  }
+
+  private timeline(name: string, detail: Record<string, unknown>): void {
+    this.send('timeline', { name, detail });
+  }
+
+  /** Queues a report; a 409 `not_claimed` means the run was taken away. */
+  private send(what: Report, body: unknown, upload?: () => Promise<unknown>): void {
+    this.reports = this.reports.then(async () => {
+      if (this.stopped) return;
+      try {
+        await (upload ? upload() : this.o.client.report(this.o.workerId, this.run, what, body));
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'not_claimed') this.stop('the run is no longer held by this execution');
+        else this.o.log(`run ${this.runId}: ${what} report failed (${String(error)})`);
+      }
+    });
+  }
+
+  private async uploadArtifacts(dir: string): Promise<void> {
+    for (const rel of await filesUnder(dir)) {
+      const query = { filename: path.basename(rel), filepath: rel, mime_type: mimeTypeOf(rel), artifact_type: 'FILE' };
+      const upload = async () => this.o.client.upload(this.o.workerId, this.run, 'files', query, await fs.promises.readFile(path.join(dir, rel)));
+      this.send('artifacts', null, upload);
+      this.timeline('artifact_uploaded', { filepath: rel });
+    }
+    await this.reports;
+  }
+}

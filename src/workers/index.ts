@@ -1,0 +1,120 @@
+/**
+ * The worker side of the runtime: the presence registry, kept in step with the run events from
+ * the head of the log on, and the sweeper. Started beside the reactors; the worker routes find
+ * it through `workersOf(rt)`.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { type Position, type RecordedEvent, START } from '../eventstore/port.js';
+import { DomainError } from '../kernel/errors.js';
+import type { Runtime } from '../runtime.js';
+import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runStream } from '../../commands/run/events.js';
+import { WorkerRegistry } from './registry.js';
+import { runSweeper } from './sweeper.js';
+
+export interface Workers {
+  registry: WorkerRegistry;
+  /** Resolves once the runs held before start-up are known. */
+  ready: Promise<void>;
+  stop(): Promise<void>;
+}
+
+const RETRY_AFTER_FAILURE_MS = 1000;
+const HELD_STATES = ['PENDING', 'CLAIMED', 'INPROGRESS'];
+
+const started = new WeakMap<Runtime, Workers>();
+
+/** The running worker side of `rt`; a 503 when it was not started. */
+export function workersOf(rt: Runtime): Workers {
+  const workers = started.get(rt);
+  if (!workers) throw new DomainError(503, 'resource_unavailable', 'Workers unavailable', 'The worker registry is not running');
+  return workers;
+}
+
+/** Waits until the read models show `position`, however long a rebuild takes. */
+async function caughtUp(rt: Runtime, position: Position, signal: AbortSignal): Promise<void> {
+  while (!signal.aborted) {
+    try {
+      return await rt.projector.waitFor(position);
+    } catch {
+      // still catching up: keep waiting
+    }
+  }
+}
+
+/** The runs held when the log was at `head`, from the read model, with their pending signals. */
+async function adoptHeldRuns(rt: Runtime, registry: WorkerRegistry): Promise<void> {
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  const sort = [['id', 'asc']] as const;
+  let after: Array<string | number | boolean | null> | undefined;
+  do {
+    const page = await runs.find({ filter: { state: { $in: HELD_STATES } }, sort, limit: 500, ...(after ? { after } : {}) });
+    for (const run of page.items) {
+      if (!run.worker_id || !run.execution_id) continue;
+      const pending = run.state === 'PENDING';
+      registry.hold({
+        run_id: run.run_id,
+        worker_id: run.worker_id,
+        execution_id: run.execution_id,
+        team_uid: run.executing_team_uid,
+        state: run.state as 'PENDING' | 'CLAIMED' | 'INPROGRESS',
+        // The lease's own expiry is in the stream; a fresh one gives the worker time to come back.
+        lease_expires_ms: pending ? Date.now() + registry.timings.leaseSeconds * 1000 : null,
+        since: START,
+      });
+      if (!pending) {
+        const events = await rt.events.readStream(runStream(run.run_id));
+        registry.apply(events.filter((e) => e.type === 'RunFollowupDelivered' || e.type === 'RunInterruptRequested'));
+      }
+    }
+    after = page.next ?? undefined;
+  } while (after);
+}
+
+/** Follows the log from `head`: holdings and signals at once, wake-ups once the read models show them. */
+async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, signal: AbortSignal): Promise<void> {
+  const runs = rt.readModel<RunDoc>(runsProjection);
+  let position = head;
+  while (!signal.aborted) {
+    try {
+      for await (const batch of rt.events.subscribe(position, signal, 500)) {
+        const queued = registry.apply(batch);
+        position = (batch.at(-1) as RecordedEvent).position;
+        if (!queued.length) continue;
+        await caughtUp(rt, position, signal);
+        const unknown = queued.filter((q) => !q.team_uid).map((q) => q.run_id);
+        const docs = unknown.length ? await runs.getMany(unknown) : new Map<string, RunDoc>();
+        const teams = new Set(queued.map((q) => q.team_uid ?? docs.get(q.run_id)?.executing_team_uid));
+        for (const team of teams) if (team) registry.wakeTeam(team);
+      }
+    } catch (error) {
+      if (signal.aborted) return;
+      rt.log.error({ err: error }, 'worker registry lost the event log; resuming');
+      await delay(RETRY_AFTER_FAILURE_MS);
+    }
+  }
+}
+
+export function startWorkers(rt: Runtime): Workers {
+  const registry = new WorkerRegistry({ heartbeatSeconds: rt.config.WORKER_HEARTBEAT_SECONDS, leaseSeconds: rt.config.WORKER_LEASE_SECONDS });
+  const abort = new AbortController();
+  const ready = (async () => {
+    const head = await rt.events.headPosition();
+    await caughtUp(rt, head, abort.signal);
+    await adoptHeldRuns(rt, registry).catch((error: unknown) => rt.log.error({ err: error }, 'could not adopt the runs held before start-up'));
+    return head;
+  })();
+  const loops = ready.then((head) => Promise.all([follow(rt, registry, head, abort.signal), runSweeper(rt, registry, abort.signal)]));
+  const workers: Workers = {
+    registry,
+    ready: ready.then(() => undefined, () => undefined),
+    async stop() {
+      abort.abort();
+      registry.close();
+      await loops.catch((error: unknown) => rt.log.error({ err: error }, 'worker side stopped with an error'));
+      started.delete(rt);
+    },
+  };
+  started.set(rt, workers);
+  return workers;
+}

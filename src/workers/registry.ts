@@ -1,0 +1,306 @@
+/**
+ * Who is executing runs right now: the live workers (presence), the runs they hold, the signals
+ * waiting for them, and the claim requests waiting for a queued run.
+ *
+ * Presence is not history, so it lives in memory only. What a worker holds is history: it is
+ * folded here from the run events (from the head of the log on, plus the held runs found in the
+ * `runs` read model at start), so that after a restart the sweeper still knows whose runs to
+ * take back when their worker never returns. Signals are kept until the worker acknowledges them;
+ * at start those of held runs are read back from their streams, so a restart loses none (a worker
+ * may see a signal twice and drops repeats by `signal_id`).
+ */
+import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
+import type { RunEvent } from '../../commands/run/events.js';
+
+/** A worker that missed this many heartbeats in a row is gone. */
+export const MISSED_HEARTBEATS = 3;
+/** Live workers one team may have at a time. */
+export const MAX_WORKERS_PER_TEAM = 100;
+
+export interface Presence {
+  worker_id: string;
+  team_uid: string;
+  /** The agent whose API key announced the worker. */
+  agent_uid: string;
+  host: string;
+  capabilities: string[];
+  connected_at: string;
+  last_heartbeat_at: string;
+}
+
+export type HeldState = 'PENDING' | 'CLAIMED' | 'INPROGRESS';
+
+export interface Holding {
+  run_id: string;
+  worker_id: string;
+  execution_id: string;
+  team_uid: string;
+  state: HeldState;
+  /** When a PENDING run goes back to the queue unless acknowledged (ms since the epoch). */
+  lease_expires_ms: number | null;
+  /** Where the lease was recorded: older events of the run say nothing about this holding. */
+  since: Position;
+}
+
+/** Why a worker must stop an execution. */
+export type StopCause = 'cancelled' | 'lease_expired' | 'worker_lost' | 'not_held';
+
+export type Signal =
+  | { signal_id: string; type: 'followup'; run_id: string; execution_id: string; message: string; mode: string | null; attachments: string[] }
+  | { signal_id: string; type: 'interrupt'; run_id: string; execution_id: string }
+  | { signal_id: string; type: 'cancel'; run_id: string; execution_id: string | null; cause: StopCause; reason: string };
+
+interface TeamQueue {
+  /** Bumped each time a run of the team becomes QUEUED. */
+  version: number;
+  waiters: Set<() => void>;
+}
+
+/** A recorded run event, discriminated by its type. */
+type Event = { [K in RunEvent['type']]: RecordedEvent<Extract<RunEvent, { type: K }>> }[RunEvent['type']];
+
+export class WorkerRegistry {
+  private readonly workers = new Map<string, Presence & { seen_ms: number }>();
+  private readonly holdings = new Map<string, Holding>();
+  /** Pending signals by worker, then by signal id. */
+  private readonly signals = new Map<string, Map<string, Signal>>();
+  private readonly queues = new Map<string, TeamQueue>();
+
+  constructor(
+    readonly timings: { heartbeatSeconds: number; leaseSeconds: number },
+    /** When the registry started: absent workers count as seen then, so they may come back. */
+    private readonly startedMs = Date.now(),
+  ) {}
+
+  // ---- presence ----------------------------------------------------------------------------
+
+  get(workerId: string): Presence | null {
+    return this.workers.get(workerId) ?? null;
+  }
+
+  liveWorkers(teamUid: string, now = Date.now()): Presence[] {
+    return [...this.workers.values()].filter((w) => w.team_uid === teamUid && !this.isGone(w.worker_id, now));
+  }
+
+  announce(worker: Omit<Presence, 'connected_at' | 'last_heartbeat_at'>, now = Date.now()): Presence {
+    const at = new Date(now).toISOString();
+    const presence = { ...worker, connected_at: at, last_heartbeat_at: at, seen_ms: now };
+    this.workers.set(worker.worker_id, presence);
+    return presence;
+  }
+
+  /** Any request of a worker is a sign of life. */
+  touch(workerId: string, now = Date.now()): void {
+    const w = this.workers.get(workerId);
+    if (w) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
+  }
+
+  /** True once a worker (present or only named by its holdings) has missed enough heartbeats. */
+  isGone(workerId: string, now = Date.now()): boolean {
+    const seen = this.workers.get(workerId)?.seen_ms ?? this.startedMs;
+    return now - seen > MISSED_HEARTBEATS * this.timings.heartbeatSeconds * 1000;
+  }
+
+  /** Forgets gone workers that hold nothing any more, with their pending signals. */
+  forgetGone(now = Date.now()): void {
+    const holders = new Set([...this.holdings.values()].map((h) => h.worker_id));
+    for (const id of this.workers.keys()) {
+      if (this.isGone(id, now) && !holders.has(id)) {
+        this.workers.delete(id);
+        this.signals.delete(id);
+      }
+    }
+  }
+
+  // ---- holdings ----------------------------------------------------------------------------
+
+  allHoldings(): Holding[] {
+    return [...this.holdings.values()];
+  }
+
+  heldBy(workerId: string): Holding[] {
+    return this.allHoldings().filter((h) => h.worker_id === workerId);
+  }
+
+  holding(runId: string): Holding | null {
+    return this.holdings.get(runId) ?? null;
+  }
+
+  /** Records a holding at once (the claim route knows before the subscription does). */
+  hold(holding: Holding): void {
+    this.holdings.set(holding.run_id, holding);
+  }
+
+  /** The holding of the run that `e` is about, if `e` was recorded after it began. */
+  private current(runId: string, e: Pick<RecordedEvent, 'position'>): Holding | null {
+    const h = this.holdings.get(runId);
+    return h && comparePositions(e.position, h.since) > 0 ? h : null;
+  }
+
+  /** Sets a holding straight from the write side's view of the run (after a no-op command). */
+  sync(runId: string, view: { state: string; held: { worker_id: string; execution_id: string } | null }): void {
+    const h = this.holdings.get(runId);
+    if (!h) return;
+    if (view.held?.worker_id !== h.worker_id || view.held.execution_id !== h.execution_id) {
+      this.holdings.delete(runId);
+    } else if (view.state === 'CLAIMED' || view.state === 'INPROGRESS') {
+      Object.assign(h, { state: view.state, lease_expires_ms: null });
+    }
+  }
+
+  /** The run leaves its worker: its pending signals go, and a stop signal when `stop` is given. */
+  private release(e: Event, runId: string, stop?: { cause: StopCause; reason: string }): Holding | null {
+    const h = this.current(runId, e);
+    if (!h) return null;
+    this.holdings.delete(runId);
+    const pending = this.signals.get(h.worker_id);
+    for (const [id, s] of pending ?? []) if (s.run_id === runId) pending!.delete(id);
+    if (stop) this.queueSignal(h.worker_id, { signal_id: e.id, type: 'cancel', run_id: runId, execution_id: h.execution_id, ...stop });
+    return h;
+  }
+
+  // ---- signals -----------------------------------------------------------------------------
+
+  private queueSignal(workerId: string, signal: Signal): void {
+    const pending = this.signals.get(workerId) ?? new Map<string, Signal>();
+    pending.set(signal.signal_id, signal);
+    this.signals.set(workerId, pending);
+  }
+
+  /** Queues a signal for the execution that holds the run now; any other execution gets none. */
+  private signalHolder(signal: Signal & { execution_id: string }): void {
+    const h = this.holdings.get(signal.run_id);
+    if (h?.execution_id === signal.execution_id) this.queueSignal(h.worker_id, signal);
+  }
+
+  /**
+   * What a worker that runs `runs` must hear, after dropping the signals it acknowledges. Stop
+   * signals of runs it no longer runs are dropped; a run it runs without holding it (say the
+   * run was cancelled while the server restarted) gets a `not_held` stop.
+   */
+  signalsFor(workerId: string, runs: readonly string[], acknowledged: readonly string[]): Signal[] {
+    const pending = this.signals.get(workerId) ?? new Map<string, Signal>();
+    for (const id of acknowledged) pending.delete(id);
+    for (const [id, s] of pending) {
+      if (s.type === 'cancel' && !runs.includes(s.run_id)) pending.delete(id);
+    }
+    const signalled = new Set([...pending.values()].map((s) => s.run_id));
+    for (const run_id of runs) {
+      if (this.holdings.get(run_id)?.worker_id === workerId || signalled.has(run_id)) continue;
+      const signal_id = `not-held:${run_id}`;
+      if (!acknowledged.includes(signal_id)) {
+        pending.set(signal_id, { signal_id, type: 'cancel', run_id, execution_id: null, cause: 'not_held', reason: 'this worker does not hold the run' });
+      }
+    }
+    if (pending.size) this.signals.set(workerId, pending);
+    return [...pending.values()];
+  }
+
+  // ---- waiting for queued runs ---------------------------------------------------------------
+
+  private queue(teamUid: string): TeamQueue {
+    let q = this.queues.get(teamUid);
+    if (!q) this.queues.set(teamUid, (q = { version: 0, waiters: new Set() }));
+    return q;
+  }
+
+  /** Read before looking for queued runs, then passed to `waitForQueued`, so no wake-up is missed. */
+  queuedVersion(teamUid: string): number {
+    return this.queue(teamUid).version;
+  }
+
+  /** Resolves when a run of the team becomes QUEUED after `version`, after `ms`, or on abort. */
+  waitForQueued(teamUid: string, version: number, ms: number, signal?: AbortSignal): Promise<void> {
+    const q = this.queue(teamUid);
+    if (q.version !== version || ms <= 0 || signal?.aborted || this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        q.waiters.delete(done);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      q.waiters.add(done);
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  wakeTeam(teamUid: string): void {
+    const q = this.queue(teamUid);
+    q.version += 1;
+    for (const wake of [...q.waiters]) wake();
+  }
+
+  /** Set when the server shuts down: claims stop handing out runs. */
+  closed = false;
+
+  /** Shutting down: every waiting claim answers at once, and no new one waits. */
+  close(): void {
+    this.closed = true;
+    for (const teamUid of this.queues.keys()) this.wakeTeam(teamUid);
+  }
+
+  // ---- folding run events --------------------------------------------------------------------
+
+  /**
+   * Applies run events to holdings and signals. Returns the runs that became QUEUED, with their
+   * team when known here, for the caller to wake the team once the read models show them.
+   */
+  apply(events: readonly RecordedEvent[]): Array<{ run_id: string; team_uid: string | null }> {
+    const queued: Array<{ run_id: string; team_uid: string | null }> = [];
+    for (const e of events as readonly Event[]) {
+      switch (e.type) {
+        case 'RunCreated':
+          queued.push({ run_id: e.data.run_id, team_uid: e.data.executing_team_uid });
+          break;
+        case 'RunResumed':
+          this.release(e, e.data.run_id);
+          queued.push({ run_id: e.data.run_id, team_uid: null });
+          break;
+        case 'RunLeased': {
+          const { run_id, worker_id, execution_id, lease_expires_at } = e.data;
+          const known = this.holdings.get(run_id);
+          if (known && comparePositions(known.since, e.position) >= 0) break;
+          const team_uid = this.workers.get(worker_id)?.team_uid ?? e.metadata.team_uid ?? '';
+          this.hold({ run_id, worker_id, execution_id, team_uid, state: 'PENDING', lease_expires_ms: Date.parse(lease_expires_at), since: e.position });
+          break;
+        }
+        case 'RunClaimed':
+        case 'RunStarted': {
+          const h = this.current(e.data.run_id, e);
+          if (h?.execution_id === e.data.execution_id) {
+            h.state = e.type === 'RunClaimed' ? 'CLAIMED' : 'INPROGRESS';
+            h.lease_expires_ms = null;
+          }
+          break;
+        }
+        case 'RunLeaseExpired': {
+          const h = this.release(e, e.data.run_id, { cause: 'lease_expired', reason: 'the lease ran out before the run was acknowledged' });
+          queued.push({ run_id: e.data.run_id, team_uid: h?.team_uid ?? null });
+          break;
+        }
+        case 'RunWorkerLost': {
+          const h = this.release(e, e.data.run_id, { cause: 'worker_lost', reason: 'the worker stopped heartbeating' });
+          if (e.data.requeued) queued.push({ run_id: e.data.run_id, team_uid: h?.team_uid ?? null });
+          break;
+        }
+        case 'RunFinished':
+          this.release(e, e.data.run_id);
+          break;
+        case 'RunCancelled':
+          this.release(e, e.data.run_id, { cause: 'cancelled', reason: e.data.reason });
+          break;
+        case 'RunFollowupDelivered': {
+          const { run_id, execution_id, message, mode, attachments, to } = e.data;
+          if (to === 'execution') this.signalHolder({ signal_id: e.id, type: 'followup', run_id, execution_id, message, mode, attachments });
+          break;
+        }
+        case 'RunInterruptRequested':
+          this.signalHolder({ signal_id: e.id, type: 'interrupt', run_id: e.data.run_id, execution_id: e.data.execution_id });
+          break;
+      }
+    }
+    return queued;
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Takes runs back from workers that stopped answering. The rule:
+ * - a run handed to a worker (PENDING) and not acknowledged within the lease goes back to the
+ *   queue (`ExpireLease`);
+ * - a worker that missed MISSED_HEARTBEATS heartbeats in a row loses every run it holds
+ *   (`LoseWorker`): a run it never started is queued again, a run in progress becomes ERROR
+ *   (`resource_unavailable`, retryable), since its work may be half done.
+ * The write side decides each case again from the run's stream, so a sweep that races a worker's
+ * own report changes nothing it should not.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import { v7 as uuidv7 } from 'uuid';
+import type { CommandContext } from '../kernel/handle.js';
+import type { Runtime } from '../runtime.js';
+import { runDecider, type RunCommand, type RunDeciderState } from '../../commands/run/decider.js';
+import { runStream } from '../../commands/run/events.js';
+import type { Holding, WorkerRegistry } from './registry.js';
+
+const sweeperContext = (h: Holding, now: number): CommandContext => ({
+  now: new Date(now).toISOString(),
+  actor: { type: 'system', uid: 'worker-sweeper' },
+  teams: {},
+  team_uid: h.team_uid || null,
+  correlation_id: uuidv7(),
+  causation_id: null,
+  request_id: null,
+});
+
+export async function sweep(rt: Runtime, registry: WorkerRegistry, now = Date.now()): Promise<void> {
+  for (const h of registry.allHoldings()) {
+    const { run_id, worker_id } = h;
+    let command: RunCommand | null = null;
+    if (h.state === 'PENDING' && h.lease_expires_ms !== null && h.lease_expires_ms <= now) command = { type: 'ExpireLease', data: { run_id, worker_id } };
+    else if (registry.isGone(worker_id, now)) command = { type: 'LoseWorker', data: { run_id, worker_id } };
+    if (!command) continue;
+    try {
+      const handled = await rt.execute(runStream(run_id), runDecider, command, sweeperContext(h, now));
+      // Nothing to take back: the worker moved on in the meantime, or the holding was stale.
+      const state: RunDeciderState = handled.state;
+      if (handled.events.length === 0 && state.status === 'live') registry.sync(run_id, state);
+    } catch (error) {
+      rt.log.error({ err: error, run_id, worker_id }, 'worker sweep failed; retrying on the next tick');
+    }
+  }
+  registry.forgetGone(now);
+}
+
+/** Sweeps every half interval until `signal` aborts. */
+export async function runSweeper(rt: Runtime, registry: WorkerRegistry, signal: AbortSignal): Promise<void> {
+  const { heartbeatSeconds, leaseSeconds } = registry.timings;
+  const everyMs = Math.max(25, (Math.min(heartbeatSeconds, leaseSeconds) * 1000) / 2);
+  while (!signal.aborted) {
+    await delay(everyMs, undefined, { signal }).catch(() => undefined);
+    if (!signal.aborted) await sweep(rt, registry);
+  }
+}

@@ -1,0 +1,110 @@
+// @vitest-environment node
+/**
+ * The issue's "Must hold": a run goes from creation to SUCCEEDED through the reference worker,
+ * both as real processes (`npm start`'s server and `shopfloor worker --exec`), with a small shell
+ * script as the agent; then its conversation, its artifacts (a downloadable file, a pull request
+ * the script printed) and the outputs of the task bound to its conversation are checked.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, childEnv, makeDataDir, readEvents, removeDir, ROOT, type ServerProcess, sleep, startServer } from './server-process.js';
+
+/** The agent: reads its prompt, prints a pull request link, leaves a file, says something on stderr. */
+const SCRIPT = [
+  'echo "Working on: $SHOPFLOOR_PROMPT"',
+  'echo "notes for $SHOPFLOOR_RUN_ID" > "$SHOPFLOOR_ARTIFACTS_DIR/notes.txt"',
+  'echo "Opened https://github.com/acme/widgets/pull/42 for review"',
+  'echo "all checks passed" >&2',
+].join('; ');
+
+const DEADLINE_MS = 20_000;
+
+let dataDir: string;
+let server: ServerProcess;
+let worker: ChildProcess | null = null;
+let workerLog = '';
+
+/** Polls `check` every 100 ms until it returns a value, for at most `ms`. */
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = DEADLINE_MS): Promise<T> {
+  for (const deadline = Date.now() + ms; ; await sleep(100)) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${ms} ms; worker said:\n${workerLog}\nserver said:\n${server.stderr()}`);
+  }
+}
+
+beforeAll(async () => {
+  dataDir = makeDataDir();
+  server = await startServer({ dataDir, via: 'npm', extra: { WORKER_HEARTBEAT_SECONDS: '1' } });
+});
+
+afterAll(async () => {
+  if (worker?.pid && worker.exitCode === null) {
+    const exited = new Promise((r) => worker!.once('exit', r));
+    process.kill(-worker.pid, 'SIGTERM');
+    await exited;
+  }
+  await server?.stop();
+  removeDir(dataDir);
+});
+
+describe('the reference worker', () => {
+  it('drives a run from creation to SUCCEEDED with a script as the agent', async () => {
+    // An agent identity of the team, and its key for the worker.
+    const agent = await call(server, 'POST', '/agent/identities', { name: 'Script runner' });
+    expect(agent.status).toBe(201);
+    const key = await call(server, 'POST', `/agent/identities/${agent.body!.uid}/api-keys`);
+    const factory = await call(server, 'POST', '/factory', { name: 'Widgets' });
+
+    worker = spawn(process.execPath, ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'], {
+      cwd: ROOT,
+      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key) },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
+    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
+    await until('the worker connecting', async () => {
+      const listed = await call(server, 'GET', '/agent/connected-self-hosted-workers');
+      return (listed.body!.workers as Array<{ host: string }>).some((w) => w.host === 'e2e-box');
+    });
+
+    const created = await call(server, 'POST', '/agent/runs', { prompt: 'Add a changelog entry' });
+    expect(created.status).toBe(200);
+    const runId = String(created.body!.run_id);
+    const task = await call(server, 'POST', `/factory/${factory.body!.uid}/tasks`, { title: 'Changelog', conversation_id: created.body!.conversation_id });
+    expect(task.status).toBe(201);
+
+    const run = await until('the run succeeding', async () => {
+      const res = await call(server, 'GET', `/agent/runs/${runId}`);
+      expect(['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED']).toContain(res.body!.state);
+      return res.body!.state === 'SUCCEEDED' && res.body!;
+    });
+
+    // The conversation holds the prompt and the script's output, as the worker streamed it.
+    const conversation = await call(server, 'GET', `/agent/runs/${runId}/conversation`);
+    expect(conversation.status).toBe(200);
+    const texts = (conversation.body!.steps as Array<{ messages: Array<{ role: string; content: Array<{ text?: string }> }> }>).flatMap((s) =>
+      s.messages.flatMap((m) => m.content.map((c) => `${m.role}: ${c.text}`)),
+    );
+    expect(texts[0]).toBe('user: Add a changelog entry');
+    expect(texts.join('\n')).toContain('assistant: Working on: Add a changelog entry');
+    expect(texts.join('\n')).toContain('all checks passed');
+    const recorded = readEvents(dataDir, { stream: `run-${runId}` }).map((e) => e.type);
+    expect(recorded).toEqual(expect.arrayContaining(['RunLeased', 'RunClaimed', 'RunStarted', 'RunMessageRecorded', 'RunTimelineRecorded', 'RunArtifactAdded', 'RunFinished']));
+
+    // The printed link became one PULL_REQUEST artifact; the file left behind, a FILE artifact.
+    const artifacts = run.artifacts as Array<{ artifact_type: string; data: Record<string, string> }>;
+    expect(artifacts.filter((a) => a.artifact_type === 'PULL_REQUEST').map((a) => a.data.url)).toEqual(['https://github.com/acme/widgets/pull/42']);
+    const file = artifacts.find((a) => a.artifact_type === 'FILE');
+    expect(file?.data).toMatchObject({ filename: 'notes.txt', mime_type: 'text/plain' });
+    const described = await call(server, 'GET', `/agent/artifacts/${file!.data.artifact_uid}`);
+    const download = await fetch(String((described.body!.data as Record<string, unknown>).download_url));
+    expect(download.status).toBe(200);
+    expect(await download.text()).toBe(`notes for ${runId}\n`);
+
+    // The task bound to the conversation shows them as its outputs.
+    const outputs = (await call(server, 'GET', `/factory/${factory.body!.uid}/tasks/${task.body!.uid}`)).body!.outputs as Array<{ artifact_type: string }>;
+    expect(outputs.map((o) => o.artifact_type).sort()).toEqual(['FILE', 'PULL_REQUEST']);
+  });
+});

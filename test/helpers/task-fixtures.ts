@@ -1,0 +1,40 @@
+/** Factories, teammates and bounded polling for the task and dispatch tests. */
+import { v4 as uuidv4 } from 'uuid';
+import { expect } from 'vitest';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { TestApp } from './app.js';
+
+export async function newFactory(t: TestApp, name = `Factory ${uuidv4()}`, headers: Record<string, string> = {}): Promise<string> {
+  const res = await t.call('POST', '/factory', { name }, undefined, headers);
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().uid;
+}
+
+/** A member of `team` (the default team unless given), with a key and a command context of their own. */
+export async function newMember(t: TestApp, team = t.teamUid) {
+  const email = `member-${uuidv4()}@example.com`;
+  const res = await t.call('POST', `/teams/${team}/members`, { email });
+  expect(res.statusCode, res.body).toBe(201);
+  const { user, api_key } = res.json() as { user: { uid: string }; api_key: string };
+  const context: CommandContext = {
+    now: new Date().toISOString(),
+    actor: { type: 'user', uid: user.uid },
+    teams: { [team]: 'member' },
+    team_uid: team,
+    correlation_id: `test-${uuidv4()}`,
+    causation_id: null,
+    request_id: null,
+  };
+  return { uid: user.uid, email, key: api_key, context };
+}
+
+/** Polls `probe` until it returns a value (not undefined), at most `timeoutMs`. */
+export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
