@@ -1,7 +1,8 @@
 /**
- * `node --import tsx bench/profile.ts <file.cpuprofile | dir> [top]`: the hot spots of CPU
+ * `node --import tsx bench/profile.ts <file.cpuprofile | dir> [top] [--window FROM-TO]`: the hot spots of CPU
  * profiles written by BENCH_CPU_PROF=1 (or any --cpu-prof): self time per function, and
- * inclusive time per file of the project, as shares of the sampled time.
+ * inclusive time per file of the project, as shares of the sampled time. `--window 20-32` keeps
+ * the samples taken 20 to 32 seconds after the profile started (the HTTP workload logs each case's).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,6 +18,10 @@ interface Profile {
   timeDeltas: number[];
 }
 
+const args = process.argv.slice(2);
+const windowArg = args.indexOf('--window');
+const [fromS, toS] = windowArg >= 0 ? args.splice(windowArg, 2)[1]!.split('-').map(Number) : [0, Infinity];
+
 const where = (url: string) => {
   const rel = url.replace(/^file:\/\//, '').replace(`${process.cwd()}/`, '');
   return rel.replace(/^.*node_modules\//, 'node_modules/') || '(native)';
@@ -28,7 +33,12 @@ function summarize(file: string, top: number): void {
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const self = new Map<number, number>();
-  profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+  let at = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    at += dt;
+    if (at >= fromS! * 1e6 && at <= toS! * 1e6) self.set(id, (self.get(id) ?? 0) + dt);
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const idle = [...self].filter(([id]) => /^\((idle|program|garbage collector)\)$/.test(byId.get(id)!.callFrame.functionName));
   const busy = total - idle.filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
@@ -56,9 +66,9 @@ function summarize(file: string, top: number): void {
   for (const [k, t] of [...fileIncl].sort((a, b) => b[1] - a[1]).slice(0, Math.ceil(top / 2))) console.log(`  ${share(t)}  ${k}`);
 }
 
-const target = process.argv[2];
-if (!target) throw new Error('usage: bench/profile.ts <file.cpuprofile | dir> [top]');
-const top = Number(process.argv[3] ?? 25);
+const target = args[0];
+if (!target) throw new Error('usage: bench/profile.ts <file.cpuprofile | dir> [top] [--window FROM-TO]');
+const top = Number(args[1] ?? 25);
 /** Main threads only: Node names profiles CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile. */
 const mainThread = (f: string) => !/^CPU\.\d+\.\d+\.\d+\.[1-9]\d*\./.test(path.basename(f));
 const walk = (p: string): string[] =>

@@ -57,5 +57,5 @@ export const params = {
   /** Run every benchmark process (and the servers) with --cpu-prof into bench/.cache/profiles. */
   cpuProf: process.env.BENCH_CPU_PROF === '1',
   /** A workload that runs longer than this is killed and reported as failed. */
-  workloadTimeoutMs: num('BENCH_WORKLOAD_TIMEOUT_S', 420, 90) * 1000,
+  workloadTimeoutMs: num('BENCH_WORKLOAD_TIMEOUT_S', 600, 90) * 1000,
 };

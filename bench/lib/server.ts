@@ -10,6 +10,8 @@ export interface Server {
   base: string;
   /** Milliseconds from spawn until /readyz answered 200 (read models caught up). */
   readyMs: number;
+  /** Seconds since spawn: where to look in the server's CPU profile (bench/profile.ts --window). */
+  uptime(): number;
 }
 
 /** `node --import tsx src/main.ts` on `dataDir`; resolves once /readyz says ready. */
@@ -23,7 +25,7 @@ export async function startServer(dataDir: string, name: string, readyTimeoutMs 
   );
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
-  return { proc, base, readyMs: now() - start };
+  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
 }
 
 export async function startBare(): Promise<Server> {
@@ -32,7 +34,7 @@ export async function startBare(): Promise<Server> {
   const proc = startNode('bench/lib/bare-server.ts', { PORT: String(port) }, 'bare');
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, 60_000);
-  return { proc, base, readyMs: now() - start };
+  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
 }
 
 export const authHeaders = { authorization: `Bearer ${BENCH_ADMIN_KEY}`, 'content-type': 'application/json' };
@@ -61,11 +63,12 @@ export interface LoadResult {
 /** The requests of one case: every connection sends them in turn, over and over. */
 const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c : [c]);
 
-function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
+function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number, rate?: number): Promise<autocannon.Result> {
   return autocannon({
     url: base,
     connections,
     duration: seconds,
+    ...(rate ? { overallRate: rate } : {}),
     requests: sequence(c).map((r) => ({
       method: r.method,
       path: r.path,
@@ -76,12 +79,33 @@ function once(base: string, c: LoadCase | LoadCase[], seconds: number, connectio
   });
 }
 
+/**
+ * Waits until the server answers /healthz quickly again: requests queued by a slow case keep it
+ * busy after the load stops, and would otherwise be billed to the next case.
+ */
+export async function drain(base: string, maxMs = 60_000): Promise<number> {
+  const start = now();
+  while (now() - start < maxMs) {
+    const t = now();
+    try {
+      await (await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(5000) })).arrayBuffer();
+      if (now() - t < 50) break;
+    } catch {
+      // still busy
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return now() - start;
+}
+
 /** A short warm-up (JIT, caches), then `seconds` of load from `connections` connections. */
 export async function load(
   base: string,
   c: LoadCase | LoadCase[],
   seconds = params.httpSeconds,
   connections = params.httpConnections,
+  /** Requests per second over all connections; unset: as fast as the server answers. */
+  rate?: number,
 ): Promise<LoadResult> {
   // One request of each kind first, to fail fast on a wrong route, key or body rather than measure errors.
   for (const r of sequence(c)) {
@@ -91,8 +115,11 @@ export async function load(
     const text = await res.text();
     if (!res.ok) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
   }
-  await once(base, c, Math.max(0.5, Math.min(2, seconds / 5)), connections);
-  const r = await once(base, c, seconds, connections);
+  if (!rate) await once(base, c, Math.max(0.5, Math.min(1, seconds / 5)), connections);
+  await drain(base);
+  const r = await once(base, c, seconds, connections, rate);
+  const drained = await drain(base);
+  if (drained > 1000) log(`the server needed ${Math.round(drained)} ms to finish the requests queued by this case`);
   const result: LoadResult = {
     rps: r.requests.total / r.duration,
     p50: r.latency.p50,
@@ -109,7 +136,7 @@ export async function load(
     ].join(', '),
   };
   log(
-    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}${rate ? ` at ${rate} req/s` : ''}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
       (result.failures ? `, ${result.failures} failed (${result.failureDetail})` : ''),
   );
   return result;

@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import { params } from '../lib/config.js';
-import { ABSENT_WORD, CITIES } from '../lib/history.js';
+import { CITIES } from '../lib/history.js';
 import { fmt, log } from '../lib/measure.js';
 import { rssMb } from '../lib/proc.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';
@@ -39,22 +39,10 @@ const workload: Workload = {
     const bare = await startBare();
 
     const city = CITIES[7]!;
+    /** Names sort by city first: a search walks the names of the cities before it first. */
+    const before = CITIES.filter((c) => c < city).length / CITIES.length;
     const cases: Case[] = [
       { name: 'GET /factory?limit=50 (first page)', kind: 'query', method: 'GET', path: '/api/v1/factory?limit=50', headers: authHeaders },
-      {
-        name: `GET /factory?limit=50&search=${city} (matches ~${Math.round(100 / CITIES.length)}%)`,
-        kind: 'query',
-        method: 'GET',
-        path: `/api/v1/factory?limit=50&search=${city}`,
-        headers: authHeaders,
-      },
-      {
-        name: `GET /factory?limit=50&search=${ABSENT_WORD} (matches none: scans every factory of the team)`,
-        kind: 'query',
-        method: 'GET',
-        path: `/api/v1/factory?limit=50&search=${ABSENT_WORD}`,
-        headers: authHeaders,
-      },
       { name: 'GET /factory/{uid} (random)', kind: 'query', method: 'GET', path: `/api/v1/factory/${pick()}`, headers: authHeaders, vary: () => ({ path: `/api/v1/factory/${pick()}` }) },
       {
         name: 'PATCH /factory/{uid} (random, new description)',
@@ -72,16 +60,30 @@ const workload: Workload = {
         headers: authHeaders,
         body: JSON.stringify({ name: 'Bench factory', alias: 'BENCH', repositories: [{ owner: 'acme', repo: 'bench' }] }),
       },
+      {
+        name: `GET /factory?limit=50&search=${city} (matches ${Math.round(100 / CITIES.length)}%, after ${Math.round(before * 100)}% of the names)`,
+        kind: 'query',
+        method: 'GET',
+        path: `/api/v1/factory?limit=50&search=${city}`,
+        headers: authHeaders,
+      },
     ];
 
     const hello: LoadCase = { method: 'GET', path: '/' };
-    const results: Array<{ c: Case; r: LoadResult }> = [];
+    const results: Array<{ c: Case; r: LoadResult; paced: LoadResult }> = [];
     let bareBefore: LoadResult;
     let bareAfter: LoadResult;
     let serverRss: number;
     try {
       bareBefore = await load(bare.base, hello);
-      for (const c of cases.filter((c) => !params.httpCase || c.name.includes(params.httpCase))) results.push({ c, r: await load(server.base, c) });
+      for (const c of cases.filter((c) => !params.httpCase || c.name.includes(params.httpCase))) {
+        const from = server.uptime();
+        const r = await load(server.base, c);
+        log(`(server profile window for this case: --window ${from.toFixed(0)}-${server.uptime().toFixed(0)})`);
+        // Latency without queueing: the same case paced at a quarter of the throughput just measured.
+        const paced = await load(server.base, c, Math.min(5, params.httpSeconds), params.httpConnections, Math.max(1, Math.round(r.rps / 4)));
+        results.push({ c, r, paced });
+      }
       bareAfter = await load(bare.base, hello);
       serverRss = rssMb(server.proc.pid);
     } finally {
@@ -95,13 +97,13 @@ const workload: Workload = {
     const figures: Figure[] = [
       { name: 'Bare Fastify hello world (before the cases)', value: bareBefore.rps, unit: 'req/s', detail: lat(bareBefore) },
       { name: 'Bare Fastify hello world (after the cases)', value: bareAfter.rps, unit: 'req/s', detail: lat(bareAfter) },
-      ...results.map(({ c, r }): Figure => {
+      ...results.map(({ c, r, paced }): Figure => {
         const t = TARGETS[c.kind];
         return {
           name: `${c.kind === 'command' ? 'Command' : 'Query'}: ${c.name}`,
           value: r.rps,
           unit: 'req/s',
-          detail: lat(r),
+          detail: `${lat(r)}; paced at ${fmt(paced.rps)} req/s: ${lat(paced)}`,
           ceiling,
           target: {
             text: `≥ ${t.share * 100}% of bare, p99 < ${t.p99} ms`,
@@ -118,7 +120,13 @@ const workload: Workload = {
           `LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
         `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +
           `127.0.0.1 only; load generator and server share the machine's cores, as in the bare runs. Latencies have autocannon's 1 ms resolution.`,
-        `The ceiling is the mean of the two bare runs; queries run before commands so that they see the seeded data set.`,
+        `The ceiling is the mean of the two bare runs. Cases run in the order shown; the search comes last because its queued requests ` +
+          `outlive a case (the harness also waits, at most 60 s, for the server to answer /healthz promptly before and after each case). ` +
+          `The factories created by the POST case do not match the search word. A search that matches nothing scans every factory of the team.`,
+        `With ${params.httpConnections} connections each waiting for its answer, latency is connections / throughput (Little's law): ` +
+          `p99 < 10 ms needs more than ${fmt(params.httpConnections / 0.01)} req/s and p99 < 5 ms more than ${fmt(params.httpConnections / 0.005)} req/s. ` +
+          `So each case is run again paced at a quarter of its throughput (autocannon overallRate, 5 s), which shows the latency of a request that does not queue. ` +
+          `Targets are judged on the full-speed run.`,
       ],
     };
   },

@@ -73,10 +73,12 @@ const workload: Workload = {
       const start = samples[0]!;
       const end = samples.at(-1)!;
       const peak = Math.max(...samples);
-      const secondHalf = samples.slice(Math.floor(samples.length / 2));
-      const slope = slopePerMinute(secondHalf, SAMPLE_MS);
+      // The first half warms up (JIT, V8 heap sizing, SQLite page cache); a leak keeps growing after it.
+      const middle = samples[Math.floor(samples.length / 2)]!;
+      const slope = slopePerMinute(samples.slice(Math.floor(samples.length / 2)), SAMPLE_MS);
       const growth = end - start;
-      const flat = growth <= Math.max(0.1 * start, 16) && slope < 2;
+      const lateGrowth = end - middle;
+      const flat = lateGrowth <= Math.max(0.05 * middle, 8);
       const figures: Figure[] = [
         {
           name: `Server catch-up on start: every read model from ${fmt(info.events)} events`,
@@ -91,9 +93,14 @@ const workload: Workload = {
           unit: 'MiB',
           detail: `start ${fmt(start)} MiB, end ${fmt(end)} MiB, peak ${fmt(peak)} MiB, 3 s after the load ${fmt(idle)} MiB; ` +
             `${fmt(r.rps)} req/s, ${fmt(r.requests)} requests, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`,
-          target: { text: 'flat: end − start ≤ max(10%, 16 MiB) and < 2 MiB/min over the second half', met: flat },
+          target: { text: 'flat: growth over the second half ≤ max(5%, 8 MiB)', met: flat },
         },
-        { name: 'RSS growth over the load (end − start)', value: growth, unit: 'MiB', detail: `slope over the second half ${slope.toFixed(2)} MiB/min` },
+        {
+          name: 'RSS growth over the load: whole, second half',
+          value: growth,
+          unit: 'MiB',
+          detail: `second half ${lateGrowth.toFixed(1)} MiB, least-squares slope over it ${slope.toFixed(1)} MiB/min`,
+        },
       ];
       return {
         figures,

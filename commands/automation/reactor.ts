@@ -107,7 +107,8 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
     };
     try {
       if ((await rt.events.readStream(runStream(run_id), { maxCount: 1 })).length === 0) {
-        const agent = foreman?.uid ?? (await automationAgent(rt, automation, factory));
+        // The automation names its agent; without one, the foreman runs it (reference-notes §5).
+        const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
         await createRun(
           rt,
           {

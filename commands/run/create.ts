@@ -96,7 +96,8 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
     metadata: { ...options.automatic_metadata, ...(parent?.metadata ?? {}), ...(request.metadata ?? {}) },
     team_uid: teamRun ? options.team_uid : null,
     executing_team_uid: options.team_uid,
-    creator: { type: context.actor.type === 'agent' ? 'service_account' : 'user', uid: context.actor.uid },
+    // Agents and the system (reactors) create runs as service accounts; people as users.
+    creator: { type: context.actor.type === 'user' ? 'user' : 'service_account', uid: context.actor.uid },
     agent_identity_uid: request.agent_identity_uid ?? null,
     parent_run_id: parent?.run_id ?? null,
     root_run_id: parent?.root_run_id ?? run_id,

@@ -35,9 +35,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   /** The holder named by the request, after checking the caller is an agent of a team. */
   function heldOf(req: Req): { held: Held; context: CommandContext } {
-    workerPrincipal(req);
+    const { team_uid } = workerPrincipal(req);
     const { worker_id, run_id } = req.params;
-    workersOf(rt).registry.touch(worker_id);
+    workersOf(rt).registry.touch(worker_id, team_uid);
     return { held: { run_id, worker_id, execution_id: req.headers['x-execution-id'] }, context: commandContext(req) };
   }
 

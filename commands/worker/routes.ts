@@ -10,7 +10,7 @@ import { commandContext } from '../../src/http/context.js';
 import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Presence, type Signal, type WorkerRegistry } from '../../src/workers/registry.js';
-import { workersOf } from '../../src/workers/index.js';
+import { runningWorkers, workersOf } from '../../src/workers/index.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import type { Sort } from '../../src/readstore/port.js';
 import { runDecider } from '../run/decider.js';
@@ -32,18 +32,10 @@ export default function workerRoutes(api: Api, rt: Runtime): void {
     const workerApi = scope as unknown as Api;
     workerApi.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     // A long poll must not hold up a shutdown.
-    workerApi.addHook('preClose', async () => workersOfRuntime()?.registry.close());
+    workerApi.addHook('preClose', async () => runningWorkers(rt)?.registry.close());
     presenceRoutes(workerApi, rt);
     reportRoutes(workerApi, rt);
   });
-
-  function workersOfRuntime() {
-    try {
-      return workersOf(rt);
-    } catch {
-      return null;
-    }
-  }
 }
 
 async function registryOf(rt: Runtime): Promise<WorkerRegistry> {
@@ -57,7 +49,7 @@ function presentWorker(registry: WorkerRegistry, req: FastifyRequest, workerId: 
   const { team_uid } = workerPrincipal(req);
   const worker = registry.get(workerId);
   if (!worker || worker.team_uid !== team_uid || registry.isGone(workerId)) throw new NotFound('worker', workerId);
-  registry.touch(workerId);
+  registry.touch(workerId, team_uid);
   return worker;
 }
 
@@ -112,16 +104,12 @@ function presenceRoutes(api: Api, rt: Runtime): void {
         if (!page.items.length) return null;
         for (const run of page.items) {
           if (gone.signal.aborted || registry.closed) return null;
-          const lease = {
-            run_id: run.run_id,
-            worker_id: worker.worker_id,
-            execution_id: uuidv4(),
-            lease_expires_at: new Date(Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000).toISOString(),
-          };
+          const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
+          const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: uuidv4() };
           try {
+            const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
             const { position } = await rt.execute(runStream(run.run_id), runDecider, { type: 'LeaseRun', data: lease }, commandContext(req));
-            const { run_id, worker_id, execution_id, lease_expires_at } = lease;
-            registry.hold({ run_id, worker_id, execution_id, team_uid: worker.team_uid, state: 'PENDING', lease_expires_ms: Date.parse(lease_expires_at), since: position! });
+            registry.hold({ ...held, team_uid: worker.team_uid, state: 'PENDING', lease_expires_ms: expires, since: position! });
             return await assignmentOf(rt, run.run_id);
           } catch (error) {
             // Another worker leased it first (the write side lets only one through): next one.
@@ -139,7 +127,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
       const left = deadline - Date.now();
       if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
       await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
-      registry.touch(worker.worker_id);
+      registry.touch(worker.worker_id, worker.team_uid);
     }
   });
 }

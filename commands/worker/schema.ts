@@ -15,8 +15,8 @@ export const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a worker i
 export const workerParams = z.object({ worker_id: workerId });
 export const runParams = z.object({ worker_id: workerId, run_id: uidParam });
 
-/** Every report names the execution it comes from; only the one holding the run is heard. */
-export const executionHeader = z.object({ 'x-execution-id': z.string().min(1).max(128) });
+/** Every report names the execution it comes from; only the one holding the run is heard. Other headers stay. */
+export const executionHeader = z.looseObject({ 'x-execution-id': z.string().min(1).max(128) });
 
 export const announceBody = z
   .object({

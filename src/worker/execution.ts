@@ -31,8 +31,8 @@ export interface ExecutionOptions {
 
 type Line = { stream: 'stdout' | 'stderr'; text: string };
 
-/** Environment variables of the worker itself that the command must not see. */
-const PRIVATE_ENV = /^SHOPFLOOR_(API_KEY|URL)$/;
+/** The worker's own credential: the command must not see it. */
+const PRIVATE_ENV = /^SHOPFLOOR_API_KEY$/;
 
 export class Execution {
   private child: ChildProcess | null = null;

@@ -24,9 +24,12 @@ const HELD_STATES = ['PENDING', 'CLAIMED', 'INPROGRESS'];
 
 const started = new WeakMap<Runtime, Workers>();
 
+/** The running worker side of `rt`, if it was started. */
+export const runningWorkers = (rt: Runtime): Workers | undefined => started.get(rt);
+
 /** The running worker side of `rt`; a 503 when it was not started. */
 export function workersOf(rt: Runtime): Workers {
-  const workers = started.get(rt);
+  const workers = runningWorkers(rt);
   if (!workers) throw new DomainError(503, 'resource_unavailable', 'Workers unavailable', 'The worker registry is not running');
   return workers;
 }

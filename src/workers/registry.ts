@@ -89,10 +89,10 @@ export class WorkerRegistry {
     return presence;
   }
 
-  /** Any request of a worker is a sign of life. */
-  touch(workerId: string, now = Date.now()): void {
+  /** Any request of a worker is a sign of life (from its own team only). */
+  touch(workerId: string, teamUid: string, now = Date.now()): void {
     const w = this.workers.get(workerId);
-    if (w) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
+    if (w?.team_uid === teamUid) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
   }
 
   /** True once a worker (present or only named by its holdings) has missed enough heartbeats. */
@@ -120,10 +120,6 @@ export class WorkerRegistry {
 
   heldBy(workerId: string): Holding[] {
     return this.allHoldings().filter((h) => h.worker_id === workerId);
-  }
-
-  holding(runId: string): Holding | null {
-    return this.holdings.get(runId) ?? null;
   }
 
   /** Records a holding at once (the claim route knows before the subscription does). */

@@ -1,3 +1,4 @@
+import { runCreatedData } from '../helpers/run-fixtures.js';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDecider } from '../../commands/run/decider.js';
@@ -32,31 +33,15 @@ async function create(name: string, body: Record<string, unknown>, key?: string)
 /** A run written straight through the decider, with fields no API sets yet, at a chosen time. */
 async function createDirect(name: string, fields: Partial<RunCreatedData>, now = new Date().toISOString()) {
   const run_id = uuidv4();
-  const data: RunCreatedData = {
-    run_id,
+  const data = runCreatedData(run_id, {
     conversation_id: uuidv4(),
     title: name,
     prompt: name,
-    skill_spec: null,
-    config: null,
-    mode: 'normal',
-    interactive: false,
-    metadata: {},
     team_uid: t.teamUid,
     executing_team_uid: t.teamUid,
     creator: { type: 'user', uid: t.adminUid },
-    agent_identity_uid: null,
-    parent_run_id: null,
-    root_run_id: run_id,
-    depth: 0,
-    factory_uid: null,
-    source: 'API',
-    execution_location: 'REMOTE',
-    environment_id: null,
-    schedule_id: null,
-    attachments: [],
     ...fields,
-  };
+  });
   await t.rt.execute(runStream(run_id), runDecider, { type: 'CreateRun', data }, { ...adminContext(t), now });
   ids[name] = run_id;
 }

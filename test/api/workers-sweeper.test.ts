@@ -151,7 +151,7 @@ describe('the worker sweeper', () => {
       return run.state === 'ERROR' && run;
     });
     expect(lost.status_message).toEqual({ message: 'The worker executing the run stopped heartbeating', error_code: 'resource_unavailable', retryable: true });
-    expect((await stateOf(app, acknowledged)).state).toBe('QUEUED');
+    await eventually(async () => (await stateOf(app, acknowledged)).state === 'QUEUED');
     const lostEvents = (await app.rt.events.readStream(`run-${acknowledged}`)).filter((e) => e.type === 'RunWorkerLost');
     expect(lostEvents.map((e) => e.data)).toEqual([{ run_id: acknowledged, worker_id: worker, requeued: true }]);
     // The worker is gone: not listed, and asked to announce again.

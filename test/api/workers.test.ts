@@ -143,6 +143,14 @@ describe('announce and the connected workers', () => {
     await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h', extra: 1 }, agentKey), 400);
   });
 
+  it('keeps at most 100 connected workers per team (409 limit_exceeded); a known one may reconnect', async () => {
+    const team = (await t.call('POST', '/teams', { name: 'Crowded' })).json();
+    const crowd = await newAgent(t, 'Crowd', { 'x-service-team-uid': team.uid });
+    for (let i = 0; i < 100; i++) expect((await t.call('POST', '/agent/workers', { host: 'h', worker_id: `crowd-${i}` }, crowd.agentKey)).statusCode).toBe(201);
+    await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h' }, crowd.agentKey), 409, 'limit_exceeded');
+    expect((await t.call('POST', '/agent/workers', { host: 'again', worker_id: 'crowd-7' }, crowd.agentKey)).statusCode).toBe(201);
+  });
+
   it('answers 404 to a worker it does not know, so the worker announces again', async () => {
     await expectRefused(t, () => t.call('POST', '/agent/workers/never-announced/heartbeat', {}, agentKey), 404, 'resource_not_found');
     await expectRefused(t, () => claim('never-announced'), 404);
@@ -245,7 +253,8 @@ describe('reports on a held run', () => {
     expect((await report(workerId, runId, x, 'start')).json()).toEqual({ run_id: runId, state: 'INPROGRESS' });
     expect((await getRun(runId)).state).toBe('INPROGRESS');
 
-    expect((await report(workerId, runId, x, 'timeline', { name: 'sandbox_ready', detail: { image: 'node:20' } })).statusCode).toBe(201);
+    const timeline = await t.call('POST', runUrl(workerId, runId, 'timeline'), { name: 'sandbox_ready', detail: { image: 'node:20' } }, agentKey, { 'x-execution-id': x, 'x-correlation-id': 'corr-42' });
+    expect(timeline.statusCode).toBe(201);
     const message = await report(workerId, runId, x, 'messages', {
       role: 'assistant',
       step_id: 'step-1',
@@ -296,7 +305,9 @@ describe('reports on a held run', () => {
     expect(download.headers['content-disposition']).toBe(`attachment; filename="report.txt"; filename*=UTF-8''report.txt`);
 
     // The message and the timeline entry are in the run's history.
-    const types = (await t.rt.events.readStream(`run-${runId}`)).map((e) => e.type);
+    const history = await t.rt.events.readStream(`run-${runId}`);
+    expect(history.find((e) => e.type === 'RunTimelineRecorded')!.metadata).toMatchObject({ correlation_id: 'corr-42', actor: { type: 'agent', uid: agentUid } });
+    const types = history.map((e) => e.type);
     expect(types).toEqual(expect.arrayContaining(['RunTimelineRecorded', 'RunMessageRecorded', 'RunUsageReported', 'RunHandoffFileAdded', 'RunFinished']));
     // The run has left its worker.
     const listed = (await t.call('GET', '/agent/connected-self-hosted-workers')).json().workers.find((w: { worker_id: string }) => w.worker_id === workerId);
@@ -334,6 +345,8 @@ describe('reports on a held run', () => {
     await bad('artifacts', { artifact_type: 'PULL_REQUEST', url: 'ftp://host/pull/1' });
     await bad('artifacts', { artifact_type: 'EXTERNAL_REFERENCE', reference_type: 'Bad Type', url: 'https://x.dev' });
     await bad('artifacts', { artifact_type: 'PLAN', content: 'x'.repeat(256 * 1024 + 1) });
+    await bad('artifacts', { artifact_type: 'EXTERNAL_REFERENCE', reference_type: 'doc', url: 'https://x.dev', metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) });
+    await bad('usage', { model_token_usage: Array.from({ length: 51 }, () => ({ model_id: 'm', total_tokens: 1 })) });
     await bad('usage', { total_tokens: -1 });
     await bad('usage', { surprise: 1 });
     await bad('finish', { state: 'CANCELLED' });
@@ -392,6 +405,7 @@ describe('signals', () => {
   it('refuses oversized heartbeats', async () => {
     const workerId = await announce();
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, { runs: Array.from({ length: 101 }, (_, i) => `r${i}`) }, agentKey), 400);
+    await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, { acks: Array.from({ length: 1001 }, (_, i) => `s${i}`) }, agentKey), 400);
   });
 });
 
@@ -423,5 +437,14 @@ describe('blob download links', () => {
     expect(plain.headers['content-disposition']).toBe('attachment');
     const odd = await t.app.inject({ method: 'GET', url: path(t.rt.urls.sign(`/api/v1/blobs/${id}?mime=not-a-type`, 60).url) });
     expect(odd.headers['content-type']).toBe('application/octet-stream');
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes the worker protocol', async () => {
+    const doc = (await t.call('GET', '/openapi.json', undefined, null)).json();
+    for (const path of ['/api/v1/agent/workers', '/api/v1/agent/workers/{worker_id}/claim', '/api/v1/agent/workers/{worker_id}/runs/{run_id}/messages', '/api/v1/agent/connected-self-hosted-workers', '/api/v1/blobs/{blob}']) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
   });
 });

@@ -3,19 +3,27 @@
  * The issue's "Must hold": a run goes from creation to SUCCEEDED through the reference worker,
  * both as real processes (`npm start`'s server and `shopfloor worker --exec`), with a small shell
  * script as the agent; then its conversation, its artifacts (a downloadable file, a pull request
- * the script printed) and the outputs of the task bound to its conversation are checked.
+ * the script printed) and the outputs of the task bound to its conversation are checked. A second
+ * run hears a follow-up on its stdin and is cancelled, which ends its process.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, childEnv, makeDataDir, readEvents, removeDir, ROOT, type ServerProcess, sleep, startServer } from './server-process.js';
 
-/** The agent: reads its prompt, prints a pull request link, leaves a file, says something on stderr. */
-const SCRIPT = [
-  'echo "Working on: $SHOPFLOOR_PROMPT"',
-  'echo "notes for $SHOPFLOOR_RUN_ID" > "$SHOPFLOOR_ARTIFACTS_DIR/notes.txt"',
-  'echo "Opened https://github.com/acme/widgets/pull/42 for review"',
-  'echo "all checks passed" >&2',
-].join('; ');
+/**
+ * The agent. Asked to wait, it echoes the follow-ups it reads on stdin until it is stopped;
+ * otherwise it reads its prompt, prints a pull request link, leaves a file and says something
+ * on stderr.
+ */
+const SCRIPT = `case "$SHOPFLOOR_PROMPT" in
+  Wait*) echo $$ > "$E2E_PID_DIR/waiting.pid"; echo ready; while read line; do echo "got: $line"; done ;;
+  *) echo "Working on: $SHOPFLOOR_PROMPT"
+     echo "notes for $SHOPFLOOR_RUN_ID" > "$SHOPFLOOR_ARTIFACTS_DIR/notes.txt"
+     echo "Opened https://github.com/acme/widgets/pull/42 for review"
+     echo "all checks passed" >&2 ;;
+esac`;
 
 const DEADLINE_MS = 20_000;
 
@@ -58,7 +66,7 @@ describe('the reference worker', () => {
 
     worker = spawn(process.execPath, ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'], {
       cwd: ROOT,
-      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key) },
+      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
       detached: true,
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -106,5 +114,30 @@ describe('the reference worker', () => {
     // The task bound to the conversation shows them as its outputs.
     const outputs = (await call(server, 'GET', `/factory/${factory.body!.uid}/tasks/${task.body!.uid}`)).body!.outputs as Array<{ artifact_type: string }>;
     expect(outputs.map((o) => o.artifact_type).sort()).toEqual(['FILE', 'PULL_REQUEST']);
+  });
+
+  it('delivers a follow-up to the running command, and ends it when the run is cancelled', async () => {
+    const created = await call(server, 'POST', '/agent/runs', { prompt: 'Wait for instructions' });
+    const runId = String(created.body!.run_id);
+    const texts = async () => {
+      const conversation = await call(server, 'GET', `/agent/runs/${runId}/conversation`);
+      return (conversation.body!.steps as Array<{ messages: Array<{ content: Array<{ text?: string }> }> }>).flatMap((s) => s.messages.flatMap((m) => m.content.map((c) => c.text)));
+    };
+    await until('the command starting', async () => (await texts()).includes('ready'));
+    const followup = await call(server, 'POST', `/agent/runs/${runId}/followups`, { message: 'use the blue one' });
+    expect(followup.body!.routed_to).toBe('live_execution');
+    await until('the command reading the follow-up', async () => (await texts()).includes('got: use the blue one'));
+
+    const pid = Number(fs.readFileSync(path.join(dataDir, 'waiting.pid'), 'utf8'));
+    expect((await call(server, 'POST', `/agent/runs/${runId}/cancel`)).status).toBe(200);
+    await until('the command ending', async () => {
+      try {
+        process.kill(pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    expect((await call(server, 'GET', `/agent/runs/${runId}`)).body!.state).toBe('CANCELLED');
   });
 });

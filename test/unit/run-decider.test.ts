@@ -4,6 +4,7 @@ import { type RunCreatedData, type RunEvent, type StatusMessage, WORKER_LOST } f
 import { fold } from '../../src/kernel/decider.js';
 import { Conflict, InvalidRequest, NotFound, Unprocessable } from '../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { runCreatedData } from '../helpers/run-fixtures.js';
 
 const { given } = deciderSpec(runDecider);
 
@@ -14,31 +15,7 @@ const NOW = '2026-01-01T00:00:00.000Z';
 const system = { now: NOW, actor: { type: 'system' as const, uid: 'sys' }, teams: {} };
 const agentOf = (team: string) => ({ now: NOW, actor: { type: 'agent' as const, uid: 'a-1' }, teams: { [team]: 'member' as const } });
 
-const createdData = (fields: Partial<RunCreatedData> = {}): RunCreatedData => ({
-  run_id,
-  conversation_id: 'c-1',
-  title: 'Fix',
-  prompt: 'Fix it',
-  skill_spec: null,
-  config: null,
-  mode: 'normal',
-  interactive: false,
-  metadata: {},
-  team_uid: 't-1',
-  executing_team_uid: 't-1',
-  creator: { type: 'user', uid: 'u-1' },
-  agent_identity_uid: null,
-  parent_run_id: null,
-  root_run_id: run_id,
-  depth: 0,
-  factory_uid: null,
-  source: 'API',
-  execution_location: 'REMOTE',
-  environment_id: null,
-  schedule_id: null,
-  attachments: [],
-  ...fields,
-});
+const createdData = (fields: Partial<RunCreatedData> = {}): RunCreatedData => runCreatedData(run_id, { conversation_id: 'c-1', ...fields });
 
 const created = (fields: Partial<RunCreatedData> = {}): RunEvent => ({ type: 'RunCreated', data: createdData(fields) });
 const leased: RunEvent = { type: 'RunLeased', data: { run_id, ...held, lease_expires_at: '2026-01-01T00:01:00.000Z' } };

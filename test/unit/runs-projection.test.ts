@@ -4,37 +4,14 @@ import { runTimelineProjection } from '../../projections/run-timeline.js';
 import { runsProjection } from '../../projections/runs.js';
 import type { NewEvent } from '../../src/eventstore/port.js';
 import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import { runCreatedData } from '../helpers/run-fixtures.js';
 
 const at = (minute: number, second = 0) => `2026-01-01T00:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
 const on = (minute: number, event: RunEvent, second = 0): NewEvent & { metadata: ReturnType<typeof metadata> } => ({ ...event, metadata: metadata(at(minute, second)) });
 
 const created = (run_id: string, fields: Partial<RunCreatedData> = {}): RunEvent => ({
   type: 'RunCreated',
-  data: {
-    run_id,
-    conversation_id: `c-${run_id}`,
-    title: 'Fix The Build',
-    prompt: 'Fix it',
-    skill_spec: null,
-    config: null,
-    mode: 'normal',
-    interactive: false,
-    metadata: {},
-    team_uid: 't-1',
-    executing_team_uid: 't-1',
-    creator: { type: 'user', uid: 'u-1' },
-    agent_identity_uid: null,
-    parent_run_id: null,
-    root_run_id: run_id,
-    depth: 0,
-    factory_uid: null,
-    source: 'API',
-    execution_location: 'REMOTE',
-    environment_id: null,
-    schedule_id: null,
-    attachments: [],
-    ...fields,
-  },
+  data: runCreatedData(run_id, { title: 'Fix The Build', ...fields }),
 });
 
 /** One execution of `run_id` from lease to start. */
