@@ -33,7 +33,7 @@ export async function buildApp(rt: Runtime, modules: AppModules) {
   const app = Fastify({
     loggerInstance: rt.log,
     // Long path parameters reach the route schemas (and a problem+json 400) instead of a bare 414.
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     // Our onResponse hook writes the one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
