@@ -4,7 +4,7 @@
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
-import type { SignatureScheme, WebhookAuthMode, WebhookCreated, WebhookEvent, WebhookFields, WebhookSecretRef } from './events.js';
+import type { WebhookCreated, WebhookEvent, WebhookFields, WebhookSecretRef } from './events.js';
 
 export const MAX_WEBHOOKS_PER_FACTORY = 20;
 
@@ -14,15 +14,7 @@ export type WebhookCommand =
   | { type: 'RotateWebhookSecret'; data: { uid: string; secret: Exclude<WebhookSecretRef, null> } }
   | { type: 'DeleteWebhook'; data: { uid: string } };
 
-export type WebhookState = WebhookFields & {
-  uid: string;
-  factory_uid: string;
-  team_uid: string;
-  auth_mode: WebhookAuthMode;
-  signature_scheme: SignatureScheme | null;
-  secret: WebhookSecretRef;
-  deleted: boolean;
-};
+export type WebhookState = WebhookCreated['data'] & { deleted: boolean };
 
 export type WebhooksState = { webhooks: Record<string, WebhookState>; live: number };
 
