@@ -37,7 +37,7 @@ describe('sqlite-filter', () => {
     });
     expect(sql).not.toContain(hostile);
     expect(sql).not.toContain('5');
-    expect(params).toEqual([hostile, hostile, 'b', hostile, hostile, 5, -1]);
+    expect(params).toEqual([hostile, hostile, 'b', hostile, hostile.toLowerCase(), 5, -1]);
   });
 
   it('binds booleans as 1 and 0 and compares null with IS NULL', () => {

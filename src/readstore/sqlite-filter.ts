@@ -147,15 +147,24 @@ function operator(f: Field, op: string, arg: unknown): Sql {
       return { sql: `${f.type} IS ${arg ? 'NOT ' : ''}NULL`, params: [] };
     case '$contains':
       if (typeof arg !== 'string') throw new Error('$contains: expected a string');
-      return {
-        sql: `(${f.type} = 'text' AND instr(${LOWER}(${f.value}), ${LOWER}(?)) > 0)`,
-        params: [arg],
-      };
+      return contains(f, arg);
     case '$has':
       return has(f, arg as Scalar);
     default:
       throw new Error(`unsupported operator: ${JSON.stringify(op)}`);
   }
+}
+
+/**
+ * Case-insensitive substring. An ASCII needle only needs ASCII folding, which SQLite's own
+ * lower() does without calling into JavaScript for every row; any other needle folds through
+ * shopfloor_lower.
+ */
+function contains(f: Field, needle: string): Sql {
+  if (/^[\x00-\x7f]*$/.test(needle)) {
+    return { sql: `(${f.type} = 'text' AND instr(lower(${f.value}), ?) > 0)`, params: [needle.toLowerCase()] };
+  }
+  return { sql: `(${f.type} = 'text' AND instr(${LOWER}(${f.value}), ${LOWER}(?)) > 0)`, params: [needle] };
 }
 
 /** An element of the array at `f` equals `v` (same type bracket, as MongoDB's $elemMatch). */
