@@ -38,7 +38,7 @@ function statusMessage(message: StatusMessage, open: boolean): StatusMessage {
 const agentSkill = (spec: string) => ({ name: skillName(spec), full_path: spec.slice(spec.indexOf(':') + 1) });
 
 /** Artifacts as `{artifact_type, created_at, data}`; the blob id and inline content stay inside. */
-const artifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: RunDoc['artifacts'][number]) => ({
+export const artifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: RunDoc['artifacts'][number]) => ({
   artifact_type,
   created_at,
   data,

@@ -3,6 +3,7 @@
  * read time from other read models (author, current run, derived outputs), always in batches.
  */
 import { isCancellableType } from '../commands/run/decider.js';
+import { artifactItem } from './run-item.js';
 import type { Artifact, RunCreatedData } from '../commands/run/events.js';
 import type { Collection, Filter, Scalar, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
@@ -16,14 +17,7 @@ export const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT',
 
 type StoredArtifact = Artifact & { created_at: string };
 
-/** `ArtifactItem`: type and time, the type's fields under `data` (no storage internals). */
-export const toArtifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: StoredArtifact) => ({
-  artifact_type,
-  created_at,
-  data,
-});
-
-export type ArtifactItem = ReturnType<typeof toArtifactItem>;
+export type ArtifactItem = ReturnType<typeof artifactItem>;
 
 const newestFirst = (a: StoredArtifact, b: StoredArtifact) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0);
 
@@ -32,7 +26,7 @@ const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
     .flatMap((r) => r.artifacts)
     .filter((a) => (OUTPUT_TYPES as readonly string[]).includes(a.artifact_type))
     .sort(newestFirst)
-    .map(toArtifactItem);
+    .map(artifactItem);
 
 const hasOutputs: Filter = { $or: OUTPUT_TYPES.map((t) => ({ artifact_types: { $has: t } })) };
 
