@@ -63,12 +63,11 @@ export interface LoadResult {
 /** The requests of one case: every connection sends them in turn, over and over. */
 const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c : [c]);
 
-function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number, rate?: number): Promise<autocannon.Result> {
+function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
   return autocannon({
     url: base,
     connections,
     duration: seconds,
-    ...(rate ? { overallRate: rate } : {}),
     requests: sequence(c).map((r) => ({
       method: r.method,
       path: r.path,
@@ -104,8 +103,6 @@ export async function load(
   c: LoadCase | LoadCase[],
   seconds = params.httpSeconds,
   connections = params.httpConnections,
-  /** Requests per second over all connections; unset: as fast as the server answers. */
-  rate?: number,
 ): Promise<LoadResult> {
   // One request of each kind first, to fail fast on a wrong route, key or body rather than measure errors.
   for (const r of sequence(c)) {
@@ -115,9 +112,9 @@ export async function load(
     const text = await res.text();
     if (!res.ok) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
   }
-  if (!rate) await once(base, c, Math.max(0.5, Math.min(1, seconds / 5)), connections);
+  await once(base, c, Math.max(0.5, Math.min(1, seconds / 5)), connections);
   await drain(base);
-  const r = await once(base, c, seconds, connections, rate);
+  const r = await once(base, c, seconds, connections);
   const drained = await drain(base);
   if (drained > 1000) log(`the server needed ${Math.round(drained)} ms to finish the requests queued by this case`);
   const result: LoadResult = {
@@ -136,8 +133,56 @@ export async function load(
     ].join(', '),
   };
   log(
-    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}${rate ? ` at ${rate} req/s` : ''}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
       (result.failures ? `, ${result.failures} failed (${result.failureDetail})` : ''),
   );
+  return result;
+}
+
+/**
+ * Open-loop latency: requests sent at a steady `rate` (evenly spaced, whether or not earlier ones
+ * have been answered) for `seconds`, each timed from its scheduled start. Unlike a closed loop of
+ * connections, this shows what one request costs when it does not queue behind the others.
+ */
+export async function paced(base: string, c: LoadCase, rate: number, seconds: number): Promise<LoadResult> {
+  const interval = 1000 / rate;
+  const total = Math.max(1, Math.floor(rate * seconds));
+  const latencies: number[] = [];
+  let failures = 0;
+  const start = now();
+  const inFlight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = start + i * interval;
+    const wait = due - now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const v = c.vary?.() ?? {};
+    const body = v.body ?? c.body;
+    inFlight.push(
+      fetch(base + (v.path ?? c.path), { method: c.method, headers: c.headers ?? {}, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) })
+        .then(async (res) => {
+          await res.arrayBuffer();
+          if (!res.ok) failures++;
+          latencies.push(now() - due);
+        })
+        .catch(() => {
+          failures++;
+        }),
+    );
+  }
+  await Promise.all(inFlight);
+  const ms = now() - start;
+  const sorted = latencies.sort((a, b) => a - b);
+  const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
+  const result: LoadResult = {
+    rps: (total * 1000) / ms,
+    p50: Math.round(q(0.5) * 10) / 10,
+    p99: Math.round(q(0.99) * 10) / 10,
+    max: Math.round((sorted.at(-1) ?? NaN) * 10) / 10,
+    requests: latencies.length,
+    failures,
+    failureDetail: failures ? `${failures} not 2xx or failed` : '',
+  };
+  log(`${c.method} ${c.path} paced at ${rate} req/s: p50 ${result.p50} ms, p99 ${result.p99} ms${failures ? `, ${failures} failed` : ''}`);
+  await drain(base);
   return result;
 }

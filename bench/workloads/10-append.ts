@@ -34,6 +34,17 @@ const event = (i: number): EventToAppend => ({
   metadata,
 });
 
+const ROUNDS = 3;
+const BATCH_WRITERS = 8;
+
+interface Run {
+  events: number;
+  ms: number;
+}
+const rate = (r: Run) => perSecond(r.events, r.ms);
+/** The run with the median rate. */
+const median = <R extends Run>(runs: R[]): R => [...runs].sort((a, b) => rate(a) - rate(b))[Math.floor(runs.length / 2)]!;
+
 interface Row {
   stream: string;
   revision: number;
@@ -110,48 +121,74 @@ const workload: Workload = {
   title: '1. Event store append',
   async run() {
     const { singleWriters: writers, singleEvents, batchSize, batchEvents, rawSingleRowMs } = params;
-    const rate = (r: { events: number; ms: number }) => perSecond(r.events, r.ms);
 
-    log(`raw, one row per transaction (at most ${rawSingleRowMs} ms)`);
-    const rawSingleRow = await raw((emit) => {
-      const stop = now() + rawSingleRowMs;
-      for (let i = 0; i < singleEvents && now() < stop; i++) emit([{ stream: `factory-w${i % writers}`, revision: Math.floor(i / writers), event: event(i) }]);
-    });
-
-    log(`raw, ${writers} rows per transaction (the groups of group commit)`);
-    const rawGrouped = await raw((emit) => {
-      for (let i = 0; i < singleEvents; i += writers) {
-        emit(Array.from({ length: writers }, (_, w) => ({ stream: `factory-w${w}`, revision: i / writers, event: event(i + w) })));
-      }
-    });
-
-    log(`ours, ${writers} concurrent writers of single events (${fmt(singleEvents)} events)`);
-    const single = await oursSingle(writers, singleEvents);
-
-    log(`raw, ${batchSize} rows per transaction`);
-    const rawBatched = await raw((emit) => {
-      for (let b = 0; b * batchSize < batchEvents; b++) {
-        emit(Array.from({ length: batchSize }, (_, i) => ({ stream: `factory-b${b}`, revision: i, event: event(b * batchSize + i) })));
-      }
-    });
-
-    log(`ours, appends of ${batchSize} events, one writer (${fmt(batchEvents)} events)`);
-    const batched = await oursBatched(1, batchSize, batchEvents);
-
-    const batchWriters = 8;
-    log(`raw, ${batchWriters * batchSize} rows per transaction`);
-    const rawBatchedGrouped = await raw((emit) => {
-      for (let b = 0; b * batchSize < batchEvents; b += batchWriters) {
-        emit(Array.from({ length: batchWriters * batchSize }, (_, i) => ({
-          stream: `factory-b${b + Math.floor(i / batchSize)}`,
-          revision: i % batchSize,
-          event: event(b * batchSize + i),
-        })));
-      }
-    });
-
-    log(`ours, appends of ${batchSize} events, ${batchWriters} concurrent writers (${fmt(batchEvents)} events)`);
-    const batchedConcurrent = await oursBatched(batchWriters, batchSize, batchEvents);
+    // fsync latency on a shared disk drifts over seconds: every case runs in ROUNDS rounds of a
+    // ROUNDS-th of its events, ours and its raw ceiling alternately, and reports its median round.
+    const singleRound = Math.ceil(singleEvents / ROUNDS / writers) * writers;
+    const batchRound = Math.ceil(batchEvents / ROUNDS / (batchSize * BATCH_WRITERS)) * batchSize * BATCH_WRITERS;
+    const runs = {
+      rawSingleRow: [] as Run[],
+      rawGrouped: [] as Run[],
+      single: [] as Array<Run & { latency: ReturnType<typeof latencySummary> }>,
+      rawBatched: [] as Run[],
+      batched: [] as Run[],
+      rawBatchedGrouped: [] as Run[],
+      batchedConcurrent: [] as Run[],
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      log(`round ${round}/${ROUNDS}: raw, one row per transaction (at most ${rawSingleRowMs / ROUNDS} ms)`);
+      runs.rawSingleRow.push(
+        await raw((emit) => {
+          const stop = now() + rawSingleRowMs / ROUNDS;
+          for (let i = 0; i < singleRound && now() < stop; i++) emit([{ stream: `factory-w${i % writers}`, revision: Math.floor(i / writers), event: event(i) }]);
+        }),
+      );
+      log(`round ${round}/${ROUNDS}: raw, ${writers} rows per transaction (the groups of group commit)`);
+      runs.rawGrouped.push(
+        await raw((emit) => {
+          for (let i = 0; i < singleRound; i += writers) {
+            emit(Array.from({ length: writers }, (_, w) => ({ stream: `factory-w${w}`, revision: i / writers, event: event(i + w) })));
+          }
+        }),
+      );
+      log(`round ${round}/${ROUNDS}: ours, ${writers} concurrent writers of single events (${fmt(singleRound)} events)`);
+      runs.single.push(await oursSingle(writers, singleRound));
+      log(`round ${round}/${ROUNDS}: raw, ${batchSize} rows per transaction`);
+      runs.rawBatched.push(
+        await raw((emit) => {
+          for (let b = 0; b * batchSize < batchRound; b++) {
+            emit(Array.from({ length: batchSize }, (_, i) => ({ stream: `factory-b${b}`, revision: i, event: event(b * batchSize + i) })));
+          }
+        }),
+      );
+      log(`round ${round}/${ROUNDS}: ours, appends of ${batchSize} events, one writer (${fmt(batchRound)} events)`);
+      runs.batched.push(await oursBatched(1, batchSize, batchRound));
+      log(`round ${round}/${ROUNDS}: raw, ${BATCH_WRITERS * batchSize} rows per transaction`);
+      runs.rawBatchedGrouped.push(
+        await raw((emit) => {
+          for (let b = 0; b * batchSize < batchRound; b += BATCH_WRITERS) {
+            emit(
+              Array.from({ length: BATCH_WRITERS * batchSize }, (_, i) => ({
+                stream: `factory-b${b + Math.floor(i / batchSize)}`,
+                revision: i % batchSize,
+                event: event(b * batchSize + i),
+              })),
+            );
+          }
+        }),
+      );
+      log(`round ${round}/${ROUNDS}: ours, appends of ${batchSize} events, ${BATCH_WRITERS} concurrent writers (${fmt(batchRound)} events)`);
+      runs.batchedConcurrent.push(await oursBatched(BATCH_WRITERS, batchSize, batchRound));
+    }
+    const rawSingleRow = median(runs.rawSingleRow);
+    const rawGrouped = median(runs.rawGrouped);
+    const single = median(runs.single);
+    const rawBatched = median(runs.rawBatched);
+    const batched = median(runs.batched);
+    const rawBatchedGrouped = median(runs.rawBatchedGrouped);
+    const batchedConcurrent = median(runs.batchedConcurrent);
+    const batchWriters = BATCH_WRITERS;
+    const spread = (rs: Run[]) => rs.map((r) => fmt(rate(r))).join(' / ');
 
     const figures: Figure[] = [
       {
@@ -191,8 +228,11 @@ const workload: Workload = {
         `Each case writes a fresh file with the store's schema and pragmas (WAL, synchronous=FULL: one fsync per transaction). ` +
           `The raw cases insert the same rows with one prepared statement and serialize data and metadata with JSON.stringify, as the store does, ` +
           `but do no revision check and no savepoints.`,
-        `Raw one row per transaction: ${fmt(rawSingleRow.events)} events in ${fmt(rawSingleRow.ms)} ms (${fmt(rate(rawSingleRow))} events/s); ` +
-          `this is the machine's fsync rate, the ceiling of any store that commits each event alone.`,
+        `Raw one row per transaction: ${fmt(rate(rawSingleRow))} events/s, the machine's fsync rate: the ceiling of any store that commits each event alone.`,
+        `Every case ran in ${ROUNDS} rounds, alternating with its ceilings, and shows its median round (fsync latency on this shared disk drifts). ` +
+          `Rounds, events/s: single ${spread(runs.single)}; raw ${writers}/transaction ${spread(runs.rawGrouped)}; raw 1/transaction ${spread(runs.rawSingleRow)}; ` +
+          `batched ${spread(runs.batched)}; raw ${batchSize}/transaction ${spread(runs.rawBatched)}; ` +
+          `batched ×${BATCH_WRITERS} ${spread(runs.batchedConcurrent)}; raw ${BATCH_WRITERS * batchSize}/transaction ${spread(runs.rawBatchedGrouped)}.`,
         `Event payload: a FactoryUpdated with full metadata (about 350 bytes of JSON).`,
       ],
     };

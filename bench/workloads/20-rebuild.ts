@@ -29,6 +29,9 @@ const workload: Workload = {
     // The copy is in the page cache now; one untimed scan makes sure of it for every case alike.
     const db = new Database(eventsFile, { readonly: true });
     db.prepare('SELECT count(*), sum(length(data) + length(metadata)) FROM events').get();
+    const perType = new Map(
+      (db.prepare('SELECT type, count(*) AS n FROM events GROUP BY type').all() as Array<{ type: string; n: number }>).map((r) => [r.type, r.n]),
+    );
 
     log('raw SQL: SELECT * in pages, no parsing');
     const page = db.prepare<[number, number], { position: number }>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?');
@@ -56,12 +59,13 @@ const workload: Workload = {
     });
 
     const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
-    const rebuilt: Array<{ name: string; count: number; ms: number }> = [];
+    const rebuilt: Array<{ name: string; count: number; ms: number; handled: number }> = [];
     const chosen = projections.filter((p) => !params.rebuildProjections || params.rebuildProjections.includes(p.name));
     for (const p of chosen) {
       log(`rebuildProjection ${p.name}`);
       const { result: count, ms } = await timed(() => rebuildProjection(events, docs, p));
-      rebuilt.push({ name: p.name, count, ms });
+      const handled = Object.keys(p.on).reduce((sum, type) => sum + (perType.get(type) ?? 0), 0);
+      rebuilt.push({ name: p.name, count, ms, handled });
     }
     const documents = await Promise.all(chosen.map(async (p) => `${p.name} ${fmt(await docs.collection(`${p.name}_v${p.version}`).count())}`));
     await docs.close();
@@ -82,9 +86,9 @@ const workload: Workload = {
           name: `rebuildProjection ${r.name}`,
           value: perSecond(r.count, r.ms),
           unit: 'events/s',
-          detail: `${fmt(r.ms / 1000, 1)} s`,
+          detail: `${fmt(r.ms / 1000, 1)} s; handles ${fmt(r.handled)} of the events${r.handled === 0 ? ': none of its types in this history, so no target' : ''}`,
           ceiling: { name: 'readAll loop', value: readAllRate },
-          target: { text: '≥ 100,000 events/s', met: perSecond(r.count, r.ms) >= 100_000 },
+          ...(r.handled > 0 ? { target: { text: '≥ 100,000 events/s', met: perSecond(r.count, r.ms) >= 100_000 } } : {}),
         }),
       ),
       {
