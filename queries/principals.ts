@@ -1,16 +1,23 @@
-/** Resolves an API key hash to the principal it opens, from the account read models. */
+/**
+ * Resolves an API key hash to the principal it opens, from the account read models. Every
+ * request asks, so answers are cached until the projector next changes one of those read models.
+ */
 import type { PrincipalResolver } from '../src/http/auth.js';
-import type { Role } from '../src/http/principal.js';
+import type { Principal, Role } from '../src/http/principal.js';
 import type { Runtime } from '../src/runtime.js';
 import { apiKeysProjection, type ApiKeyDoc } from '../projections/api-keys.js';
 import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
 import { usersProjection, type UserDoc } from '../projections/users.js';
 
+/** Enough for every key in use at once; past it the cache starts over rather than grow. */
+const CACHE_LIMIT = 10_000;
+
 export function principalResolver(rt: Runtime): PrincipalResolver {
   const keys = rt.readModel<ApiKeyDoc>(apiKeysProjection);
   const users = rt.readModel<UserDoc>(usersProjection);
   const agents = rt.readModel<IdentityDoc>(identitiesProjection);
-  return async (hash) => {
+
+  async function lookUp(hash: string): Promise<Principal | null> {
     const key = await keys.get(hash);
     if (!key) return null;
     if (key.principal_type === 'user') {
@@ -21,5 +28,25 @@ export function principalResolver(rt: Runtime): PrincipalResolver {
     const agent = await agents.get(key.principal_uid);
     if (!agent) return null;
     return { type: 'agent', uid: agent.uid, teams: new Map<string, Role>([[agent.team_uid, 'member']]) };
+  }
+
+  const sources = [apiKeysProjection, usersProjection, identitiesProjection];
+  const generation = () => sources.map((p) => rt.projector.changes(p)).join(':');
+  let cachedAt = generation();
+  const cache = new Map<string, Promise<Principal | null>>();
+  return (hash) => {
+    const now = generation();
+    if (now !== cachedAt || cache.size >= CACHE_LIMIT) {
+      cache.clear();
+      cachedAt = now;
+    }
+    let found = cache.get(hash);
+    if (!found) {
+      found = lookUp(hash);
+      cache.set(hash, found);
+      // A failed lookup is not an answer: the next request asks again.
+      found.catch(() => cache.delete(hash));
+    }
+    return found;
   };
 }

@@ -3,7 +3,7 @@ import cliProgress from 'cli-progress';
 import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
 import type { DocumentStore } from '../readstore/port.js';
 import { type AnyProjection, collectionOf } from '../projector/projection.js';
-import { rebuildProjection, verifyProjection } from '../projector/rebuild.js';
+import { rebuildProjections, verifyProjection } from '../projector/rebuild.js';
 
 export interface Stores {
   events: EventStore;
@@ -37,23 +37,23 @@ export function select(projections: readonly AnyProjection[], name: string | und
   return found;
 }
 
+/** Rebuilds the chosen read models in one pass over the log (only the event types they handle). */
 export async function rebuild({ events, docs }: Stores, chosen: AnyProjection[]): Promise<number> {
-  for (const p of chosen) {
-    const bar = new cliProgress.SingleBar(
-      { format: `${p.name.padEnd(12)} [{bar}] {percentage}% | {events} events`, hideCursor: true, noTTYOutput: true, notTTYSchedule: 2000 },
-      cliProgress.Presets.shades_classic,
-    );
-    const started = performance.now();
-    bar.start(100, 0, { events: 0 });
-    const count = await rebuildProjection(events, docs, p, ({ events: n, position, head }) => {
-      const percent = head.commit > 0n ? Number((position.commit * 100n) / head.commit) : 100;
-      bar.update(percent, { events: n });
-    });
-    bar.update(100, { events: count });
-    bar.stop();
-    const seconds = (performance.now() - started) / 1000;
-    console.log(`${p.name}: ${count} events in ${seconds.toFixed(2)} s (${Math.round(count / Math.max(seconds, 1e-6))} events/s)`);
-  }
+  const names = chosen.map((p) => p.name).join(', ');
+  const bar = new cliProgress.SingleBar(
+    { format: `rebuilding [{bar}] {percentage}% | {events} events`, hideCursor: true, noTTYOutput: true, notTTYSchedule: 2000 },
+    cliProgress.Presets.shades_classic,
+  );
+  const started = performance.now();
+  bar.start(100, 0, { events: 0 });
+  const count = await rebuildProjections(events, docs, chosen, ({ events: n, position, head }) => {
+    const percent = head.commit > 0n ? Number((position.commit * 100n) / head.commit) : 100;
+    bar.update(percent, { events: n });
+  });
+  bar.update(100, { events: count });
+  bar.stop();
+  const seconds = (performance.now() - started) / 1000;
+  console.log(`${names}: rebuilt from ${count} events in ${seconds.toFixed(2)} s`);
   return 0;
 }
 

@@ -162,7 +162,9 @@ export function openEsdbEventStore(connectionString: string): EventStore {
       return events;
     },
 
-    async readAll(after, maxCount) {
+    async readAll(after, maxCount, types) {
+      // Filtered here rather than with a server-side filter: one code path for every read.
+      const wanted = types && new Set(types);
       const events: RecordedEvent[] = [];
       let from = after;
       while (events.length < maxCount) {
@@ -170,7 +172,8 @@ export function openEsdbEventStore(connectionString: string): EventStore {
         for (const resolved of page) {
           const event = fromAll(resolved);
           // A forwards read starts at `from` itself; `after` is exclusive.
-          if (event && comparePositions(event.position, from) > 0 && events.length < maxCount) events.push(event);
+          const fresh = event && comparePositions(event.position, from) > 0 && (!wanted || wanted.has(event.type));
+          if (event && fresh && events.length < maxCount) events.push(event);
         }
         const last = page.at(-1)?.event?.position;
         if (page.length < PAGE || !last) break;

@@ -63,8 +63,11 @@ export interface EventStore {
   append(stream: string, events: EventToAppend[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events of one stream; an unknown stream reads as empty. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
-  /** Up to `maxCount` events after `after` (exclusive), in global order. */
-  readAll(after: Position, maxCount: number): Promise<RecordedEvent[]>;
+  /**
+   * Up to `maxCount` events after `after` (exclusive), in global order; with `types`, only
+   * events of those types (a rebuild skips the rest of the log without reading it).
+   */
+  readAll(after: Position, maxCount: number, types?: readonly string[]): Promise<RecordedEvent[]>;
   /**
    * Batches of events after `after`: first the stored ones, then live appends as they commit.
    * Ends when `signal` aborts.

@@ -83,6 +83,10 @@ export function openSqliteEventStore(file: string): EventStore {
   const readAfter = db.prepare<[number, number], Row>(
     'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
   );
+  // Types filtered inside SQLite: skipped rows are never copied out nor JSON-parsed.
+  const readAfterOfTypes = db.prepare<[number, string, number], Row>(
+    'SELECT * FROM events WHERE position > ? AND type IN (SELECT value FROM json_each(?)) ORDER BY position LIMIT ?',
+  );
   const head = db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events');
 
   const appended = new EventEmitter();
@@ -175,8 +179,11 @@ export function openSqliteEventStore(file: string): EventStore {
       return rows.map(toRecorded);
     },
 
-    async readAll(after, maxCount) {
-      return readAfter.all(Number(after.commit), maxCount).map(toRecorded);
+    async readAll(after, maxCount, types) {
+      const rows = types
+        ? readAfterOfTypes.all(Number(after.commit), JSON.stringify(types), maxCount)
+        : readAfter.all(Number(after.commit), maxCount);
+      return rows.map(toRecorded);
     },
 
     subscribe,

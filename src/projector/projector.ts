@@ -1,12 +1,12 @@
 /**
- * The live projector: one subscription to the event log feeds every projection. Each
- * projection's writes are committed with its checkpoint, so a restart resumes exactly where the
- * last commit left off. `waitFor(position)` lets a command answer only once its own events are
+ * The live projector: one subscription to the event log feeds every projection. The writes of
+ * every projection for a batch are committed with their checkpoints as one (one transaction on
+ * SQLite), so a restart resumes exactly where the last commit left off. `waitFor(position)` lets a command answer only once its own events are
  * visible to queries (read your writes).
  */
 import type { Logger } from 'pino';
 import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
-import { CheckpointMoved, type DocumentStore } from '../readstore/port.js';
+import { CheckpointMoved, type CheckpointedWrites, type DocumentStore } from '../readstore/port.js';
 import { DomainError } from '../kernel/errors.js';
 import { applyEvents } from './batch.js';
 import { type AnyProjection, collectionOf } from './projection.js';
@@ -25,6 +25,7 @@ const minPosition = (positions: Position[]): Position =>
 
 export class Projector {
   private readonly checkpoints = new Map<AnyProjection, Position>();
+  private readonly changeCounts = new Map<AnyProjection, number>();
   private processed: Position = START;
   private waiters: Waiter[] = [];
   private readonly abort = new AbortController();
@@ -77,7 +78,7 @@ export class Projector {
     while (!signal.aborted) {
       try {
         for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
-          for (const p of this.projections) await this.applyBatch(p, batch);
+          await this.applyBatch(batch);
           this.processed = batch[batch.length - 1]!.position;
           this.settle();
         }
@@ -88,24 +89,45 @@ export class Projector {
     }
   }
 
-  private async applyBatch(p: AnyProjection, batch: RecordedEvent[]): Promise<void> {
-    const collection = collectionOf(p);
+  private async applyBatch(batch: RecordedEvent[]): Promise<void> {
     for (;;) {
-      const checkpoint = this.checkpoints.get(p)!;
-      const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
-      if (fresh.length === 0) return;
-      const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
-      const position = fresh[fresh.length - 1]!.position;
+      const parts: Array<CheckpointedWrites & { projection: AnyProjection }> = [];
+      for (const p of this.projections) {
+        const checkpoint = this.checkpoints.get(p)!;
+        const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
+        if (fresh.length === 0) continue;
+        const collection = collectionOf(p);
+        const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
+        const position = fresh[fresh.length - 1]!.position;
+        parts.push({ projection: p, writes, checkpoint: collection, position, expected: checkpoint === START ? null : checkpoint });
+      }
+      if (parts.length === 0) return;
       try {
-        await this.docs.commit(writes, collection, position, checkpoint === START ? null : checkpoint);
-        this.checkpoints.set(p, position);
+        await this.docs.commitAll(parts);
+        for (const { projection, position, writes } of parts) {
+          this.checkpoints.set(projection, position);
+          if (writes.length) this.changed(projection);
+        }
         return;
       } catch (error) {
         if (!(error instanceof CheckpointMoved)) throw error;
         // A rebuild swapped in a new collection: continue from its checkpoint, on its documents.
-        this.checkpoints.set(p, (await this.docs.readCheckpoint(collection)) ?? START);
+        // (On MongoDB the parts before it are committed already; their checkpoints, now moved too,
+        // are re-read the same way on the next round.)
+        const moved = this.projections.find((p) => collectionOf(p) === error.checkpointName)!;
+        this.checkpoints.set(moved, (await this.docs.readCheckpoint(error.checkpointName)) ?? START);
+        this.changed(moved);
       }
     }
+  }
+
+  private changed(p: AnyProjection): void {
+    this.changeCounts.set(p, (this.changeCounts.get(p) ?? 0) + 1);
+  }
+
+  /** Grows whenever this projector changes the read model: a cache of its documents compares it. */
+  changes(p: AnyProjection): number {
+    return this.changeCounts.get(p) ?? 0;
   }
 
   private settle(): void {

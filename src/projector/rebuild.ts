@@ -8,52 +8,75 @@ import type { Doc, DocumentStore } from '../readstore/port.js';
 import { applyEvents } from './batch.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
-const READ_BATCH = 5000;
+/** Large batches fold more changes of one document into one write, and commit less often. */
+const READ_BATCH = 20_000;
 
 export interface Progress {
+  /** Events handled so far (events of types no chosen read model handles are never read). */
   events: number;
   position: Position;
   head: Position;
 }
 
-/** Replays the log into `target` from scratch, stopping after `until` (default: the head). */
+/** Every event type the projections handle: the only events a replay needs to read. */
+const handledTypes = (projections: readonly AnyProjection[]): string[] => [...new Set(projections.flatMap((p) => Object.keys(p.on)))];
+
+/**
+ * Replays the log into fresh `targets` (one per projection), in one pass, stopping after `until`
+ * (default: the head). Each batch commits every target as one. Returns the events handled.
+ */
 async function replayInto(
   events: EventStore,
   docs: DocumentStore,
-  projection: AnyProjection,
-  target: string,
+  projections: readonly AnyProjection[],
+  targets: readonly string[],
   until: Position | null,
   onProgress: (p: Progress) => void,
 ): Promise<number> {
-  await docs.drop(target);
-  await docs.ensureCollection(target, projection.indexes);
+  for (const target of targets) {
+    await docs.drop(target);
+    await docs.ensureCollection(target, []);
+  }
   const head = until ?? (await events.headPosition());
+  const types = handledTypes(projections);
   let position = START;
   let count = 0;
   for (;;) {
-    const batch = (await events.readAll(position, READ_BATCH)).filter((e) => comparePositions(e.position, head) <= 0);
+    const batch = (await events.readAll(position, READ_BATCH, types)).filter((e) => comparePositions(e.position, head) <= 0);
     if (batch.length === 0) break;
     position = batch[batch.length - 1]!.position;
-    const writes = await applyEvents(projection, target, docs.collection(target), batch);
-    await docs.commit(writes, target, position);
+    const parts = await Promise.all(
+      projections.map(async (p, i) => ({
+        writes: await applyEvents(p, targets[i]!, docs.collection(targets[i]!), batch),
+        checkpoint: targets[i]!,
+        position,
+      })),
+    );
+    await docs.commitAll(parts);
     count += batch.length;
     onProgress({ events: count, position, head });
-    if (comparePositions(position, head) >= 0) break;
+    if (batch.length < READ_BATCH) break;
   }
+  // Everything up to the head was read, also past the last event handled.
+  await docs.commitAll(targets.map((target) => ({ writes: [], checkpoint: target, position: head })));
+  // Indexes built once over the loaded documents cost far less than kept up to date while loading.
+  for (const [i, target] of targets.entries()) await docs.ensureCollection(target, projections[i]!.indexes);
   return count;
 }
 
-/** Rebuilds a read model beside the live one, then swaps it in. Returns the events replayed. */
-export async function rebuildProjection(
+/**
+ * Rebuilds read models beside the live ones, reading the log once for all of them, then swaps
+ * each in. Returns the events handled.
+ */
+export async function rebuildProjections(
   events: EventStore,
   docs: DocumentStore,
-  projection: AnyProjection,
+  projections: readonly AnyProjection[],
   onProgress: (p: Progress) => void = () => {},
 ): Promise<number> {
-  const live = collectionOf(projection);
-  const shadow = `${live}__rebuild`;
-  const count = await replayInto(events, docs, projection, shadow, null, onProgress);
-  await docs.promote(shadow, live);
+  const shadows = projections.map((p) => `${collectionOf(p)}__rebuild`);
+  const count = await replayInto(events, docs, projections, shadows, null, onProgress);
+  for (const [i, p] of projections.entries()) await docs.promote(shadows[i]!, collectionOf(p));
   return count;
 }
 
@@ -73,7 +96,7 @@ export async function verifyProjection(
   const shadow = `${live}__verify`;
   const checkpoint = (await docs.readCheckpoint(live)) ?? START;
   try {
-    await replayInto(events, docs, projection, shadow, checkpoint, () => {});
+    await replayInto(events, docs, [projection], [shadow], checkpoint, () => {});
     // A never-written collection is a missing table on some stores: make sure both exist.
     await docs.ensureCollection(shadow, []);
     await docs.ensureCollection(live, projection.indexes);

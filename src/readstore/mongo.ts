@@ -233,7 +233,7 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     };
   }
 
-  return {
+  const store: DocumentStore = {
     async ensureCollection(name, indexes) {
       try {
         await db.createCollection(docs(name).collectionName);
@@ -281,6 +281,9 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       }
       await saveCheckpoint(checkpointName, position);
     },
+    async commitAll(parts) {
+      for (const { writes, checkpoint, position, expected } of parts) await store.commit(writes, checkpoint, position, expected);
+    },
     async readCheckpoint(name) {
       const found = await checkpoints.findOne({ _id: name });
       return found ? toPosition(found) : null;
@@ -321,4 +324,5 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       await client.close();
     },
   };
+  return store;
 }

@@ -67,6 +67,15 @@ export interface DocWrite {
   position: Position;
 }
 
+/** One read model's part of a commit: its document writes and where its checkpoint moves. */
+export interface CheckpointedWrites {
+  writes: readonly DocWrite[];
+  checkpoint: string;
+  position: Position;
+  /** As for `commit`: the checkpoint this writer last read (null: none yet). */
+  expected?: Position | null;
+}
+
 export interface DocumentStore {
   ensureCollection(name: string, indexes: readonly IndexSpec[]): Promise<void>;
   collection<T extends Doc = Doc>(name: string): Collection<T>;
@@ -77,6 +86,11 @@ export interface DocumentStore {
    * the stored checkpoint is another: somebody else (a rebuild) moved it since it was read.
    */
   commit(writes: readonly DocWrite[], checkpointName: string, position: Position, expected?: Position | null): Promise<void>;
+  /**
+   * Several read models' commits as one: one transaction on SQLite (all or nothing); on MongoDB
+   * one after the other, each as `commit`. CheckpointMoved names the first checkpoint that moved.
+   */
+  commitAll(parts: readonly CheckpointedWrites[]): Promise<void>;
   readCheckpoint(name: string): Promise<Position | null>;
   listCheckpoints(): Promise<Array<{ name: string; position: Position }>>;
   /** Replaces collection `target` (and its checkpoint) by `source`, atomically where possible. */

@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
-import { CheckpointMoved, samePosition, type Collection, type Doc, type DocWrite, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
+import { CheckpointMoved, samePosition, type CheckpointedWrites, type Collection, type Doc, type DocWrite, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
 import {
   assertCollectionName,
   compileAfter,
@@ -56,6 +56,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
+  // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
+  db.pragma('cache_size = -65536');
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
   );
@@ -104,8 +106,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     return row ? toPosition(row) : null;
   };
 
-  const commit = db.transaction((writes: readonly DocWrite[], name: string, position: Position, expected?: Position | null) => {
-    if (expected !== undefined && !samePosition(readCheckpoint(name), expected)) throw new CheckpointMoved(name);
+  const commitPart = ({ writes, checkpoint, position, expected }: CheckpointedWrites): void => {
+    if (expected !== undefined && !samePosition(readCheckpoint(checkpoint), expected)) throw new CheckpointMoved(checkpoint);
     for (const w of writes) {
       if (w.doc === null) {
         stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
@@ -116,8 +118,9 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         ).run(w.id, JSON.stringify(w.doc));
       }
     }
-    saveCheckpoint(name, position);
-  });
+    saveCheckpoint(checkpoint, position);
+  };
+  const commitAll = db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart));
 
   const promote = db.transaction((source: string, target: string) => {
     if (source === target) throw new Error(`cannot promote ${source} onto itself`);
@@ -206,8 +209,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       })();
     },
     collection,
-    async commit(writes, checkpointName, position, expected) {
-      commit(writes, checkpointName, position, expected);
+    async commit(writes, checkpoint, position, expected) {
+      commitAll([{ writes, checkpoint, position, expected }]);
+    },
+    async commitAll(parts) {
+      commitAll(parts);
     },
     async readCheckpoint(name) {
       return readCheckpoint(name);

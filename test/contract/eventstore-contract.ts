@@ -257,6 +257,30 @@ export function eventStoreContract(
         const rest = await readAllOf(ours[2]!.position, new Set([a, b, c]));
         expect(rest.map((e) => e.type)).toEqual(['A1', 'C0']);
       });
+
+      it('reads only the given event types, in global order, when asked', async () => {
+        const [a, b] = [newStream(), newStream()];
+        const head = await store.headPosition();
+        await store.append(a, [event('Kept'), event('Skipped')], 'no_stream');
+        await store.append(b, [event('Skipped'), event('AlsoKept')], 'no_stream');
+        await store.append(a, [event('Kept')], 1n);
+
+        const read = async (after: Position, page: number) => {
+          const found: RecordedEvent[] = [];
+          for (;;) {
+            const batch = await store.readAll(after, page, ['Kept', 'AlsoKept']);
+            if (batch.length === 0) return found.filter((e) => e.stream === a || e.stream === b);
+            found.push(...batch);
+            after = batch[batch.length - 1]!.position;
+          }
+        };
+        const kept = await read(head, 1000);
+        expect(kept.map((e) => [e.stream, e.type])).toEqual([[a, 'Kept'], [b, 'AlsoKept'], [a, 'Kept']]);
+        expectIncreasing(kept.map((e) => e.position));
+        // Paging counts kept events only: a page of one holds the next kept event, however far.
+        expect(await read(head, 1)).toEqual(kept);
+        expect(await store.readAll(head, 10, [])).toEqual([]);
+      });
     });
 
     describe('subscribe', () => {

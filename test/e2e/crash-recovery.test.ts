@@ -150,7 +150,9 @@ describe.sequential('crash recovery (SIGKILL mid-stream)', () => {
     // Rebuild every read model beside the live one while the server runs, then swap it in.
     const rebuilt = await runCli(['projections', 'rebuild', 'all'], env);
     expect(rebuilt.code, rebuilt.stdout + rebuilt.stderr).toBe(0);
-    for (const r of rows) expect(rebuilt.stdout).toMatch(new RegExp(`^${r.projection}: \\d+ events in [\\d.]+ s \\(\\d+ events/s\\)$`, 'm'));
+    // One pass over the log rebuilds all of them.
+    const summary = /^(.+): rebuilt from \d+ events in [\d.]+ s$/m.exec(rebuilt.stdout);
+    expect(summary?.[1]?.split(', ')).toEqual(rows.map((r) => r.projection));
     expect(await readAll()).toEqual(docs);
     const reverified = await runCli(['projections', 'verify'], env);
     expect(reverified.code, reverified.stdout + reverified.stderr).toBe(0);

@@ -8,7 +8,7 @@ import type { EventStore } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { projection } from '../../src/projector/projection.js';
 import { Projector } from '../../src/projector/projector.js';
-import { rebuildProjection, verifyProjection } from '../../src/projector/rebuild.js';
+import { rebuildProjections, verifyProjection } from '../../src/projector/rebuild.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 import { metadata } from '../helpers/projection-spec.js';
@@ -109,7 +109,7 @@ describe('projector', () => {
     await projector.stop();
 
     const before = await docs.collection('counters_v1').get('x');
-    expect(await rebuildProjection(events, docs, p)).toBe(4);
+    expect(await rebuildProjections(events, docs, [p])).toBe(4);
     expect(await docs.collection('counters_v1').get('x')).toEqual(before);
     expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
     expect(await verifyProjection(events, docs, p)).toEqual([]);
@@ -141,12 +141,45 @@ describe('projector', () => {
     await projector.waitFor((await count('a')).position);
     const blocked = await count('gate');
     await expect.poll(() => gated).toBe(true);
-    await rebuildProjection(events, docs, p);
+    await rebuildProjections(events, docs, [p]);
     release();
     await projector.waitFor(blocked.position);
     await projector.waitFor((await count('gate')).position);
     expect(await docs.collection('counters_v1').get('gate')).toEqual({ key: 'gate', total: 2 });
     expect(await verifyProjection(events, docs, p)).toEqual([]);
     await projector.stop();
+  });
+
+  it('rebuilds several read models in one pass, reading only the types they handle', async () => {
+    type Noted = { type: 'Noted'; data: { key: string } };
+    const notes = projection<Noted>({
+      name: 'notes',
+      version: 1,
+      indexes: [],
+      on: { Noted: (e, docs) => docs.put(e.data.key, { key: e.data.key }) },
+    });
+    const calls = { n: 0 };
+    const counters = counter(1, calls);
+    const projector = new Projector(events, docs, [counters, notes], log);
+    await projector.start();
+    await count('a');
+    await events.append('noise', [{ id: uuidv4(), type: 'Ignored', data: {}, metadata: metadata() }], 'any');
+    await events.append('note-n', [{ id: uuidv4(), type: 'Noted', data: { key: 'n' }, metadata: metadata() }], 'any');
+    const last = await events.append('noise', [{ id: uuidv4(), type: 'Ignored', data: {}, metadata: metadata() }], 'any');
+    await projector.waitFor(last.position);
+    await projector.stop();
+    // One transaction per batch carried both read models to the head.
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(last.position);
+    expect(await docs.readCheckpoint('notes_v1')).toEqual(last.position);
+
+    calls.n = 0;
+    expect(await rebuildProjections(events, docs, [counters, notes])).toBe(2);
+    expect(calls.n).toBe(1);
+    expect(await docs.collection('counters_v1').get('a')).toEqual({ key: 'a', total: 1 });
+    expect(await docs.collection('notes_v1').get('n')).toEqual({ key: 'n' });
+    // The checkpoint is the head, past the last event either handles.
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(last.position);
+    expect(await docs.readCheckpoint('notes_v1')).toEqual(last.position);
+    expect(await docs.listCollections()).toEqual(['counters_v1', 'notes_v1']);
   });
 });
