@@ -6,7 +6,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { START, type Position } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
-import { rebuildProjection } from '../../src/projector/rebuild.js';
+import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 import { projections } from '../../projections/index.js';
 import { params } from '../lib/config.js';
@@ -63,7 +63,7 @@ const workload: Workload = {
     const chosen = projections.filter((p) => !params.rebuildProjections || params.rebuildProjections.includes(p.name));
     for (const p of chosen) {
       log(`rebuildProjection ${p.name}`);
-      const { result: count, ms } = await timed(() => rebuildProjection(events, docs, p));
+      const { result: count, ms } = await timed(() => rebuildProjections(events, docs, [p]));
       const handled = Object.keys(p.on).reduce((sum, type) => sum + (perType.get(type) ?? 0), 0);
       rebuilt.push({ name: p.name, count, ms, handled });
     }
