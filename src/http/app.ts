@@ -7,7 +7,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
 import type { Logger } from 'pino';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { v7 as uuidv7 } from 'uuid';
+import { timeOrderedId } from '../ids.js';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.js';
 import { installAuth, type PrincipalResolver } from './auth.js';
@@ -38,7 +38,7 @@ export async function buildApp(rt: Runtime, modules: AppModules) {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : uuidv7();
+      return typeof given === 'string' && /^[\w.:-]{1,128}$/.test(given) ? given : timeOrderedId();
     },
   }).withTypeProvider<ZodTypeProvider>();
 

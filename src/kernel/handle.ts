@@ -2,7 +2,7 @@
  * The one command handler: read the stream, fold it, decide, append with the revision read.
  * A concurrent writer makes the append fail; then the whole cycle runs again on fresh state.
  */
-import { v7 as uuidv7 } from 'uuid';
+import { timeOrderedId } from '../ids.js';
 import { ConcurrencyError, type EventMetadata, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
 import { type Decider, type DecideContext, fold } from './decider.js';
 import { Conflict } from './errors.js';
@@ -50,7 +50,7 @@ export async function handleCommand<C, E extends NewEvent, S>(
     try {
       const { position } = await store.append(
         stream,
-        events.map((e) => ({ id: uuidv7(), type: e.type, data: e.data, metadata })),
+        events.map((e) => ({ id: timeOrderedId(), type: e.type, data: e.data, metadata })),
         last ? last.revision : 'no_stream',
       );
       return { state: events.reduce(decider.evolve, state), events, position };

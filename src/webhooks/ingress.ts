@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { v7 as uuidv7 } from 'uuid';
+import { timeOrderedId } from '../ids.js';
 import { z } from 'zod';
 import { ConcurrencyError, type EventMetadata } from '../eventstore/port.js';
 import type { Api } from '../http/app.js';
@@ -58,7 +58,7 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
 
   async function ingest(req: FastifyRequest<{ Params: z.infer<typeof params> }>, reply: FastifyReply) {
     const receivedAt = new Date();
-    const deliveryId = uuidv7();
+    const deliveryId = timeOrderedId();
     const { uid, token } = req.params;
 
     // 1. The webhook as its factory's stream tells it (the read model only maps uid → factory).
@@ -78,7 +78,7 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       occurred_at: base.received_at,
     };
     const write = async (stream: string, event: DeliveryEvent, expected: 'any' | 'no_stream') => {
-      const { position } = await rt.events.append(stream, [{ id: uuidv7(), type: event.type, data: event.data, metadata }], expected);
+      const { position } = await rt.events.append(stream, [{ id: timeOrderedId(), type: event.type, data: event.data, metadata }], expected);
       await rt.projector.waitFor(position);
     };
     const reject = async (reason: DeliveryRejectionReason, size_bytes: number) =>

@@ -9,7 +9,7 @@
  * own report changes nothing it should not.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { v7 as uuidv7 } from 'uuid';
+import { timeOrderedId } from '../ids.js';
 import type { CommandContext } from '../kernel/handle.js';
 import type { Runtime } from '../runtime.js';
 import { runDecider, type RunCommand, type RunDeciderState } from '../../commands/run/decider.js';
@@ -21,7 +21,7 @@ const sweeperContext = (h: Holding, now: number): CommandContext => ({
   actor: { type: 'system', uid: 'worker-sweeper' },
   teams: {},
   team_uid: h.team_uid || null,
-  correlation_id: uuidv7(),
+  correlation_id: timeOrderedId(),
   causation_id: null,
   request_id: null,
 });

@@ -1,0 +1,20 @@
+/**
+ * Time-ordered ids (UUIDv7) for events, requests and deliveries. uuid draws 16 random bytes from
+ * the OS per id; drawing them from a pool refilled every 256 ids takes that syscall off the
+ * path of every request (it was 5-7% of a request's CPU time).
+ */
+import { randomFillSync } from 'node:crypto';
+import { v7 } from 'uuid';
+
+const pool = new Uint8Array(16 * 256);
+let used = pool.length;
+
+function randomBytes16(): Uint8Array {
+  if (used === pool.length) {
+    randomFillSync(pool);
+    used = 0;
+  }
+  return pool.subarray(used, (used += 16));
+}
+
+export const timeOrderedId = (): string => v7({ random: randomBytes16() });
