@@ -52,8 +52,12 @@ export function field(path: string): Field {
 }
 
 /** Columns of an expression index over `fields`, in the same form `field()` produces. */
+/**
+ * Every index ends with the document id: pages sort by their keys then by id (keyset paging),
+ * so the index yields a page in order without sorting ties.
+ */
 export const indexColumns = (fields: readonly string[]): string =>
-  fields.map((f) => field(f).value).join(', ');
+  (fields.at(-1) === 'id' ? fields : [...fields, 'id']).map((f) => field(f).value).join(', ');
 
 /** SQLite reads JSON true/false as 1/0. */
 const bind = (v: Scalar): SqlValue => (typeof v === 'boolean' ? (v ? 1 : 0) : v);
