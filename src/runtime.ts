@@ -29,6 +29,11 @@ export interface Runtime {
   urls: UrlSigner;
   /** Handles a command and returns once the read models show its events. */
   execute<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
+  /**
+   * Handles a command without waiting for the read models: for the first steps of a command that
+   * spans streams, whose last step's `execute` waits for them all (its events come later).
+   */
+  handle<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
   readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
   /** Starts the reactors; each waits for the read models to show an event before reacting. */
   startReactors(reactors: ReadonlyArray<AnyReactor<Runtime>>): void;
@@ -73,6 +78,7 @@ export async function openRuntime(config: Config, log: Logger, projections: read
       await projector.waitFor(handled.position);
       return handled;
     },
+    handle: (stream, decider, command, context) => handleCommand(events, stream, decider, command, context),
     readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
     startReactors(reactors) {
       for (const r of reactors) {

@@ -110,7 +110,7 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
     schedule_id: null,
     attachments,
   };
-  const { state } = await rt.execute(runStream(run_id), runDecider, { type: 'CreateRun', data, artifacts: options.artifacts }, context);
+  const { state } = await rt.handle(runStream(run_id), runDecider, { type: 'CreateRun', data, artifacts: options.artifacts }, context);
   await rt.execute(conversationStream(conversation_id), conversationDecider, {
     type: 'AddRun',
     data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },

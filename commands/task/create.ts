@@ -52,7 +52,7 @@ async function deletedBinding(rt: Runtime, conversationId: string): Promise<stri
 export async function createTask(rt: Runtime, task: NewTask, context: CommandContext): Promise<LiveTask> {
   const factory = await visibleFactoryState(rt, task.factory_uid, context);
   const { conversation_id, uid } = task;
-  const bound = await rt.execute(conversationStream(conversation_id), conversationDecider, {
+  const bound = await rt.handle(conversationStream(conversation_id), conversationDecider, {
     type: 'BindTask',
     data: { conversation_id, task_uid: uid, factory_uid: factory.uid, factory_team_uid: factory.team_uid, deleted_task_uid: await deletedBinding(rt, conversation_id) },
   }, context);
