@@ -52,7 +52,7 @@ export async function runReactor<Deps>(
   while (!signal.aborted) {
     try {
       let position = (await docs.readCheckpoint(checkpointName)) ?? START;
-      for await (const batch of events.subscribe(position, signal, 100)) {
+      for await (const batch of events.subscribe(position, signal, 1000)) {
         for (const event of batch) {
           const handler = r.on[event.type];
           if (handler) {
