@@ -36,7 +36,9 @@ export const params = {
   rebuildProjections: process.env.BENCH_PROJECTIONS ? process.env.BENCH_PROJECTIONS.split(',').map((s) => s.trim()) : null,
 
   /** 3. HTTP. */
-  httpFactories: num('BENCH_HTTP_FACTORIES', 100_000, 2_000),
+  /** Runs of the HTTP history; `httpTasks` of them have a task, the rest are free for POST /factory/{uid}/tasks. */
+  httpRuns: num('BENCH_HTTP_RUNS', 130_000, 4_000),
+  httpTasks: num('BENCH_HTTP_TASKS', 100_000, 2_000),
   httpSeconds: num('BENCH_HTTP_SECONDS', 10, 1),
   httpConnections: num('BENCH_HTTP_CONNECTIONS', 50, 50),
   /** Only the HTTP cases whose name contains this (e.g. "PATCH"), to profile one at a time. */

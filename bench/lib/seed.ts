@@ -54,10 +54,10 @@ const removeDb = (file: string) => {
   for (const suffix of ['', '-wal', '-shm']) fs.rmSync(file + suffix, { force: true });
 };
 
-/** The cached event log of a history (generated on first use) and what it contains. */
-export async function cachedHistory(kind: HistoryKind, size: number): Promise<{ file: string; info: HistoryInfo }> {
+/** The cached event log of a history (generated on first use) and what it contains; `tasks` for `tasks-runs`. */
+export async function cachedHistory(kind: HistoryKind, size: number, tasks = 0): Promise<{ file: string; info: HistoryInfo }> {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
-  const prefix = `history-${kind}-${size}-`;
+  const prefix = `history-${kind}-${size}${tasks ? `-${tasks}` : ''}-`;
   const file = path.join(CACHE_DIR, `${prefix}${generatorHash()}.db`);
   const infoFile = `${file}.json`;
   // Logs of an older generator are never read again.
@@ -68,12 +68,12 @@ export async function cachedHistory(kind: HistoryKind, size: number): Promise<{ 
   if (fs.existsSync(file) && fs.existsSync(infoFile)) {
     return { file, info: JSON.parse(fs.readFileSync(infoFile, 'utf8')) as HistoryInfo };
   }
-  log(`generating the ${kind} history (${size.toLocaleString('en-US')}) into ${path.relative(process.cwd(), file)}`);
+  log(`generating the ${kind} history (${size.toLocaleString('en-US')}${tasks ? `, ${tasks.toLocaleString('en-US')} tasks` : ''}) into ${path.relative(process.cwd(), file)}`);
   const tmp = `${file}.tmp`;
   removeDb(tmp);
   await createEventsDb(tmp);
   const info: Partial<HistoryInfo> = {};
-  const { ms } = await timed(() => insertRows(tmp, generateHistory(kind, size, info)));
+  const { ms } = await timed(() => insertRows(tmp, generateHistory(kind, size, info, tasks)));
   log(`generated ${info.events!.toLocaleString('en-US')} events in ${(ms / 1000).toFixed(1)} s`);
   fs.writeFileSync(infoFile, JSON.stringify(info));
   removeDb(file);

@@ -10,7 +10,7 @@ import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 import { projections } from '../../projections/index.js';
 import { params } from '../lib/config.js';
-import { fmt, log, perSecond, timed } from '../lib/measure.js';
+import { fmt, log, pct, perSecond, timed } from '../lib/measure.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';
 import { tempDir } from '../lib/tmp.js';
 import type { Figure, Workload } from '../lib/workload.js';
@@ -72,6 +72,9 @@ const workload: Workload = {
     await events.close();
 
     const readAllRate = perSecond(readAll.result, readAll.ms);
+    const n = (type: string) => perType.get(type) ?? 0;
+    const runsAndTasks = [...perType].filter(([type]) => /^(Run|Task|Conversation)/.test(type)).reduce((sum, [, count]) => sum + count, 0);
+    const skipped = rebuilt.filter((r) => r.handled === 0).map((r) => r.name);
     const allMs = rebuilt.reduce((s, r) => s + r.ms, 0);
     const figures: Figure[] = [
       { name: 'Raw SQL read (SELECT * in pages of 5,000, rows only)', value: perSecond(rawSql.result, rawSql.ms), unit: 'events/s' },
@@ -102,10 +105,16 @@ const workload: Workload = {
     return {
       figures,
       notes: [
-        `History: ${fmt(total)} events of the \`mixed\` kind (bench/lib/history.ts): factories created, updated about 3.7 times each, ` +
-          `12% deleted; agent identities (half of them foremen of a factory) with keys, updates and deletions; users joining teams; ` +
-          `streams interleaved in time. Generated once into bench/.cache and copied per run. It has no events of read models ` +
-          `newer than the generator (their rebuilds only skip events): extend bench/lib/history.ts when they come.`,
+        `History: ${fmt(total)} events of the \`mixed\` kind (bench/lib/history.ts), streams interleaved in time as in production. ` +
+          `${pct(runsAndTasks / total)} of them are agent runs and factory tasks: ${fmt(n('RunCreated'))} runs (created through the API, some ` +
+          `orchestrating sub-runs, or dispatched to a factory's foreman), each leased, claimed and started by a worker of its team, recording ` +
+          `timeline entries, messages, usage and artifacts until it finishes (some cancelled, resumed, or lost with their worker; a few hundred ` +
+          `still under way at the end); ${fmt(n('TaskCreated'))} tasks, which move through their stages with a run of their conversation per stage. ` +
+          `The rest: ${fmt(n('FactoryCreated'))} factories, updated ${fmt(n('FactoryUpdated') / n('FactoryCreated'), 1)} times each on average, ` +
+          `${pct(n('FactoryDeleted') / n('FactoryCreated'))} deleted; ${fmt(n('AgentIdentityCreated'))} agent identities (half of them foremen of a factory) ` +
+          `with keys, updates and deletions; ${fmt(n('UserRegistered'))} users joining teams. Generated once into bench/.cache and copied per run.` +
+          (skipped.length ? ` No events of ${skipped.join(', ')}: their rebuilds only skip events.` : ''),
+        `Events by type: ${[...perType].sort((a, b) => b[1] - a[1]).map(([type, count]) => `${type} ${fmt(count)}`).join(', ')}.`,
         `The target is judged per read model (what \`shopfloor projections rebuild\` prints for each); rebuilding all of them reads the log once per model.`,
         `Documents after the rebuild: ${documents.join(', ')}.`,
       ],

@@ -1,11 +1,13 @@
 /**
- * 3. HTTP commands and queries against the real server process over `httpFactories` factories of
- * one team, each against a bare Fastify hello-world process measured in the same run.
+ * 3. HTTP commands and queries on tasks and runs against the real server process, over a history
+ * of `httpTasks` tasks and `httpRuns` runs of one team, each against a bare Fastify hello-world
+ * process measured in the same run.
  */
 import Database from 'better-sqlite3';
+import { STAGES, type Stage } from '../../commands/task/events.js';
+import type { PageInfo } from '../../src/http/cursor.js';
 import { params } from '../lib/config.js';
-import { CITIES } from '../lib/history.js';
-import { fmt, log } from '../lib/measure.js';
+import { fmt, log, pct } from '../lib/measure.js';
 import { rssMb } from '../lib/proc.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';
 import { authHeaders, load, type LoadCase, type LoadResult, paced, startBare, startServer } from '../lib/server.js';
@@ -22,50 +24,163 @@ const TARGETS = {
   query: { share: 0.4, p99: 5 },
 };
 
+/** The stage the task lists filter on, and how many pages after the first the paging case reads. */
+const LIST_STAGE: Stage = 'IMPLEMENT';
+const LIST_PAGES = 20;
+const RUN_STATE = 'FAILED';
+
+/** Shares of each value, largest first: "SUCCEEDED 62%, FAILED 12%, ...". */
+const shares = (values: Iterable<string>): string => {
+  const counts = new Map<string, number>();
+  let total = 0;
+  for (const v of values) {
+    counts.set(v, (counts.get(v) ?? 0) + 1);
+    total += 1;
+  }
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${pct(n / total)}`).join(', ');
+};
+
 const workload: Workload = {
   title: '3. HTTP commands and queries',
   async run() {
-    const { file, info } = await cachedHistory('one-team', params.httpFactories);
+    const { file, info } = await cachedHistory('tasks-runs', params.httpRuns, params.httpTasks);
     const db = new Database(file, { readonly: true });
-    const uids = db.prepare(`SELECT json_extract(data, '$.uid') AS uid FROM events WHERE type = 'FactoryCreated'`).pluck().all() as string[];
+    const factories = db.prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`).pluck().all() as string[];
+    const tasks = new Map<string, { factory: string; stage: Stage }>();
+    const taskEvents = db.prepare(`SELECT type, data FROM events WHERE type IN ('TaskCreated', 'TaskStageChanged', 'TaskCancelled') ORDER BY position`);
+    for (const { type, data } of taskEvents.iterate() as Iterable<{ type: string; data: string }>) {
+      const d = JSON.parse(data) as { uid: string; factory_uid: string; stage: Stage; to: Stage };
+      if (type === 'TaskCreated') tasks.set(d.uid, { factory: d.factory_uid, stage: d.stage });
+      else tasks.get(d.uid)!.stage = type === 'TaskCancelled' ? 'CANCELLED' : d.to;
+    }
+    // The history has no run held by a worker: every run ends queued, finished or cancelled.
+    const runs = new Map<string, { factory: string | null; state: string }>();
+    const runEvents = db.prepare(
+      `SELECT type, json_extract(data, '$.run_id') AS id, json_extract(data, '$.factory_uid') AS factory, json_extract(data, '$.state') AS state
+       FROM events WHERE type IN ('RunCreated', 'RunFinished', 'RunCancelled') ORDER BY position`,
+    );
+    for (const r of runEvents.iterate() as Iterable<{ type: string; id: string; factory: string | null; state: string | null }>) {
+      if (r.type === 'RunCreated') runs.set(r.id, { factory: r.factory, state: 'QUEUED' });
+      else runs.get(r.id)!.state = r.state ?? 'CANCELLED';
+    }
+    /** Conversations whose run has no task: each takes one task of the create case. */
+    const free = db
+      .prepare(
+        `SELECT json_extract(data, '$.conversation_id') FROM events WHERE type = 'RunCreated' AND json_extract(data, '$.conversation_id') NOT IN
+           (SELECT json_extract(data, '$.conversation_id') FROM events WHERE type = 'ConversationTaskBound') ORDER BY position`,
+      )
+      .pluck()
+      .all() as string[];
     db.close();
-    const pick = () => uids[Math.floor(Math.random() * uids.length)]!;
+    const taskUids = [...tasks.keys()];
+    const runIds = [...runs.keys()];
+    const any = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+    const taskPath = (uid: string) => `/api/v1/factory/${tasks.get(uid)!.factory}/tasks/${uid}`;
+    const listPath = (factory: string) => `/api/v1/factory/${factory}/tasks?stage=${LIST_STAGE}&limit=50`;
+    const runListPath = (factory: string) => `/api/v1/agent/runs?state=${RUN_STATE}&factory_uid=${factory}&limit=50`;
 
     const dir = tempDir('http');
     copyHistory(file, dir);
-    log(`starting the server on ${fmt(info.events)} events (${fmt(uids.length)} factories); the projector catches up first`);
+    log(`starting the server on ${fmt(info.events)} events (${fmt(tasks.size)} tasks, ${fmt(runs.size)} runs); the projector catches up first`);
     const server = await startServer(dir, 'server-http');
     log(`ready after ${fmt(server.readyMs)} ms`);
     const bare = await startBare();
 
-    const city = CITIES[7]!;
-    /** Names sort by city first: a search walks the names of the cities before it first. */
-    const before = CITIES.filter((c) => c < city).length / CITIES.length;
+    // The cursors of the pages after the first, as a client paging through the list gets them.
+    const pages: Array<{ factory: string; cursor: string }> = [];
+    for (const factory of factories) {
+      for (let cursor = '', page = 0; page < LIST_PAGES; page++) {
+        const res = await fetch(`${server.base}${listPath(factory)}${cursor}`, { headers: authHeaders });
+        if (!res.ok) throw new Error(`GET ${listPath(factory)}: ${res.status} ${await res.text()}`);
+        const next = ((await res.json()) as { page_info: PageInfo }).page_info.next_cursor;
+        if (!next) break;
+        pages.push({ factory, cursor: next });
+        cursor = `&cursor=${next}`;
+      }
+    }
+
+    const runStates = shares([...runs.values()].map((r) => r.state));
+    const stages = shares([...tasks.values()].map((t) => t.stage));
+    const listed = [...tasks.values()].filter((t) => t.stage === LIST_STAGE).length;
+    const runsListed = [...runs.values()].filter((r) => r.state === RUN_STATE && r.factory).length / factories.length;
+    let used = 0;
     const cases: Case[] = [
-      { name: 'GET /factory?limit=50 (first page)', kind: 'query', method: 'GET', path: '/api/v1/factory?limit=50', headers: authHeaders },
-      { name: 'GET /factory/{uid} (random)', kind: 'query', method: 'GET', path: `/api/v1/factory/${pick()}`, headers: authHeaders, vary: () => ({ path: `/api/v1/factory/${pick()}` }) },
       {
-        name: 'PATCH /factory/{uid} (random, new description)',
-        kind: 'command',
-        method: 'PATCH',
-        path: `/api/v1/factory/${pick()}`,
-        headers: authHeaders,
-        vary: () => ({ path: `/api/v1/factory/${pick()}`, body: JSON.stringify({ description: `changed ${Math.random()}` }) }),
-      },
-      {
-        name: 'POST /factory (create)',
-        kind: 'command',
-        method: 'POST',
-        path: '/api/v1/factory',
-        headers: authHeaders,
-        body: JSON.stringify({ name: 'Bench factory', alias: 'BENCH', repositories: [{ owner: 'acme', repo: 'bench' }] }),
-      },
-      {
-        name: `GET /factory?limit=50&search=${city} (matches ${Math.round(100 / CITIES.length)}%, after ${Math.round(before * 100)}% of the names)`,
+        name: 'GET /factory/{uid}/tasks/{task_uid} (random task)',
         kind: 'query',
         method: 'GET',
-        path: `/api/v1/factory?limit=50&search=${city}`,
+        path: taskPath(taskUids[0]!),
         headers: authHeaders,
+        vary: () => ({ path: taskPath(any(taskUids)) }),
+      },
+      {
+        name: 'GET /agent/runs/{run_id} (random run)',
+        kind: 'query',
+        method: 'GET',
+        path: `/api/v1/agent/runs/${runIds[0]}`,
+        headers: authHeaders,
+        vary: () => ({ path: `/api/v1/agent/runs/${any(runIds)}` }),
+      },
+      {
+        name: `GET /factory/{uid}/tasks?stage=${LIST_STAGE}&limit=50 (random factory, first page; ${pct(listed / tasks.size)} of the tasks match)`,
+        kind: 'query',
+        method: 'GET',
+        path: listPath(factories[0]!),
+        headers: authHeaders,
+        vary: () => ({ path: listPath(any(factories)) }),
+      },
+      ...(pages.length
+        ? [
+            {
+              name: `GET /factory/{uid}/tasks?stage=${LIST_STAGE}&limit=50&cursor=… (random factory, one of pages 2–${LIST_PAGES + 1})`,
+              kind: 'query' as const,
+              method: 'GET' as const,
+              path: `${listPath(pages[0]!.factory)}&cursor=${pages[0]!.cursor}`,
+              headers: authHeaders,
+              vary: () => {
+                const page = any(pages);
+                return { path: `${listPath(page.factory)}&cursor=${page.cursor}` };
+              },
+            },
+          ]
+        : []),
+      {
+        name: `GET /agent/runs?state=${RUN_STATE}&factory_uid={uid}&limit=50 (random factory; matches ${pct(runsListed / runs.size)} of the runs)`,
+        kind: 'query',
+        method: 'GET',
+        path: runListPath(factories[0]!),
+        headers: authHeaders,
+        vary: () => ({ path: runListPath(any(factories)) }),
+      },
+      {
+        name: 'PATCH /factory/{uid}/tasks/{task_uid} (random task, to the stage after its own)',
+        kind: 'command',
+        method: 'PATCH',
+        path: taskPath(taskUids[0]!),
+        headers: authHeaders,
+        vary: () => {
+          const uid = any(taskUids);
+          const task = tasks.get(uid)!;
+          task.stage = STAGES[(STAGES.indexOf(task.stage) + 1) % STAGES.length]!;
+          return { path: taskPath(uid), body: JSON.stringify({ stage: task.stage }) };
+        },
+      },
+      {
+        name: 'POST /factory/{uid}/tasks (create, on a conversation whose run has no task)',
+        kind: 'command',
+        method: 'POST',
+        path: `/api/v1/factory/${factories[0]}/tasks`,
+        headers: authHeaders,
+        // Each conversation takes one task: once all are used, the next ones are refused (409).
+        vary: () => ({ path: `/api/v1/factory/${any(factories)}/tasks`, body: JSON.stringify({ title: 'Bench task', conversation_id: free[used++ % free.length] }) }),
+      },
+      {
+        name: 'POST /agent/runs (create, in a new conversation)',
+        kind: 'command',
+        method: 'POST',
+        path: '/api/v1/agent/runs',
+        headers: authHeaders,
+        body: JSON.stringify({ prompt: 'Fix the flaky checkout test and open a pull request.', title: 'Bench run' }),
       },
     ];
 
@@ -121,14 +236,17 @@ const workload: Workload = {
     return {
       figures,
       notes: [
-        `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events ` +
-          `(${fmt(uids.length)} factories of the admin's team, a fifth updated once; bench/lib/history.ts \`one-team\`), ` +
-          `LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
+        `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events (bench/lib/history.ts \`tasks-runs\`): ` +
+          `the admin's team with ${factories.length} factories, each with a foreman agent; ${fmt(runs.size)} runs (${runStates}); ` +
+          `${fmt(tasks.size)} tasks spread over the factories, each bound to the conversation of one of those runs (${stages}). LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
         `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +
           `127.0.0.1 only; load generator and server share the machine's cores, as in the bare runs. Latencies have autocannon's 1 ms resolution.`,
-        `The ceiling is the mean of the two bare runs. Cases run in the order shown; the search comes last because its queued requests ` +
-          `outlive a case (the harness also waits, at most 60 s, for the server to answer /healthz promptly before and after each case). ` +
-          `The factories created by the POST case do not match the search word. A search that matches nothing scans every factory of the team.`,
+        `The ceiling is the mean of the two bare runs. Cases run in the order shown: the queries on the history as generated, then the commands ` +
+          `(the harness also waits, at most 60 s, for the server to answer /healthz promptly before and after each case). The paging case reads ` +
+          `pages with the cursors a client paging from the first page got (${fmt(pages.length)} of them). PATCH moves each task it picks to the next stage ` +
+          `(CANCELLED wraps round to TRIAGE), so every request changes it. POST /factory/{uid}/tasks needs a conversation with a run and no task: ` +
+          `the history has ${fmt(free.length)} (its runs without a task), each used once; the case and its open-loop run used ${fmt(used)}` +
+          `${used > free.length ? ', more than there are, so the rest were refused' : ''}. POST /agent/runs creates a run in a new conversation.`,
         `With ${params.httpConnections} connections each waiting for its answer, latency is connections / throughput (Little's law): ` +
           `p99 < 10 ms needs more than ${fmt(params.httpConnections / 0.01)} req/s and p99 < 5 ms more than ${fmt(params.httpConnections / 0.005)} req/s. ` +
           `So each case is run again open loop: requests sent evenly at a quarter of its throughput for 5 s, from one keep-alive fetch client, ` +
