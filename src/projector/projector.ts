@@ -11,7 +11,8 @@ import { DomainError } from '../kernel/errors.js';
 import { applyEvents } from './batch.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
-const BATCH_SIZE = 1000;
+/** Catching up, large batches fold many changes of one document into one write. */
+const BATCH_SIZE = 5000;
 const RETRY_AFTER_FAILURE_MS = 1000;
 const WAIT_FOR_TIMEOUT_MS = 10_000;
 
