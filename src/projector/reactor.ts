@@ -5,12 +5,13 @@
  */
 import type { Logger } from 'pino';
 import { v5 as uuidv5 } from 'uuid';
-import { START, type EventStore, type NewEvent, type RecordedEvent } from '../eventstore/port.js';
+import { comparePositions, START, type EventStore, type NewEvent, type RecordedEvent } from '../eventstore/port.js';
 import type { CommandContext } from '../kernel/handle.js';
 import type { DocumentStore } from '../readstore/port.js';
 
 const NAMESPACE = '6f1d8a52-3c4e-4f0b-9a57-2b8e1c9d7e10';
 const RETRY_AFTER_FAILURE_MS = 1000;
+const BATCH_SIZE = 1000;
 
 /** A stable id for the `purpose` of reacting to `event`: the same on every replay. */
 export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) => uuidv5(`${event.id}:${purpose}`, NAMESPACE);
@@ -49,16 +50,29 @@ export async function runReactor<Deps>(
   before: (event: RecordedEvent) => Promise<void>,
 ): Promise<void> {
   const checkpointName = `reactor_${r.name}`;
+  const types = Object.keys(r.on);
+  const react = async (event: RecordedEvent) => {
+    const handler = r.on[event.type];
+    if (handler) {
+      await before(event);
+      await handler(event, deps);
+    }
+  };
   while (!signal.aborted) {
     try {
       let position = (await docs.readCheckpoint(checkpointName)) ?? START;
-      for await (const batch of events.subscribe(position, signal, 1000)) {
+      // The stored log first, reading only the events it reacts to (a fresh read store replays
+      // the whole log); then every append as it commits.
+      const head = await events.headPosition();
+      while (comparePositions(position, head) < 0 && !signal.aborted) {
+        const batch = (await events.readAll(position, BATCH_SIZE, types)).filter((e) => comparePositions(e.position, head) <= 0);
+        for (const event of batch) await react(event);
+        position = batch.length === BATCH_SIZE ? batch[batch.length - 1]!.position : head;
+        await docs.commit([], checkpointName, position);
+      }
+      for await (const batch of events.subscribe(position, signal, BATCH_SIZE)) {
         for (const event of batch) {
-          const handler = r.on[event.type];
-          if (handler) {
-            await before(event);
-            await handler(event, deps);
-          }
+          await react(event);
           position = event.position;
         }
         await docs.commit([], checkpointName, position);
