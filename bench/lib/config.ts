@@ -46,7 +46,7 @@ export const params = {
 
   /** 4. Memory: the server on the mixed history, then a sustained load. */
   memoryEvents: num('BENCH_MEMORY_EVENTS', 1_000_000, 10_000),
-  soakSeconds: num('BENCH_SOAK_SECONDS', 60, 3),
+  soakSeconds: num('BENCH_SOAK_SECONDS', 300, 3),
 
   /** 5. Peer. */
   peerIterations: num('BENCH_PEER_ITERATIONS', 3_000, 200),

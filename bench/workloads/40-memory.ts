@@ -108,7 +108,7 @@ const workload: Workload = {
           `The server (\`node --import tsx src/main.ts\`, LOG_LEVEL=${params.logLevel}) starts on a copy of the \`mixed\` history of workload 2 with an empty read store, ` +
             `so /readyz waits for the live projector to build every read model. RSS is read from /proc every ${SAMPLE_MS / 1000} s.`,
           `Load: autocannon, ${params.httpConnections} connections, requests cycling GET /factory?limit=50, GET /factory/{uid}, PATCH /factory/{uid}, POST /factory ` +
-            `(the log and the read models grow during the load). Set BENCH_SOAK_SECONDS=300 for the issue's 5 minutes.`,
+            `(the log and the read models grow during the load) for ${params.soakSeconds} s (BENCH_SOAK_SECONDS; the issue asks for 5 minutes).`,
         ],
       };
     } finally {
