@@ -251,6 +251,22 @@ export function compileAfter(sort: Sort, after: readonly Scalar[]): Sql {
   return join(branches, 'OR');
 }
 
+/**
+ * The rows of compileAfter's condition as a range over the first sort key, which an index can
+ * seek to (an OR of per-key branches makes SQLite walk the index from its start). Descending,
+ * the rows whose first key is NULL also follow the cursor but lie outside the range:
+ * `nullsFollow` selects them, to be read once the range runs out. Null when the cursor's first
+ * value is NULL.
+ */
+export function compileLeadingRange(sort: Sort, after: readonly Scalar[]): (Sql & { nullsFollow: Sql | null }) | null {
+  const [path, order] = sort[0]!;
+  const v = after[0] ?? null;
+  if (v === null) return null;
+  const f = field(path);
+  if (order === 'asc') return { sql: `${f.value} >= ?`, params: [bind(v)], nullsFollow: null };
+  return { sql: `${f.value} <= ?`, params: [bind(v)], nullsFollow: { sql: `${f.value} IS NULL`, params: [] } };
+}
+
 /** Values that sort strictly after `v` for one key. */
 function beyond(f: Field, order: 'asc' | 'desc', v: Scalar): Sql {
   if (order === 'asc') {

@@ -9,12 +9,14 @@ import {
   assertCollectionName,
   compileAfter,
   compileFilter,
+  compileLeadingRange,
   compileOrderBy,
   indexColumns,
   indexFields,
   indexName,
   LOWER,
   quoteIdentifier as q,
+  type Sql,
   type SqlValue,
 } from './sqlite-filter.js';
 
@@ -167,11 +169,22 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
         if (query.sort.length === 0) throw new Error('find needs a sort');
         const where = compileFilter(query.filter);
-        const after = query.after ? compileAfter(query.sort, query.after) : { sql: '1', params: [] };
-        const rows = stmt(
-          `SELECT id, doc FROM ${from} WHERE ${where.sql} AND ${after.sql}
-           ORDER BY ${compileOrderBy(query.sort)} LIMIT ?`,
-        ).all(...where.params, ...after.params, query.limit + 1) as DocRow[];
+        const orderBy = compileOrderBy(query.sort);
+        const select = (conditions: Sql[], limit: number) => {
+          const all = [where, ...conditions];
+          return stmt(`SELECT id, doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`).all(
+            ...all.flatMap((c) => c.params),
+            limit,
+          ) as DocRow[];
+        };
+        let rows: DocRow[];
+        if (!query.after) rows = select([], query.limit + 1);
+        else {
+          const after = compileAfter(query.sort, query.after);
+          const range = compileLeadingRange(query.sort, query.after);
+          rows = select(range ? [after, range] : [after], query.limit + 1);
+          if (range?.nullsFollow && rows.length <= query.limit) rows.push(...select([range.nullsFollow], query.limit + 1 - rows.length));
+        }
         const more = rows.length > query.limit;
         const page = rows.slice(0, query.limit);
         const items = page.map(parse);
