@@ -112,6 +112,8 @@ export const runsProjection = projection<RunEvent>({
     ['conversation_id', 'created_at'],
     ['root_run_id'],
     ['factory_uid', 'updated_at'],
+    // "The failed runs of this factory": a state filter within a factory seeks, newest first.
+    ['factory_uid', 'state', 'updated_at'],
   ],
   on: {
     RunCreated: async (e, docs) => {

@@ -40,7 +40,8 @@ export const conversationKey = (conversationId: string) => `conversation:${conve
 export const tasksProjection = projection<TaskEvent | RunEvent>({
   name: 'tasks',
   version: 1,
-  indexes: [['factory_uid', 'created_at'], ['factory_uid', 'updated_at'], ['conversation_id']],
+  // A board shows one stage per column: the stage filter seeks, newest first.
+  indexes: [['factory_uid', 'created_at'], ['factory_uid', 'updated_at'], ['factory_uid', 'stage', 'created_at'], ['conversation_id']],
   on: {
     RunCreated: async (e, docs) => {
       if (e.data.parent_run_id !== null) return;
