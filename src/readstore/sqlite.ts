@@ -159,6 +159,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         return row ? parse(row) : null;
       },
       async getMany(ids) {
+        if (ids.length === 0) return new Map();
         // One JSON parameter instead of one per id: no limit on the number of ids.
         const rows = stmt(`SELECT id, doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
           JSON.stringify(ids),
