@@ -44,11 +44,14 @@ export const params = {
   /** Only the HTTP cases whose name contains this (e.g. "PATCH"), to profile one at a time. */
   httpCase: process.env.BENCH_HTTP_CASE || null,
 
-  /** 4. Memory: the server on the mixed history, then a sustained load. */
+  /** 4. Webhook ingress: signed deliveries spread over this many webhooks per case. */
+  webhooksPerCase: num('BENCH_WEBHOOKS', 300, 40),
+
+  /** 5. Memory: the server on the mixed history, then a sustained load. */
   memoryEvents: num('BENCH_MEMORY_EVENTS', 1_000_000, 10_000),
   soakSeconds: num('BENCH_SOAK_SECONDS', 300, 3),
 
-  /** 5. Peer. */
+  /** 6. Peer. */
   peerIterations: num('BENCH_PEER_ITERATIONS', 3_000, 200),
   peerConcurrency: num('BENCH_PEER_CONCURRENCY', 16, 16),
 

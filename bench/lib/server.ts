@@ -44,8 +44,8 @@ export interface LoadCase {
   path: string;
   body?: string;
   headers?: Record<string, string>;
-  /** Called for every request: vary the path or body. */
-  vary?: () => { path?: string; body?: string };
+  /** Called for every request: vary the path, body or headers (headers replace the case's). */
+  vary?: () => { path?: string; body?: string; headers?: Record<string, string> };
 }
 
 export interface LoadResult {
@@ -108,7 +108,7 @@ export async function load(
   for (const r of sequence(c)) {
     const probe = r.vary?.() ?? {};
     const body = probe.body ?? r.body;
-    const res = await fetch(base + (probe.path ?? r.path), { method: r.method, headers: r.headers ?? {}, ...(body !== undefined ? { body } : {}) });
+    const res = await fetch(base + (probe.path ?? r.path), { method: r.method, headers: probe.headers ?? r.headers ?? {}, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
     if (!res.ok) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
   }
@@ -158,7 +158,7 @@ export async function paced(base: string, c: LoadCase, rate: number, seconds: nu
     const v = c.vary?.() ?? {};
     const body = v.body ?? c.body;
     inFlight.push(
-      fetch(base + (v.path ?? c.path), { method: c.method, headers: c.headers ?? {}, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) })
+      fetch(base + (v.path ?? c.path), { method: c.method, headers: v.headers ?? c.headers ?? {}, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) })
         .then(async (res) => {
           await res.arrayBuffer();
           if (!res.ok) failures++;

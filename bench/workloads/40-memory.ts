@@ -29,7 +29,7 @@ function slopePerMinute(samples: number[], everyMs: number): number {
 const SAMPLE_MS = 1000;
 
 const workload: Workload = {
-  title: '4. Memory',
+  title: '5. Memory',
   async run() {
     const { file, info } = await cachedHistory('mixed', params.memoryEvents);
     const dir = tempDir('memory');

@@ -142,7 +142,7 @@ async function emmett(dir: string, n: number, concurrency: number) {
 }
 
 const workload: Workload = {
-  title: '5. Peer: append-and-project loop, Emmett SQLite vs ours',
+  title: '6. Peer: append-and-project loop, Emmett SQLite vs ours',
   async run() {
     const n = params.peerIterations;
     const c = params.peerConcurrency;
