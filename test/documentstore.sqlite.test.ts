@@ -7,6 +7,7 @@ import {
   assertCollectionName,
   compileAfter,
   compileFilter,
+  compileLeadingRange,
   compileOrderBy,
   indexColumns,
 } from '../src/readstore/sqlite-filter.js';
@@ -116,6 +117,42 @@ describe('sqlite document store', () => {
       .all(...where.params) as { detail: string }[];
     db.close();
     expect(plan.map((p) => p.detail).join('\n')).toContain('USING INDEX runs:status,id (<expr>=?)');
+  });
+
+  it('seeks a keyset page to its cursor through the index, both ways', async () => {
+    const file = path.join(dir, 'keyset.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('tasks', [['factory_uid', 'created_at']]);
+    await store.close();
+
+    const db = new Database(file);
+    const where = compileFilter({ factory_uid: 'f1' });
+    for (const order of ['asc', 'desc'] as const) {
+      const sort = [['created_at', order], ['id', order]] as const;
+      const after = ['2026-01-01T00:00:00.000Z', 'x'];
+      const conditions = [where, compileAfter(sort, after), compileLeadingRange(sort, after)!];
+      const plan = db
+        .prepare(`EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE ${conditions.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${compileOrderBy(sort)}`)
+        .all(...conditions.flatMap((c) => c.params)) as { detail: string }[];
+      expect(plan.map((p) => p.detail).join('\n')).toContain(`USING INDEX tasks:factory_uid,created_at (<expr>=? AND <expr>${order === 'asc' ? '>' : '<'}?)`);
+    }
+    db.close();
+  });
+
+  it('commits the parts of commitAll all or nothing', async () => {
+    const store = openSqliteDocumentStore(path.join(dir, 'all.db'));
+    await store.ensureCollection('a', []);
+    await store.ensureCollection('b', []);
+    const at = (n: bigint) => ({ commit: n, prepare: n });
+    await expect(
+      store.commitAll([
+        { writes: [{ collection: 'a', id: '1', doc: { x: 1 }, position: at(1n) }], checkpoint: 'a', position: at(1n), expected: null },
+        { writes: [{ collection: 'b', id: '1', doc: { y: 1 }, position: at(1n) }], checkpoint: 'b', position: at(1n), expected: at(7n) },
+      ]),
+    ).rejects.toMatchObject({ checkpointName: 'b' });
+    expect(await store.collection('a').get('1')).toBeNull();
+    expect(await store.readCheckpoint('a')).toBeNull();
+    await store.close();
   });
 
   it('names promoted indexes after the target', async () => {

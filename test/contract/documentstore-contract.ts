@@ -169,6 +169,28 @@ export function documentStoreContract(
         expect(await store.collection(name).get('a')).toEqual({ v: 2 });
       });
 
+      it('commits several read models and their checkpoints at once; a moved checkpoint is named and its part not written', async () => {
+        const [a, b] = [fresh(), fresh()];
+        await store.ensureCollection(a, []);
+        await store.ensureCollection(b, []);
+        await store.commitAll([
+          { writes: [put(a, '1', { x: 1 })], checkpoint: a, position: at(3n), expected: null },
+          { writes: [put(b, '1', { y: 1 })], checkpoint: b, position: at(3n) },
+        ]);
+        expect(await store.readCheckpoint(a)).toEqual(at(3n));
+        expect(await store.readCheckpoint(b)).toEqual(at(3n));
+        expect(await store.collection(b).get('1')).toEqual({ y: 1 });
+
+        const moved = store.commitAll([
+          { writes: [put(a, '2', { x: 2 }, at(4n))], checkpoint: a, position: at(4n), expected: at(3n) },
+          { writes: [put(b, '2', { y: 2 }, at(4n))], checkpoint: b, position: at(4n), expected: at(1n) },
+        ]);
+        await expect(moved).rejects.toThrow(CheckpointMoved);
+        await expect(moved).rejects.toMatchObject({ checkpointName: b });
+        expect(await store.collection(b).get('2')).toBeNull();
+        expect(await store.readCheckpoint(b)).toEqual(at(3n));
+      });
+
       it('reads an unknown checkpoint as null and lists checkpoints by name', async () => {
         const [a, b] = [fresh(), fresh()].sort();
         expect(await store.readCheckpoint(a!)).toBeNull();
