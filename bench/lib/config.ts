@@ -44,8 +44,12 @@ export const params = {
   /** Only the HTTP cases whose name contains this (e.g. "PATCH"), to profile one at a time. */
   httpCase: process.env.BENCH_HTTP_CASE || null,
 
-  /** 4. Webhook ingress: signed deliveries spread over this many webhooks per case. */
-  webhooksPerCase: num('BENCH_WEBHOOKS', 300, 40),
+  /**
+   * 4. Webhook ingress: signed deliveries spread over this many webhooks per accepted case (twice
+   * as many for badly signed ones), enough that no webhook runs out of its per-minute budget.
+   */
+  webhooksPerCase: num('BENCH_WEBHOOKS', 500, 60),
+  webhookSeconds: num('BENCH_WEBHOOK_SECONDS', 10, 1),
 
   /** 5. Memory: the server on the mixed history, then a sustained load. */
   memoryEvents: num('BENCH_MEMORY_EVENTS', 1_000_000, 10_000),

@@ -44,9 +44,19 @@ export interface LoadCase {
   path: string;
   body?: string;
   headers?: Record<string, string>;
-  /** Called for every request: vary the path, body or headers (headers replace the case's). */
-  vary?: () => { path?: string; body?: string; headers?: Record<string, string> };
+  /**
+   * Called for every request: vary the path, body or headers (headers replace the case's).
+   * `context` is the connection's, fresh whenever its sequence starts over (for a single case, at
+   * every request); onResponse gets it back with the answer.
+   */
+  vary?: (context: RequestContext) => { path?: string; body?: string; headers?: Record<string, string> };
+  /** Called with every answer (not for requests cut off when a run ends). */
+  onResponse?: (status: number, context: RequestContext) => void;
+  /** The status every answer should have; others count as failures. Default: any 2xx. */
+  expect?: number;
 }
+
+export type RequestContext = Record<string, unknown>;
 
 export interface LoadResult {
   rps: number;
@@ -63,6 +73,8 @@ export interface LoadResult {
 /** The requests of one case: every connection sends them in turn, over and over. */
 const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c : [c]);
 
+const expected = (r: LoadCase, status: number) => (r.expect ? status === r.expect : status >= 200 && status < 300);
+
 function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
   return autocannon({
     url: base,
@@ -73,7 +85,8 @@ function once(base: string, c: LoadCase | LoadCase[], seconds: number, connectio
       path: r.path,
       headers: r.headers ?? {},
       ...(r.body !== undefined ? { body: r.body } : {}),
-      ...(r.vary ? { setupRequest: (req: autocannon.Request) => ({ ...req, ...r.vary!() }) } : {}),
+      ...(r.vary ? { setupRequest: (req: autocannon.Request, context: object) => ({ ...req, ...r.vary!(context as RequestContext) }) } : {}),
+      ...(r.onResponse ? { onResponse: (status: number, _body: string, context: object) => r.onResponse!(status, context as RequestContext) } : {}),
     })),
   });
 }
@@ -106,28 +119,29 @@ export async function load(
 ): Promise<LoadResult> {
   // One request of each kind first, to fail fast on a wrong route, key or body rather than measure errors.
   for (const r of sequence(c)) {
-    const probe = r.vary?.() ?? {};
+    const context: RequestContext = {};
+    const probe = r.vary?.(context) ?? {};
     const body = probe.body ?? r.body;
     const res = await fetch(base + (probe.path ?? r.path), { method: r.method, headers: probe.headers ?? r.headers ?? {}, ...(body !== undefined ? { body } : {}) });
     const text = await res.text();
-    if (!res.ok) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
+    r.onResponse?.(res.status, context);
+    if (!expected(r, res.status)) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
   }
   await once(base, c, Math.max(0.5, Math.min(1, seconds / 5)), connections);
   await drain(base);
   const r = await once(base, c, seconds, connections);
   const drained = await drain(base);
   if (drained > 1000) log(`the server needed ${Math.round(drained)} ms to finish the requests queued by this case`);
+  const unexpected = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !sequence(c).some((q) => expected(q, Number(code))));
   const result: LoadResult = {
     rps: r.requests.total / r.duration,
     p50: r.latency.p50,
     p99: r.latency.p99,
     max: r.latency.max,
     requests: r.requests.total,
-    failures: r.non2xx + r.errors + r.timeouts,
+    failures: unexpected.reduce((n, [, s]) => n + (s.count ?? 0), 0) + r.errors + r.timeouts,
     failureDetail: [
-      ...Object.entries(r.statusCodeStats ?? {})
-        .filter(([code]) => !code.startsWith('2'))
-        .map(([code, s]) => `${code}×${s.count ?? 0}`),
+      ...unexpected.map(([code, s]) => `${code}×${s.count ?? 0}`),
       ...(r.errors ? [`errors×${r.errors}`] : []),
       ...(r.timeouts ? [`timeouts×${r.timeouts}`] : []),
     ].join(', '),
@@ -155,13 +169,15 @@ export async function paced(base: string, c: LoadCase, rate: number, seconds: nu
     const due = start + i * interval;
     const wait = due - now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const v = c.vary?.() ?? {};
+    const context: RequestContext = {};
+    const v = c.vary?.(context) ?? {};
     const body = v.body ?? c.body;
     inFlight.push(
       fetch(base + (v.path ?? c.path), { method: c.method, headers: v.headers ?? c.headers ?? {}, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) })
         .then(async (res) => {
           await res.arrayBuffer();
-          if (!res.ok) failures++;
+          c.onResponse?.(res.status, context);
+          if (!expected(c, res.status)) failures++;
           latencies.push(now() - due);
         })
         .catch(() => {
