@@ -30,8 +30,9 @@ export function principalResolver(rt: Runtime): PrincipalResolver {
     return { type: 'agent', uid: agent.uid, teams: new Map<string, Role>([[agent.team_uid, 'member']]) };
   }
 
+  // The change counts only grow, so their sum moves whenever any of the three read models changes.
   const sources = [apiKeysProjection, usersProjection, identitiesProjection];
-  const generation = () => sources.map((p) => rt.projector.changes(p)).join(':');
+  const generation = () => sources.reduce((sum, p) => sum + rt.projector.changes(p), 0);
   let cachedAt = generation();
   const cache = new Map<string, Promise<Principal | null>>();
   return (hash) => {

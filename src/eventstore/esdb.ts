@@ -172,8 +172,7 @@ export function openEsdbEventStore(connectionString: string): EventStore {
         for (const resolved of page) {
           const event = fromAll(resolved);
           // A forwards read starts at `from` itself; `after` is exclusive.
-          const fresh = event && comparePositions(event.position, from) > 0 && (!wanted || wanted.has(event.type));
-          if (event && fresh && events.length < maxCount) events.push(event);
+          if (event && comparePositions(event.position, from) > 0 && (!wanted || wanted.has(event.type)) && events.length < maxCount) events.push(event);
         }
         const last = page.at(-1)?.event?.position;
         if (page.length < PAGE || !last) break;

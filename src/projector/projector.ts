@@ -1,8 +1,8 @@
 /**
  * The live projector: one subscription to the event log feeds every projection. The writes of
  * every projection for a batch are committed with their checkpoints as one (one transaction on
- * SQLite), so a restart resumes exactly where the last commit left off. `waitFor(position)` lets a command answer only once its own events are
- * visible to queries (read your writes).
+ * SQLite), so a restart resumes exactly where the last commit left off. `waitFor(position)` lets
+ * a command answer only once its own events are visible to queries (read your writes).
  */
 import type { Logger } from 'pino';
 import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';

@@ -51,10 +51,10 @@ export function field(path: string): Field {
   return { value: `json_extract(doc, ${jsonPath})`, type: `json_type(doc, ${jsonPath})` };
 }
 
-/** Columns of an expression index over `fields`, in the same form `field()` produces. */
 /**
- * Every index ends with the document id: pages sort by their keys then by id (keyset paging),
- * so the index yields a page in order without sorting ties.
+ * Columns of an expression index over `fields`, in the same form `field()` produces. Every index
+ * ends with the document id: pages sort by their keys then by id (keyset paging), so the index
+ * yields a page in order without sorting ties.
  */
 export const indexColumns = (fields: readonly string[]): string =>
   (fields.at(-1) === 'id' ? fields : [...fields, 'id']).map((f) => field(f).value).join(', ');

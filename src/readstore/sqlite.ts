@@ -4,7 +4,7 @@
  */
 import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
-import { CheckpointMoved, samePosition, type CheckpointedWrites, type Collection, type Doc, type DocWrite, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
+import { CheckpointMoved, samePosition, type CheckpointedWrites, type Collection, type Doc, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
 import {
   assertCollectionName,
   compileAfter,
