@@ -14,7 +14,7 @@
  * - `turn:<event id>`   a turn: when it started and ended, and how it ended;
  * - `<event id>`        a message.
  */
-import type { RecordedEvent } from '../src/eventstore/port.js';
+import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { ConversationEvent } from '../commands/conversation/events.js';
 import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
@@ -23,8 +23,7 @@ import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
  * Sorts as the log does: zero-padded commit and prepare positions compare as strings. `part`
  * orders what one event records: a turn (0) before the message that opens it (1).
  */
-export const seqOf = (e: Pick<RecordedEvent, 'position'>, part: 0 | 1 = 0) =>
-  `${e.position.commit.toString().padStart(20, '0')}:${e.position.prepare.toString().padStart(20, '0')}:${part}`;
+export const seqOf = (e: Pick<RecordedEvent, 'position'>, part: 0 | 1 = 0) => `${positionKey(e.position)}:${part}`;
 
 export interface ConversationRunsDoc {
   [field: string]: unknown;

@@ -1,10 +1,13 @@
 /**
- * The delivery log of each webhook. Every webhook has one index document listing its entries
- * oldest first; an entry is pruned once it is both beyond the newest 50 and more than 7 days older
- * than the newest delivery (event time, so a rebuild prunes the same entries).
+ * The delivery log of each webhook. A webhook's deliveries form a queue in log order: a head
+ * document knows the oldest, the newest and how many, and each delivery names the one after it.
+ * Entries leave from the oldest end once they are both beyond the newest 50 and more than 7 days
+ * older than the newest delivery (event time, so a rebuild prunes the same entries). So a delivery
+ * costs a few document writes however long the log grows (at the rate limit, 7 days hold about
+ * 600k entries).
  */
+import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { projection, type Docs } from '../src/projector/projection.js';
-import type { RecordedEvent } from '../src/eventstore/port.js';
 import type { DeliveryEvent } from '../commands/webhook/events.js';
 
 export type DeliveryStatus = 'accepted' | 'duplicate' | 'rejected_auth' | 'rejected_invalid_json' | 'rejected_too_large';
@@ -31,38 +34,52 @@ export interface DeliveryDoc {
   /** The blob of the raw body: accepted deliveries only. */
   payload_blob: string | null;
   duplicate_of: string | null;
+  /** The delivery logged after this one. */
+  next: string | null;
 }
 
-interface LogIndexDoc {
+interface LogHeadDoc {
   [field: string]: unknown;
-  kind: 'index';
+  kind: 'head';
   webhook_uid: string;
-  /** [received_at, delivery_id], oldest first. */
-  entries: Array<[string, string]>;
+  oldest: string;
+  newest: string;
+  /** The latest receipt time logged. */
+  newest_at: string;
+  count: number;
+  /** The position of the last event applied, so that an event applied again changes nothing. */
+  applied: string;
 }
 
 export const DELIVERY_LOG_KEEP_COUNT = 50;
 export const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
 
-const indexId = (webhookUid: string) => `index:${webhookUid}`;
+const headId = (webhookUid: string) => `head:${webhookUid}`;
 
 async function record(e: RecordedEvent<DeliveryEvent>, docs: Docs, fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of'>) {
   const { webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at } = e.data;
-  docs.put(delivery_id, { kind: 'delivery', webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at, ...fields } satisfies DeliveryDoc);
+  const head = (await docs.get(headId(webhook_uid))) as LogHeadDoc | null;
+  const applied = positionKey(e.position);
+  if (head && head.applied >= applied) return;
+  docs.put(delivery_id, { kind: 'delivery', webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at, ...fields, next: null } satisfies DeliveryDoc);
+  if (head) docs.patch(head.newest, { next: delivery_id });
 
-  const index = ((await docs.get(indexId(webhook_uid))) as LogIndexDoc | null) ?? { kind: 'index', webhook_uid, entries: [] };
-  if (index.entries.some(([, id]) => id === delivery_id)) return; // applied again: nothing new
-  const entries = [...index.entries, [received_at, delivery_id] as [string, string]].sort((a, b) => (a[0] === b[0] ? a[1].localeCompare(b[1]) : a[0].localeCompare(b[0])));
-  const newest = Date.parse(entries.at(-1)![0]);
-  let prune = 0;
-  while (entries.length - prune > DELIVERY_LOG_KEEP_COUNT && newest - Date.parse(entries[prune]![0]) > DELIVERY_LOG_KEEP_MS) prune++;
-  for (const [, id] of entries.slice(0, prune)) docs.delete(id);
-  docs.put(indexId(webhook_uid), { ...index, entries: entries.slice(prune) } satisfies LogIndexDoc);
+  const newestAt = head && head.newest_at > received_at ? head.newest_at : received_at;
+  let oldest = head?.oldest ?? delivery_id;
+  let count = (head?.count ?? 0) + 1;
+  while (count > DELIVERY_LOG_KEEP_COUNT) {
+    const entry = (await docs.get(oldest)) as DeliveryDoc;
+    if (Date.parse(newestAt) - Date.parse(entry.received_at) <= DELIVERY_LOG_KEEP_MS) break;
+    docs.delete(oldest);
+    oldest = entry.next!;
+    count--;
+  }
+  docs.put(headId(webhook_uid), { kind: 'head', webhook_uid, oldest, newest: delivery_id, newest_at: newestAt, count, applied } satisfies LogHeadDoc);
 }
 
 export const webhookDeliveriesProjection = projection<DeliveryEvent>({
   name: 'webhook_deliveries',
-  version: 1,
+  version: 2,
   indexes: [['webhook_uid', 'kind', 'received_at']],
   on: {
     DeliveryAccepted: (e, docs) => record(e, docs, { status: 'accepted', identity: e.data.identity, payload_blob: e.data.payload_blob, duplicate_of: null }),

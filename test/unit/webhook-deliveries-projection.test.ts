@@ -9,7 +9,7 @@ const accepted = (n: number, at: number): DeliveryEvent => ({
   type: 'DeliveryAccepted',
   data: { webhook_uid: 'w', factory_uid: 'f', team_uid: 't', delivery_id: `d${String(n).padStart(4, '0')}`, identity: `id:${n}`, size_bytes: 2, payload_blob: 'b', received_at: new Date(at).toISOString() },
 });
-const deliveries = (docs: Record<string, Record<string, unknown>>) => Object.keys(docs).filter((id) => !id.startsWith('index:')).sort();
+const deliveries = (docs: Record<string, Record<string, unknown>>) => Object.keys(docs).filter((id) => !id.startsWith('head:')).sort();
 const events = (list: DeliveryEvent[]) => recorded(list.map((e) => ({ ...e, metadata: metadata(e.data.received_at) })));
 
 describe('webhook deliveries projection', () => {
@@ -35,6 +35,14 @@ describe('webhook deliveries projection', () => {
     const kept = deliveries(await project(webhookDeliveriesProjection, events([...old, ...fresh]), { batchSize: 7 }));
     expect(kept).toHaveLength(50);
     expect(kept[0]).toBe('d0040'); // the 20 newest old ones stay to make 50
+  });
+
+  it('keeps a head of constant size however long the log grows', async () => {
+    const list = Array.from({ length: 2000 }, (_, i) => accepted(i, base + i * 1000));
+    const docs = await project(webhookDeliveriesProjection, events(list), { batchSize: 300 });
+    expect(deliveries(docs)).toHaveLength(2000);
+    expect(docs['head:w']).toMatchObject({ oldest: 'd0000', newest: 'd1999', count: 2000 });
+    expect(JSON.stringify(docs['head:w']).length).toBeLessThan(300);
   });
 
   it('is idempotent: the same events twice give the same documents', async () => {
