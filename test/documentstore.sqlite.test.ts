@@ -155,6 +155,24 @@ describe('sqlite document store', () => {
     await store.close();
   });
 
+  it('copies the log into the file from its own thread, while commits never do', async () => {
+    const file = path.join(dir, 'checkpoint.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('docs', [['n']]);
+    const before = fs.statSync(file).size;
+    const at = (n: bigint) => ({ commit: n, prepare: n });
+    for (let n = 1; n <= 20; n++) {
+      const writes = Array.from({ length: 100 }, (_, i) => ({ collection: 'docs', id: `${n}-${i}`, doc: { n, text: 'x'.repeat(1000) }, position: at(BigInt(n)) }));
+      await store.commit(writes, 'docs', at(BigInt(n)));
+    }
+    // 2,000 documents of 1 KB: in the log at first, in the file once the thread has copied them.
+    await expect.poll(() => fs.statSync(file).size, { timeout: 5000, interval: 100 }).toBeGreaterThan(before + 2_000_000);
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    expect(db.prepare('SELECT count(*) FROM docs').pluck().get()).toBe(2000);
+    db.close();
+  });
+
   it('names promoted indexes after the target', async () => {
     const file = path.join(dir, 'promote.db');
     const store = openSqliteDocumentStore(file);

@@ -19,6 +19,7 @@ import {
   type Sql,
   type SqlValue,
 } from './sqlite-filter.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 
 interface DocRow {
   id: string;
@@ -58,10 +59,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
-  // Documents keyed by random uuids touch pages all over the file: keep a working set in memory,
-  // and copy the log back into the file less often (a catch-up rewrites the same pages often).
+  // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
   db.pragma('cache_size = -65536');
-  db.pragma('wal_autocheckpoint = 10000');
+  // The log is copied back into the file by a thread of its own, never by a commit.
+  db.pragma('wal_autocheckpoint = 0');
+  const checkpointer = startCheckpointer(file, () => db.pragma('wal_autocheckpoint = 10000'));
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
   );
@@ -255,6 +257,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     },
     async close() {
       statements.clear();
+      await checkpointer.stop();
       db.close();
     },
   };
