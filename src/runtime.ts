@@ -11,6 +11,7 @@ import type { EventStore, NewEvent } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
 import { type CommandContext, type Handled, handleCommand } from './kernel/handle.js';
 import type { Decider } from './kernel/decider.js';
+import { type StreamStates, streamStates } from './kernel/stream-states.js';
 import { type AnyProjection, collectionOf } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
 import type { Collection, Doc, DocumentStore } from './readstore/port.js';
@@ -35,6 +36,8 @@ export interface Runtime {
    */
   handle<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
   readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
+  /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
+  state: StreamStates;
   /** Starts the reactors; each waits for the read models to show an event before reacting. */
   startReactors(reactors: ReadonlyArray<AnyReactor<Runtime>>): void;
   close(): Promise<void>;
@@ -80,6 +83,7 @@ export async function openRuntime(config: Config, log: Logger, projections: read
     },
     handle: (stream, decider, command, context) => handleCommand(events, stream, decider, command, context),
     readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
+    state: streamStates(events),
     startReactors(reactors) {
       for (const r of reactors) {
         running.push(runReactor(r, rt, events, docs, log, reactions.signal, (e) => projector.waitFor(e.position)));

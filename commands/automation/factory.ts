@@ -1,14 +1,14 @@
 /** The factory as its own stream says: live and of one of the caller's teams (the system sees all). */
-import { type DecideContext, fold } from '../../src/kernel/decider.js';
+import type { DecideContext } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { factoryStream } from '../factory/events.js';
 
 export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
 
 export async function liveFactory(rt: Runtime, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>): Promise<LiveFactory> {
-  const factory = fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]);
+  const factory = await rt.state(factoryDecider, factoryStream(uid));
   if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams))) throw new NotFound('factory', uid);
   return factory;
 }

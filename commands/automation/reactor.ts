@@ -6,22 +6,21 @@
  * redelivered event starts nothing twice while each replay event starts runs once.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { fold } from '../../src/kernel/decider.js';
 import { Conflict, DomainError, NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { matchFilter, type FieldMap } from '../../src/automations/filter.js';
 import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
-import { type IdentityEvent, identityStream } from '../identity/events.js';
+import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
 import { type Artifact, runStream } from '../run/events.js';
 import { foremanOf } from '../task/dispatch.js';
 import { type LiveFactory, liveFactory } from './factory.js';
 import { webhooksDecider, type WebhookState } from '../webhook/decider.js';
-import { type DeliveryAccepted, type WebhookEvent, webhooksStream } from '../webhook/events.js';
+import { type DeliveryAccepted, webhooksStream } from '../webhook/events.js';
 import { type Automation, automationsDecider } from './decider.js';
-import { type AutomationEvent, automationsStream, type DeliveryReplayed, type Trigger } from './events.js';
+import { automationsStream, type DeliveryReplayed, type Trigger } from './events.js';
 import { webhookOf } from './triggers.js';
 
 export const PAYLOAD_FILE_NAME = 'event-payload.json';
@@ -48,13 +47,13 @@ export function automationPrompt(automation: Pick<Automation, 'prompt'>, webhook
 }
 
 export const liveWebhook = async (rt: Runtime, factoryUid: string, webhookUid: string): Promise<WebhookState | null> => {
-  const webhooks = fold(webhooksDecider, (await rt.events.readStream(webhooksStream(factoryUid))) as unknown as WebhookEvent[]);
+  const webhooks = await rt.state(webhooksDecider, webhooksStream(factoryUid));
   const webhook = webhooks.webhooks[webhookUid];
   return webhook && !webhook.deleted ? webhook : null;
 };
 
 export const factoryAutomations = async (rt: Runtime, factoryUid: string): Promise<Automation[]> =>
-  Object.values(fold(automationsDecider, (await rt.events.readStream(automationsStream(factoryUid))) as unknown as AutomationEvent[]).automations);
+  Object.values((await rt.state(automationsDecider, automationsStream(factoryUid))).automations);
 
 /** Whether the automation has a webhook trigger for this webhook whose payload filter matches the body. */
 export const triggeredBy = (automation: Automation, webhookUid: string, body: unknown) =>
@@ -63,13 +62,18 @@ export const triggeredBy = (automation: Automation, webhookUid: string, body: un
 /** The automation's own agent when it is still a live agent of the factory's team. */
 async function automationAgent(rt: Runtime, automation: Automation, factory: LiveFactory): Promise<string | null> {
   if (!automation.agent) return null;
-  const agent = fold(identityDecider, (await rt.events.readStream(identityStream(automation.agent))) as unknown as IdentityEvent[]);
+  const agent = await rt.state(identityDecider, identityStream(automation.agent));
   return agent.status === 'live' && agent.team_uid === factory.team_uid ? automation.agent : null;
 }
 
 export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Promise<StartedRun[]> {
   const delivery = event.data;
   const context = reactionContext(event);
+  // Most deliveries reach a webhook that no automation listens to: that is known first.
+  const candidates = (await factoryAutomations(rt, delivery.factory_uid))
+    .filter((a) => a.enabled && a.triggers.some((t) => webhookOf(t) === delivery.webhook_uid))
+    .sort((a, b) => a.id.localeCompare(b.id));
+  if (!candidates.length) return [];
   let factory: LiveFactory;
   try {
     factory = await liveFactory(rt, delivery.factory_uid, context);
@@ -79,10 +83,6 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
   }
   const webhook = await liveWebhook(rt, factory.uid, delivery.webhook_uid);
   if (!webhook) return [];
-  const candidates = (await factoryAutomations(rt, factory.uid))
-    .filter((a) => a.enabled && a.triggers.some((t) => webhookOf(t) === webhook.uid))
-    .sort((a, b) => a.id.localeCompare(b.id));
-  if (!candidates.length) return [];
 
   const bytes = await rt.blobs.read(delivery.payload_blob);
   if (!bytes) {

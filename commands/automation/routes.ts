@@ -4,16 +4,15 @@ import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
-import { fold } from '../../src/kernel/decider.js';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../../projections/automations.js';
 import { automationOf, automationParams, toAutomationResource } from '../../queries/automations.js';
 import { identityDecider } from '../identity/decider.js';
-import { type IdentityEvent, identityStream } from '../identity/events.js';
+import { identityStream } from '../identity/events.js';
 import { type LiveFactory, liveFactory } from './factory.js';
 import { webhooksDecider } from '../webhook/decider.js';
-import { type WebhookEvent, webhooksStream } from '../webhook/events.js';
+import { webhooksStream } from '../webhook/events.js';
 import { automationsDecider, type WebhookStatuses } from './decider.js';
 import { automationsStream } from './events.js';
 import { MAX_TRIGGERS, normalizeTrigger, triggerErrors, triggerSchema, type TriggerRequest } from './triggers.js';
@@ -52,14 +51,14 @@ function checkTriggers(triggers: readonly TriggerRequest[] | undefined) {
 
 /** The factory's webhooks, folded from its webhook stream. */
 async function webhookStatuses(rt: Runtime, factoryUid: string): Promise<WebhookStatuses> {
-  const { webhooks } = fold(webhooksDecider, (await rt.events.readStream(webhooksStream(factoryUid))) as unknown as WebhookEvent[]);
+  const { webhooks } = await rt.state(webhooksDecider, webhooksStream(factoryUid));
   return Object.fromEntries(Object.values(webhooks).map((w) => [w.uid, w.deleted ? 'deleted' : 'live']));
 }
 
 /** An automation's agent is a live agent identity of the factory's team. */
 async function checkAgent(rt: Runtime, agent: string | null | undefined, factory: LiveFactory): Promise<void> {
   if (!agent) return;
-  const identity = fold(identityDecider, (await rt.events.readStream(identityStream(agent))) as unknown as IdentityEvent[]);
+  const identity = await rt.state(identityDecider, identityStream(agent));
   if (identity.status !== 'live' || identity.team_uid !== factory.team_uid) {
     throw new InvalidRequest('no such agent in the factory\'s team', [{ path: 'body.agent', message: 'an agent identity UID of the factory\'s team' }]);
   }

@@ -8,7 +8,6 @@ import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
-import { fold } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -17,7 +16,7 @@ import { type RunCommand, runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
 import { attachmentSchema, MAX_ATTACHMENTS, runModeSchema } from '../run/schema.js';
 import { conversationDecider } from './decider.js';
-import { type ConversationEvent, conversationStream } from './events.js';
+import { conversationStream } from './events.js';
 
 const params = z.object({ conversation_id: uidParam });
 
@@ -30,7 +29,7 @@ const followupBody = z
   .strict();
 
 async function newestRun(rt: Runtime, conversationId: string): Promise<string> {
-  const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[]);
+  const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
   const newest = conversation.runs.at(-1);
   if (!newest) throw new NotFound('conversation', conversationId);
   return newest.run_id;

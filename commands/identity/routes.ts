@@ -4,12 +4,11 @@ import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
-import { fold } from '../../src/kernel/decider.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
 import { toIdentityResource } from '../../queries/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { factoryStream } from '../factory/events.js';
 import { newApiKey } from '../shared/api-key.js';
 import { identityDecider } from './decider.js';
 import { type AgentProfile, identityStream } from './events.js';
@@ -25,7 +24,7 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
   const identities = rt.readModel<IdentityDoc>(identitiesProjection);
   const current = async (uid: string) => toIdentityResource((await identities.get(uid))!);
   const factoryState = async (uid: unknown): Promise<FactoryState | null> =>
-    typeof uid === 'string' ? fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]) : null;
+    typeof uid === 'string' ? await rt.state(factoryDecider, factoryStream(uid)) : null;
 
   api.post('/agent/identities', { schema: { body: createIdentityBody, tags: ['agents'] } }, async (req, reply) => {
     const uid = uuidv4();

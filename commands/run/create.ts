@@ -5,15 +5,14 @@
  */
 import { v4 as uuidv4 } from 'uuid';
 import type { CommandContext } from '../../src/kernel/handle.js';
-import { fold } from '../../src/kernel/decider.js';
 import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
-import { type ConversationEvent, conversationStream } from '../conversation/events.js';
+import { conversationStream } from '../conversation/events.js';
 import { identityDecider } from '../identity/decider.js';
-import { type IdentityEvent, identityStream } from '../identity/events.js';
+import { identityStream } from '../identity/events.js';
 import { canView, runDecider, type RunView } from './decider.js';
-import { type Artifact, type Attachment, type RunCreatedData, type RunEvent, type RunSource, runStream } from './events.js';
+import { type Artifact, type Attachment, type RunCreatedData, type RunSource, runStream } from './events.js';
 import type { RunRequest } from './schema.js';
 
 /** How deep orchestration may nest runs below a root. */
@@ -53,14 +52,14 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
   let parent: RunCreatedData | null = null;
   if (request.parent_run_id) {
     parent = await created(rt, request.parent_run_id);
-    const view = parent && fold(runDecider, (await rt.events.readStream(runStream(parent.run_id))) as unknown as RunEvent[]);
+    const view = parent && (await rt.state(runDecider, runStream(parent.run_id)));
     if (!parent || view?.status !== 'live' || !canView(view, context)) throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
     if (parent.depth + 1 > MAX_RUN_DEPTH) throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
   }
 
   const conversation_id = request.conversation_id ?? uuidv4();
   if (request.conversation_id) {
-    const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversation_id))) as unknown as ConversationEvent[]);
+    const conversation = await rt.state(conversationDecider, conversationStream(conversation_id));
     const latest = conversation.runs.at(-1);
     const visible = latest && (latest.team_uid ? latest.team_uid in context.teams : latest.creator_uid === context.actor.uid);
     if (!visible) throw new NotFound('conversation', conversation_id);
@@ -69,7 +68,7 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
   let factory_uid = options.factory_uid ?? null;
   if (request.agent_identity_uid) {
     if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
-    const agent = fold(identityDecider, (await rt.events.readStream(identityStream(request.agent_identity_uid))) as unknown as IdentityEvent[]);
+    const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
     if (agent.status !== 'live' || agent.team_uid !== options.team_uid) throw invalid('agent_identity_uid', 'no such agent in the active team');
     const [createdAgent] = await rt.events.readStream(identityStream(request.agent_identity_uid), { maxCount: 1 });
     factory_uid ??= ((createdAgent?.data as { profile?: { factory_uid?: string | null } }).profile?.factory_uid ?? null);

@@ -3,11 +3,10 @@ import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
-import { fold } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { teamSecretsDecider } from './decider.js';
-import { type TeamSecretEvent, teamSecretsStream } from './events.js';
+import { teamSecretsStream } from './events.js';
 import { sealerFor } from './sealing.js';
 
 const teamParams = z.object({ team_uid: uidParam });
@@ -29,7 +28,7 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
   // Small and per team: read from the team's own stream.
   api.get('/teams/:team_uid/secrets', { schema: { params: teamParams, tags: ['secrets'] } }, async (req) => {
     if (!req.principal!.teams.has(req.params.team_uid)) throw new NotFound('team', req.params.team_uid);
-    const state = fold(teamSecretsDecider, (await rt.events.readStream(teamSecretsStream(req.params.team_uid))) as unknown as TeamSecretEvent[]);
+    const state = await rt.state(teamSecretsDecider, teamSecretsStream(req.params.team_uid));
     const secrets = Object.entries(state.secrets).map(([name, s]) => ({ name, created_at: s.created_at }));
     return { secrets: secrets.sort((a, b) => a.name.localeCompare(b.name)) };
   });

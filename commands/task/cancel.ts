@@ -4,21 +4,20 @@
  * terminal, 409 PENDING, 422 type) come back at once and nothing is written; then the task
  * moves to CANCELLED. The rest of the run tree is cancelled by a reactor (see reactors.ts).
  */
-import { fold } from '../../src/kernel/decider.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
-import { type ConversationEvent, conversationStream } from '../conversation/events.js';
+import { conversationStream } from '../conversation/events.js';
 import { canView, runDecider } from '../run/decider.js';
-import { type RunEvent, runStream } from '../run/events.js';
+import { runStream } from '../run/events.js';
 import { runCreated, taskState, visibleFactoryState } from './create.js';
 import { live, taskDecider } from './decider.js';
 import { taskStream } from './events.js';
 
 /** The conversation's newest root run, read from the conversation and run streams. */
 async function currentRootRun(rt: Runtime, conversationId: string): Promise<string | null> {
-  const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[]);
+  const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
   for (const { run_id } of [...conversation.runs].reverse()) {
     if ((await runCreated(rt, run_id))?.parent_run_id === null) return run_id;
   }
@@ -30,7 +29,7 @@ export async function cancelTask(rt: Runtime, factoryUid: string, taskUid: strin
   const task = live(await taskState(rt, taskUid), taskUid, factoryUid, context);
   const runId = await currentRootRun(rt, task.conversation_id);
   if (!runId) throw new NotFound('current run of task', taskUid);
-  const run = fold(runDecider, (await rt.events.readStream(runStream(runId))) as unknown as RunEvent[]);
+  const run = await rt.state(runDecider, runStream(runId));
   if (run.status !== 'live') throw new NotFound('current run of task', taskUid);
   if (!canView(run, context)) throw new Forbidden(`the caller cannot access run ${runId}, the current run of task ${taskUid}`);
   await rt.execute(runStream(runId), runDecider, { type: 'CancelRun', data: { run_id: runId, reason: `task ${taskUid} cancelled` } }, context);

@@ -3,17 +3,17 @@
  * (bound with the revision read, so "one live task per conversation" holds across factories)
  * and the task. The binding is decided first, so a refused create writes nothing.
  */
-import { type DecideContext, fold } from '../../src/kernel/decider.js';
+import type { DecideContext } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
-import { type ConversationEvent, conversationStream } from '../conversation/events.js';
+import { conversationStream } from '../conversation/events.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { factoryStream } from '../factory/events.js';
 import { type RunCreatedData, runStream } from '../run/events.js';
 import { type LiveTask, taskDecider, type TaskState } from './decider.js';
-import { type Stage, type TaskEvent, taskStream } from './events.js';
+import { type Stage, taskStream } from './events.js';
 
 export interface NewTask {
   uid: string;
@@ -28,13 +28,13 @@ export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
 
 /** The factory folded from its stream; one of another team (or gone) is 404. The system sees all. */
 export async function visibleFactoryState(rt: Runtime, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>): Promise<LiveFactory> {
-  const factory = fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]);
+  const factory = await rt.state(factoryDecider, factoryStream(uid));
   if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams))) throw new NotFound('factory', uid);
   return factory;
 }
 
 export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> =>
-  fold(taskDecider, (await rt.events.readStream(taskStream(uid))) as unknown as TaskEvent[]);
+  rt.state(taskDecider, taskStream(uid));
 
 /** The run's creation event, or null for an unknown run. */
 export async function runCreated(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
@@ -44,7 +44,7 @@ export async function runCreated(rt: Runtime, runId: string): Promise<RunCreated
 
 /** The task bound to the conversation when its own stream says it was deleted, else null. */
 async function deletedBinding(rt: Runtime, conversationId: string): Promise<string | null> {
-  const conversation = fold(conversationDecider, (await rt.events.readStream(conversationStream(conversationId))) as unknown as ConversationEvent[]);
+  const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
   if (!conversation.task) return null;
   return (await taskState(rt, conversation.task.task_uid)).status === 'deleted' ? conversation.task.task_uid : null;
 }

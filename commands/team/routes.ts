@@ -3,14 +3,13 @@ import { v4 as uuidv4 } from 'uuid';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
-import { fold } from '../../src/kernel/decider.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { UserDoc } from '../../projections/users.js';
 import { usersProjection } from '../../projections/users.js';
 import { findOrRegisterUser } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
-import { type TeamEvent, teamStream } from './events.js';
+import { teamStream } from './events.js';
 
 const createTeamBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
@@ -38,7 +37,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
       const context = commandContext(req);
       const { team_uid } = req.params;
       // Refuse before any write: a user is only registered for a request that will succeed.
-      const team = fold(teamDecider, (await rt.events.readStream(teamStream(team_uid))) as unknown as TeamEvent[]);
+      const team = await rt.state(teamDecider, teamStream(team_uid));
       assertCanManage(team, context.actor, team_uid);
       const { user_uid, api_key } = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
       await rt.execute(teamStream(team_uid), teamDecider, { type: 'AddMember', data: { team_uid, user_uid, role: req.body.role } }, context);

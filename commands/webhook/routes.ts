@@ -4,16 +4,15 @@ import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
-import { fold } from '../../src/kernel/decider.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { webhooksProjection, type WebhookDoc } from '../../projections/webhooks.js';
 import { toWebhookResource, visibleWebhook } from '../../queries/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
-import { type FactoryEvent, factoryStream } from '../factory/events.js';
+import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../secret/sealing.js';
 import { teamSecretsDecider } from '../secret/decider.js';
-import { type TeamSecretEvent, teamSecretsStream } from '../secret/events.js';
+import { teamSecretsStream } from '../secret/events.js';
 import { webhooksDecider } from './decider.js';
 import { signatureSchemes, type SignatureScheme, type WebhookAuthMode, type WebhookSecretRef, webhooksStream } from './events.js';
 import { assertUsableSecret, deliveryIdHeaderError, generatedSecret } from './secrets.js';
@@ -64,14 +63,14 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
 
   /** The factory as its own stream tells it (404 unless live and in one of the caller's teams). */
   const factoryTeam = async (uid: string, teams: { has(team: string): boolean } | undefined) => {
-    const state = fold(factoryDecider, (await rt.events.readStream(factoryStream(uid))) as unknown as FactoryEvent[]);
+    const state = await rt.state(factoryDecider, factoryStream(uid));
     if (state.status !== 'live' || !teams?.has(state.team_uid)) throw new NotFound('factory', uid);
     return state.team_uid;
   };
 
   /** A managed team secret must exist when a webhook is tied to it. */
   const assertTeamSecret = async (teamUid: string, secretName: string, mode: WebhookAuthMode, scheme: SignatureScheme | null) => {
-    const state = fold(teamSecretsDecider, (await rt.events.readStream(teamSecretsStream(teamUid))) as unknown as TeamSecretEvent[]);
+    const state = await rt.state(teamSecretsDecider, teamSecretsStream(teamUid));
     const stored = state.secrets[secretName];
     if (!stored) throw new InvalidRequest(`no team secret named ${secretName}`, [{ path: 'body.secretName', message: 'no such team secret' }]);
     assertUsableSecret(sealer.open(stored.sealed) ?? '', mode, scheme);

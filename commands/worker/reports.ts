@@ -8,13 +8,12 @@ import type { FastifyRequest } from 'fastify';
 import { v4 as uuidv4 } from 'uuid';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
-import { fold } from '../../src/kernel/decider.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { workersOf } from '../../src/workers/index.js';
 import { runDecider, type RunCommand } from '../run/decider.js';
-import { type Artifact, type Attachment, type RunEvent, runStream, type StatusMessage } from '../run/events.js';
+import { type Artifact, type Attachment, runStream, type StatusMessage } from '../run/events.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import { artifactBody, executionHeader, fileQuery, finishBody, handoffQuery, messageBody, runParams, timelineBody, usageBody } from './schema.js';
@@ -49,7 +48,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
   /** Refuses (as the decider would) before a file is stored, so a refused upload stores nothing. */
   async function checkHeld(req: Req, command: (held: Held) => RunCommand): Promise<void> {
     const { held, context } = heldOf(req);
-    const state = fold(runDecider, (await rt.events.readStream(runStream(held.run_id))) as unknown as RunEvent[]);
+    const state = await rt.state(runDecider, runStream(held.run_id));
     runDecider.decide(command(held), state, context);
   }
 
