@@ -17,6 +17,9 @@ export interface BlobStore {
 
 const BLOB_ID = /^[0-9a-f]{64}$/;
 
+/** Asynchronous, so that a busy disk never stalls the event loop. */
+const exists = (file: string) => fs.promises.access(file).then(() => true, () => false);
+
 export function openBlobStore(dir: string): BlobStore {
   fs.mkdirSync(dir, { recursive: true });
   const fileOf = (id: string) => path.join(dir, id);
@@ -24,7 +27,7 @@ export function openBlobStore(dir: string): BlobStore {
     async put(bytes) {
       const id = createHash('sha256').update(bytes).digest('hex');
       const file = fileOf(id);
-      if (!fs.existsSync(file)) {
+      if (!(await exists(file))) {
         // Write aside and rename, so a reader never sees half a file.
         const tmp = `${file}.${randomUUID()}.tmp`;
         await fs.promises.writeFile(tmp, bytes);
@@ -36,8 +39,11 @@ export function openBlobStore(dir: string): BlobStore {
       return BLOB_ID.test(id) && fs.existsSync(fileOf(id)) ? fileOf(id) : null;
     },
     async read(id) {
-      const file = this.path(id);
-      return file ? fs.promises.readFile(file) : null;
+      if (!BLOB_ID.test(id)) return null;
+      return fs.promises.readFile(fileOf(id)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT') return null;
+        throw error;
+      });
     },
   };
 }
