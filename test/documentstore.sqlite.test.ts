@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -171,6 +172,18 @@ describe('sqlite document store', () => {
     const db = new Database(file, { readonly: true });
     expect(db.prepare('SELECT count(*) FROM docs').pluck().get()).toBe(2000);
     db.close();
+  });
+
+  it('lets a process that has closed the store exit normally', () => {
+    const file = path.join(dir, 'exit.db');
+    const script = `import { openSqliteDocumentStore } from ${JSON.stringify(path.resolve('src/readstore/sqlite.ts'))};
+      const store = openSqliteDocumentStore(${JSON.stringify(file)});
+      await store.ensureCollection('docs', []);
+      await store.close();
+      console.log('closed');`;
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { encoding: 'utf8' });
+    expect(run.stderr).toBe('');
+    expect([run.status, run.stdout.trim()]).toEqual([0, 'closed']);
   });
 
   it('names promoted indexes after the target', async () => {

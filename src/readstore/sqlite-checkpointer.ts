@@ -44,6 +44,7 @@ export function startCheckpointer(file: string, onFailure: (error: Error) => voi
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
   return {
     async stop() {
+      worker.ref(); // or a process with nothing else to do would exit before the thread has
       worker.postMessage('stop');
       await exited;
     },
