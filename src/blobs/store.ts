@@ -23,15 +23,31 @@ const exists = (file: string) => fs.promises.access(file).then(() => true, () =>
 export function openBlobStore(dir: string): BlobStore {
   fs.mkdirSync(dir, { recursive: true });
   const fileOf = (id: string) => path.join(dir, id);
+  const syncDir = async () => {
+    const handle = await fs.promises.open(dir, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+  };
   return {
     async put(bytes) {
       const id = createHash('sha256').update(bytes).digest('hex');
       const file = fileOf(id);
       if (!(await exists(file))) {
-        // Write aside and rename, so a reader never sees half a file.
+        // Write aside and rename, so a reader never sees half a file; both reach the disk before
+        // an event can name the blob (the log is fsynced, so a crash must not lose what it names).
         const tmp = `${file}.${randomUUID()}.tmp`;
-        await fs.promises.writeFile(tmp, bytes);
+        const handle = await fs.promises.open(tmp, 'w');
+        try {
+          await handle.writeFile(bytes);
+          await handle.datasync();
+        } finally {
+          await handle.close();
+        }
         await fs.promises.rename(tmp, file);
+        await syncDir();
       }
       return id;
     },
