@@ -9,6 +9,7 @@ import { comparePositions, START, type EventStore, type Position, type RecordedE
 import { CheckpointMoved, type CheckpointedWrites, type DocumentStore } from '../readstore/port.js';
 import { DomainError } from '../kernel/errors.js';
 import { applyEvents } from './batch.js';
+import { replayInto } from './rebuild.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
 /** Catching up, large batches fold many changes of one document into one write. */
@@ -78,6 +79,7 @@ export class Projector {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       try {
+        await this.loadFresh();
         for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
           await this.applyBatch(batch);
           this.processed = batch[batch.length - 1]!.position;
@@ -88,6 +90,25 @@ export class Projector {
         await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
       }
     }
+  }
+
+  /**
+   * Read models that start from nothing (a new read store, or a new version) are loaded as a
+   * rebuild loads them: only their event types, indexes built once loaded. Following the log
+   * event by event with every index kept up to date takes about twice as long.
+   */
+  private async loadFresh(): Promise<void> {
+    const fresh = this.projections.filter((p) => this.checkpoints.get(p) === START);
+    const head = await this.events.headPosition();
+    if (fresh.length === 0 || comparePositions(head, START) === 0) return;
+    this.log.info({ read_models: fresh.map((p) => p.name) }, 'loading new read models from the log');
+    await replayInto(this.events, this.docs, fresh, fresh.map(collectionOf), head, () => {});
+    for (const p of fresh) {
+      this.checkpoints.set(p, head);
+      this.changed(p);
+    }
+    this.processed = minPosition([...this.checkpoints.values()]);
+    this.settle();
   }
 
   private async applyBatch(batch: RecordedEvent[]): Promise<void> {

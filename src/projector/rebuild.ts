@@ -22,10 +22,11 @@ export interface Progress {
 const handledTypes = (projections: readonly AnyProjection[]): string[] => [...new Set(projections.flatMap((p) => Object.keys(p.on)))];
 
 /**
- * Replays the log into fresh `targets` (one per projection), in one pass, stopping after `until`
- * (default: the head). Each batch commits every target as one. Returns the events handled.
+ * Replays the log into fresh `targets` (one per projection, emptied first), in one pass, stopping
+ * after `until` (default: the head), and leaves each checkpointed there with its indexes built.
+ * Each batch commits every target as one. Returns the events handled.
  */
-async function replayInto(
+export async function replayInto(
   events: EventStore,
   docs: DocumentStore,
   projections: readonly AnyProjection[],

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { v4 as uuidv4 } from 'uuid';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -82,6 +83,27 @@ describe('projector', () => {
     await projector.waitFor(await events.headPosition());
     expect(calls.n).toBe(8);
     expect(await docs.collection('counters_v1').get('k')).toEqual({ key: 'k', total: 8 });
+    await projector.stop();
+  });
+
+  it('loads a read model that starts from nothing as a rebuild does, then follows the log', async () => {
+    for (const key of ['p', 'q', 'p']) await count(key);
+    const lines: string[] = [];
+    const recorded = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const projector = new Projector(events, docs, [counter()], recorded);
+    await projector.start();
+    await expect.poll(() => projector.isReady).toBe(true);
+    expect(lines.some((l) => l.includes('loading new read models from the log'))).toBe(true);
+    expect(await docs.collection('counters_v1').get('p')).toEqual({ key: 'p', total: 2 });
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
+    // Its indexes were built once it was loaded.
+    expect(await docs.collection('counters_v1').find({ filter: { total: 1 }, sort: [['id', 'asc']], limit: 5 })).toMatchObject({ items: [{ key: 'q' }] });
+    const index = new Database(path.join(dir, 'read.db'), { readonly: true });
+    expect(index.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'counters_v1' AND sql IS NOT NULL`).pluck().all()).toEqual(['counters_v1:total']);
+    index.close();
+
+    await projector.waitFor((await count('q', 5)).position);
+    expect(await docs.collection('counters_v1').get('q')).toEqual({ key: 'q', total: 6 });
     await projector.stop();
   });
 
