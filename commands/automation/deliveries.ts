@@ -17,7 +17,7 @@ import { type AutomationDoc, automationsProjection, type DeliveryDoc, deliveryKe
 import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
 import { automationOf, automationParams } from '../../queries/automations.js';
 import { visibleFactory as visibleFactoryDoc } from '../../queries/factories.js';
-import { liveFactory } from './factory.js';
+import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream } from './events.js';
 import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';

@@ -10,15 +10,16 @@ import { Conflict, DomainError, NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { matchFilter, type FieldMap } from '../../src/automations/filter.js';
+import { webhookState } from '../../src/webhooks/state.js';
 import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
 import { type Artifact, runStream } from '../run/events.js';
 import { foremanOf } from '../task/dispatch.js';
-import { type LiveFactory, liveFactory } from './factory.js';
-import { webhooksDecider, type WebhookState } from '../webhook/decider.js';
-import { type DeliveryAccepted, webhooksStream } from '../webhook/events.js';
+import { type LiveFactory, liveFactory } from '../factory/live.js';
+import type { WebhookState } from '../webhook/decider.js';
+import type { DeliveryAccepted } from '../webhook/events.js';
 import { type Automation, automationsDecider } from './decider.js';
 import { automationsStream, type DeliveryReplayed, type Trigger } from './events.js';
 import { webhookOf } from './triggers.js';
@@ -47,8 +48,7 @@ export function automationPrompt(automation: Pick<Automation, 'prompt'>, webhook
 }
 
 export const liveWebhook = async (rt: Runtime, factoryUid: string, webhookUid: string): Promise<WebhookState | null> => {
-  const webhooks = await rt.state(webhooksDecider, webhooksStream(factoryUid));
-  const webhook = webhooks.webhooks[webhookUid];
+  const webhook = await webhookState(rt, factoryUid, webhookUid);
   return webhook && !webhook.deleted ? webhook : null;
 };
 

@@ -10,7 +10,7 @@ import { type AutomationDoc, automationsProjection } from '../../projections/aut
 import { automationOf, automationParams, toAutomationResource } from '../../queries/automations.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
-import { type LiveFactory, liveFactory } from './factory.js';
+import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { webhooksDecider } from '../webhook/decider.js';
 import { webhooksStream } from '../webhook/events.js';
 import { automationsDecider, type WebhookStatuses } from './decider.js';

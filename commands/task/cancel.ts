@@ -11,7 +11,8 @@ import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { canView, runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
-import { runCreated, taskState, visibleFactoryState } from './create.js';
+import { liveFactory } from '../factory/live.js';
+import { runCreated, taskState } from './create.js';
 import { live, taskDecider } from './decider.js';
 import { taskStream } from './events.js';
 
@@ -25,7 +26,7 @@ async function currentRootRun(rt: Runtime, conversationId: string): Promise<stri
 }
 
 export async function cancelTask(rt: Runtime, factoryUid: string, taskUid: string, context: CommandContext): Promise<void> {
-  await visibleFactoryState(rt, factoryUid, context);
+  await liveFactory(rt, factoryUid, context);
   const task = live(await taskState(rt, taskUid), taskUid, factoryUid, context);
   const runId = await currentRootRun(rt, task.conversation_id);
   if (!runId) throw new NotFound('current run of task', taskUid);

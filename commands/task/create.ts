@@ -3,14 +3,11 @@
  * (bound with the revision read, so "one live task per conversation" holds across factories)
  * and the task. The binding is decided first, so a refused create writes nothing.
  */
-import type { DecideContext } from '../../src/kernel/decider.js';
-import { NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
-import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { factoryStream } from '../factory/events.js';
+import { liveFactory } from '../factory/live.js';
 import { type RunCreatedData, runStream } from '../run/events.js';
 import { type LiveTask, taskDecider, type TaskState } from './decider.js';
 import { type Stage, taskStream } from './events.js';
@@ -22,15 +19,6 @@ export interface NewTask {
   title: string;
   description: string | null;
   stage: Stage;
-}
-
-export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
-
-/** The factory folded from its stream; one of another team (or gone) is 404. The system sees all. */
-export async function visibleFactoryState(rt: Runtime, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>): Promise<LiveFactory> {
-  const factory = await rt.state(factoryDecider, factoryStream(uid));
-  if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams))) throw new NotFound('factory', uid);
-  return factory;
 }
 
 export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> =>
@@ -50,7 +38,7 @@ async function deletedBinding(rt: Runtime, conversationId: string): Promise<stri
 }
 
 export async function createTask(rt: Runtime, task: NewTask, context: CommandContext): Promise<LiveTask> {
-  const factory = await visibleFactoryState(rt, task.factory_uid, context);
+  const factory = await liveFactory(rt, task.factory_uid, context);
   const { conversation_id, uid } = task;
   const bound = await rt.handle(conversationStream(conversation_id), conversationDecider, {
     type: 'BindTask',

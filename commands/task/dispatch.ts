@@ -11,7 +11,7 @@ import type { Runtime } from '../../src/runtime.js';
 import type { IdentityDoc } from '../../projections/identities.js';
 import { type AgentProfile, type IdentityEvent, identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
-import { type LiveFactory, visibleFactoryState } from './create.js';
+import { type LiveFactory, liveFactory } from '../factory/live.js';
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 /** Ticket fields become run metadata, whose values are at most 256 bytes. */
@@ -70,7 +70,7 @@ export async function foremanOf(rt: Runtime, identities: Collection<IdentityDoc>
 }
 
 export async function dispatchRun(rt: Runtime, identities: Collection<IdentityDoc>, factoryUid: string, body: DispatchBody, context: CommandContext) {
-  const factory = await visibleFactoryState(rt, factoryUid, context);
+  const factory = await liveFactory(rt, factoryUid, context);
   const foreman = await foremanOf(rt, identities, factory);
   if (!foreman) throw new Conflict(`factory ${factoryUid} has no foreman agent`, 'no_foreman');
   const run_id = uuidv4();

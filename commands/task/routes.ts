@@ -15,7 +15,8 @@ import { taskResources } from '../../queries/task-resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { cancelTask } from './cancel.js';
-import { createTask, visibleFactoryState } from './create.js';
+import { liveFactory } from '../factory/live.js';
+import { createTask } from './create.js';
 import { taskDecider } from './decider.js';
 import { dispatchBody, dispatchRun } from './dispatch.js';
 import { STAGES, taskStream } from './events.js';
@@ -64,7 +65,7 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   api.patch('/factory/:uid/tasks/:task_uid', { schema: { params: taskParams, body: patchBody, tags: ['tasks'] } }, async (req) => {
     const { uid, task_uid } = req.params;
     const context = commandContext(req);
-    await visibleFactoryState(rt, uid, context);
+    await liveFactory(rt, uid, context);
     const { title, description, stage } = req.body;
     await rt.execute(taskStream(task_uid), taskDecider, {
       type: 'UpdateTask',
@@ -76,7 +77,7 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   api.delete('/factory/:uid/tasks/:task_uid', { schema: { params: taskParams, tags: ['tasks'] } }, async (req, reply) => {
     const { uid, task_uid } = req.params;
     const context = commandContext(req);
-    await visibleFactoryState(rt, uid, context);
+    await liveFactory(rt, uid, context);
     const { events } = await rt.execute(taskStream(task_uid), taskDecider, { type: 'DeleteTask', data: { uid: task_uid, factory_uid: uid } }, context);
     const deleted = events.find((e) => e.type === 'TaskDeleted');
     if (deleted) {

@@ -99,8 +99,9 @@ export class Projector {
    */
   private async loadFresh(): Promise<void> {
     const fresh = this.projections.filter((p) => this.checkpoints.get(p) === START);
+    if (fresh.length === 0) return;
     const head = await this.events.headPosition();
-    if (fresh.length === 0 || comparePositions(head, START) === 0) return;
+    if (comparePositions(head, START) === 0) return;
     this.log.info({ read_models: fresh.map((p) => p.name) }, 'loading new read models from the log');
     await replayInto(this.events, this.docs, fresh, fresh.map(collectionOf), head, () => {});
     for (const p of fresh) {

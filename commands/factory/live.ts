@@ -2,8 +2,8 @@
 import type { DecideContext } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { factoryStream } from '../factory/events.js';
+import { factoryDecider, type FactoryState } from './decider.js';
+import { factoryStream } from './events.js';
 
 export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
 
