@@ -8,6 +8,7 @@ import { type Position, type RecordedEvent, START } from '../eventstore/port.js'
 import { DomainError } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { teamsProjection, type TeamDoc } from '../../projections/teams.js';
 import { runStream } from '../../commands/run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { runSweeper } from './sweeper.js';
@@ -45,33 +46,43 @@ async function caughtUp(rt: Runtime, position: Position, signal: AbortSignal): P
   }
 }
 
-/** The runs held when the log was at `head`, from the read model, with their pending signals. */
+/**
+ * The runs held when the log was at `head`, from the read model, with their pending signals. Read
+ * team by team through the (executing team, state) index: a filter on state alone would scan
+ * every run in one synchronous statement (1.8 s on 226k runs, with the event loop blocked).
+ */
 async function adoptHeldRuns(rt: Runtime, registry: WorkerRegistry): Promise<void> {
   const runs = rt.readModel<RunDoc>(runsProjection);
+  const teams = rt.readModel<TeamDoc>(teamsProjection);
   const sort = [['id', 'asc']] as const;
-  let after: Array<string | number | boolean | null> | undefined;
-  do {
-    const page = await runs.find({ filter: { state: { $in: HELD_STATES } }, sort, limit: 500, ...(after ? { after } : {}) });
-    for (const run of page.items) {
-      if (!run.worker_id || !run.execution_id) continue;
-      const pending = run.state === 'PENDING';
-      registry.hold({
-        run_id: run.run_id,
-        worker_id: run.worker_id,
-        execution_id: run.execution_id,
-        team_uid: run.executing_team_uid,
-        state: run.state as 'PENDING' | 'CLAIMED' | 'INPROGRESS',
-        // The lease's own expiry is in the stream; a fresh one gives the worker time to come back.
-        lease_expires_ms: pending ? Date.now() + registry.timings.leaseSeconds * 1000 : null,
-        since: START,
-      });
-      if (!pending) {
-        const events = await rt.events.readStream(runStream(run.run_id));
-        registry.apply(events.filter((e) => e.type === 'RunFollowupDelivered' || e.type === 'RunInterruptRequested'));
-      }
-    }
-    after = page.next ?? undefined;
-  } while (after);
+  for await (const [team] of teams.scan()) {
+    let after: Array<string | number | boolean | null> | undefined;
+    do {
+      const filter = { executing_team_uid: team, state: { $in: HELD_STATES } };
+      const page = await runs.find({ filter, sort, limit: 500, ...(after ? { after } : {}) });
+      for (const run of page.items) await adopt(rt, registry, run);
+      after = page.next ?? undefined;
+    } while (after);
+  }
+}
+
+async function adopt(rt: Runtime, registry: WorkerRegistry, run: RunDoc): Promise<void> {
+  if (!run.worker_id || !run.execution_id) return;
+  const pending = run.state === 'PENDING';
+  registry.hold({
+    run_id: run.run_id,
+    worker_id: run.worker_id,
+    execution_id: run.execution_id,
+    team_uid: run.executing_team_uid,
+    state: run.state as 'PENDING' | 'CLAIMED' | 'INPROGRESS',
+    // The lease's own expiry is in the stream; a fresh one gives the worker time to come back.
+    lease_expires_ms: pending ? Date.now() + registry.timings.leaseSeconds * 1000 : null,
+    since: START,
+  });
+  if (!pending) {
+    const events = await rt.events.readStream(runStream(run.run_id));
+    registry.apply(events.filter((e) => e.type === 'RunFollowupDelivered' || e.type === 'RunInterruptRequested'));
+  }
 }
 
 /** Follows the log from `head`: holdings and signals at once, wake-ups once the read models show them. */
