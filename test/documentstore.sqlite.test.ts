@@ -186,6 +186,33 @@ describe('sqlite document store', () => {
     expect([run.status, run.stdout.trim()]).toEqual([0, 'closed']);
   });
 
+  it('stores documents as JSONB and still reads, filters and updates those an earlier version wrote as text', async () => {
+    const file = path.join(dir, 'jsonb.db');
+    const old = new Database(file);
+    old.exec(`CREATE TABLE runs (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+    old.prepare('INSERT INTO runs VALUES (?, ?)').run('old', JSON.stringify({ state: 'open', text: 'é "quoted" \u2028', n: 1.5 }));
+    old.close();
+
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('runs', [['state']]);
+    const at = { commit: 1n, prepare: 1n };
+    await store.commit([{ collection: 'runs', id: 'new', doc: { state: 'open', text: 'ü', n: 2 }, position: at }], 'runs', at);
+    const runs = store.collection('runs');
+    expect(await runs.get('old')).toEqual({ state: 'open', text: 'é "quoted" \u2028', n: 1.5 });
+    const page = await runs.find({ filter: { state: 'open' }, sort: [['n', 'asc']], limit: 10 });
+    expect(page.items.map((d) => d.n)).toEqual([1.5, 2]);
+    await store.commit([{ collection: 'runs', id: 'old', doc: { state: 'closed', text: 'é', n: 1.5 }, position: at }], 'runs', at);
+    expect(await runs.count({ state: 'open' })).toBe(1);
+    await store.close();
+
+    const db = new Database(file, { readonly: true });
+    expect(db.prepare(`SELECT id, typeof(doc) AS type FROM runs ORDER BY id`).all()).toEqual([
+      { id: 'new', type: 'blob' },
+      { id: 'old', type: 'blob' },
+    ]);
+    db.close();
+  });
+
   it('names promoted indexes after the target', async () => {
     const file = path.join(dir, 'promote.db');
     const store = openSqliteDocumentStore(file);

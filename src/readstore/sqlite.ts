@@ -1,6 +1,11 @@
 /**
  * The embedded document store: one table of JSON documents per collection, expression indexes
  * over `json_extract`, and a `checkpoints` table written in the same transaction as the documents.
+ *
+ * Documents are stored as SQLite's binary JSON (JSONB): index expressions and filters read fields
+ * without parsing the whole text again, which halves building the runs indexes and speeds every
+ * write that updates them; reads turn it back into text with `json(doc)`. Tables written as text
+ * by earlier versions stay readable (every JSON function takes both forms).
  */
 import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
@@ -119,7 +124,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
       } else {
         stmt(
-          `INSERT INTO ${table(w.collection)} (id, doc) VALUES (?, ?)
+          `INSERT INTO ${table(w.collection)} (id, doc) VALUES (?, jsonb(?))
            ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
         ).run(w.id, JSON.stringify(w.doc));
       }
@@ -157,13 +162,13 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
     return {
       async get(id) {
-        const row = stmt(`SELECT id, doc FROM ${from} WHERE id = ?`).get(id) as DocRow | undefined;
+        const row = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id) as DocRow | undefined;
         return row ? parse(row) : null;
       },
       async getMany(ids) {
         if (ids.length === 0) return new Map();
         // One JSON parameter instead of one per id: no limit on the number of ids.
-        const rows = stmt(`SELECT id, doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
+        const rows = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
           JSON.stringify(ids),
         ) as DocRow[];
         return new Map(rows.map((row) => [row.id, parse(row)]));
@@ -175,7 +180,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         const orderBy = compileOrderBy(query.sort);
         const select = (conditions: Sql[], limit: number) => {
           const all = [where, ...conditions];
-          return stmt(`SELECT id, doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`).all(
+          return stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`).all(
             ...all.flatMap((c) => c.params),
             limit,
           ) as DocRow[];
@@ -205,8 +210,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         return row.n;
       },
       async *scan() {
-        const first = stmt(`SELECT id, doc FROM ${from} ORDER BY id LIMIT ${SCAN_PAGE}`);
-        const following = stmt(`SELECT id, doc FROM ${from} WHERE id > ? ORDER BY id LIMIT ${SCAN_PAGE}`);
+        const first = stmt(`SELECT id, json(doc) AS doc FROM ${from} ORDER BY id LIMIT ${SCAN_PAGE}`);
+        const following = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id > ? ORDER BY id LIMIT ${SCAN_PAGE}`);
         let after: string | null = null;
         for (;;) {
           const rows = (after === null ? first.all() : following.all(after)) as DocRow[];
@@ -222,7 +227,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   return {
     async ensureCollection(name, indexes) {
       db.transaction(() => {
-        db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
+        db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
         for (const fields of indexes) createIndex(name, fields);
       })();
     },
