@@ -1,7 +1,8 @@
 /**
  * 3. HTTP commands and queries on tasks and runs against the real server process, over a history
  * of `httpTasks` tasks and `httpRuns` runs of one team, each against a bare Fastify hello-world
- * process measured in the same run.
+ * process measured in the same run. Each query is also set beside bare Fastify sending that
+ * query's own answers: the share of hello world that serializing and sending them leaves.
  */
 import Database from 'better-sqlite3';
 import { STAGES, type Stage } from '../../commands/task/events.js';
@@ -28,6 +29,8 @@ const TARGETS = {
 const LIST_STAGE: Stage = 'IMPLEMENT';
 const LIST_PAGES = 20;
 const RUN_STATE = 'FAILED';
+/** How many of a query case's answers the bare answer route holds. */
+const ANSWERS = 20;
 
 /** Shares of each value, largest first: "SUCCEEDED 62%, FAILED 12%, ...". */
 const shares = (values: Iterable<string>): string => {
@@ -39,6 +42,26 @@ const shares = (values: Iterable<string>): string => {
   }
   return [...counts].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${pct(n / total)}`).join(', ');
 };
+
+/** `ANSWERS` of the case's own answers, as a client gets them. */
+async function sampleAnswers(base: string, c: Case): Promise<unknown[]> {
+  const answers: unknown[] = [];
+  for (let i = 0; i < ANSWERS; i++) {
+    const path = c.vary?.({}).path ?? c.path;
+    const res = await fetch(`${base}${path}`, { headers: c.headers });
+    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
+    answers.push(await res.json());
+  }
+  return answers;
+}
+
+/** Bare Fastify answering with `answers`; their mean size in bytes beside its figures. */
+async function bareAnswering(base: string, answers: unknown[]): Promise<{ r: LoadResult; bytes: number }> {
+  const body = JSON.stringify(answers);
+  const res = await fetch(`${base}/answers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  if (!res.ok) throw new Error(`POST /answers: ${res.status} ${await res.text()}`);
+  return { r: await load(base, { method: 'GET', path: '/answer' }), bytes: (body.length - answers.length - 1) / answers.length };
+}
 
 const workload: Workload = {
   title: '3. HTTP commands and queries',
@@ -185,7 +208,7 @@ const workload: Workload = {
     ];
 
     const hello: LoadCase = { method: 'GET', path: '/' };
-    const results: Array<{ c: Case; r: LoadResult; open: LoadResult }> = [];
+    const results: Array<{ c: Case; r: LoadResult; open: LoadResult; same?: { r: LoadResult; bytes: number } }> = [];
     let bareBefore: LoadResult;
     let bareAfter: LoadResult;
     let bareOpen: LoadResult;
@@ -198,7 +221,8 @@ const workload: Workload = {
         log(`(server profile window for this case: --window ${from.toFixed(0)}-${server.uptime().toFixed(0)})`);
         // Latency without queueing: the same case paced at a quarter of the throughput just measured.
         const steady = await paced(server.base, c, Math.max(1, Math.round(r.rps / 4)), Math.min(5, params.httpSeconds));
-        results.push({ c, r, open: steady });
+        const same = c.kind === 'query' ? await bareAnswering(bare.base, await sampleAnswers(server.base, c)) : undefined;
+        results.push({ c, r, open: steady, same });
       }
       bareAfter = await load(bare.base, hello);
       // The control of the open-loop figures: what the client and the machine add to any request.
@@ -218,19 +242,24 @@ const workload: Workload = {
       { name: 'Bare Fastify hello world (before the cases)', value: bareBefore.rps, unit: 'req/s', detail: lat(bareBefore) },
       { name: 'Bare Fastify hello world (after the cases)', value: bareAfter.rps, unit: 'req/s', detail: lat(bareAfter) },
       { name: 'Bare Fastify hello world, open loop (control for the open-loop latencies)', value: bareOpen.rps, unit: 'req/s', detail: lat(bareOpen) },
-      ...results.map(({ c, r, open }): Figure => {
+      ...results.flatMap(({ c, r, open, same }): Figure[] => {
         const t = TARGETS[c.kind];
-        return {
+        const figure: Figure = {
           name: `${c.kind === 'command' ? 'Command' : 'Query'}: ${c.name}`,
           value: r.rps,
           unit: 'req/s',
-          detail: `${lat(r)}; open loop at ${fmt(open.rps)} req/s: ${lat(open)}`,
+          detail: `${lat(r)}; open loop at ${fmt(open.rps)} req/s: ${lat(open)}` + (same ? `; ${pct(r.rps / same.r.rps)} of bare Fastify sending its answers (next row)` : ''),
           ceiling,
           target: {
             text: `≥ ${t.share * 100}% of bare, p99 < ${t.p99} ms`,
             met: r.rps / bareRps >= t.share && r.p99 < t.p99 && r.failures === 0,
           },
         };
+        if (!same) return [figure];
+        return [
+          figure,
+          { name: `↳ bare Fastify sending ${ANSWERS} of these answers (${fmt(same.bytes / 1024, 1)} KiB each on average)`, value: same.r.rps, unit: 'req/s', detail: lat(same.r), ceiling },
+        ];
       }),
     ];
     return {
@@ -241,7 +270,9 @@ const workload: Workload = {
           `${fmt(tasks.size)} tasks spread over the factories, each bound to the conversation of one of those runs (${stages}). LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
         `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +
           `127.0.0.1 only; load generator and server share the machine's cores, as in the bare runs. Latencies have autocannon's 1 ms resolution.`,
-        `The ceiling is the mean of the two bare runs. Cases run in the order shown: the queries on the history as generated, then the commands ` +
+        `The ceiling is the mean of the two bare runs. After each query, bare Fastify answers with ${ANSWERS} of that query's own answers ` +
+          `(fetched from the server, held as objects, one picked at random per request and serialized as any route's answer): ` +
+          `a route that builds its answer as an object cannot go faster, so that row's share of hello world bounds the query's. Cases run in the order shown: the queries on the history as generated, then the commands ` +
           `(the harness also waits, at most 60 s, for the server to answer /healthz promptly before and after each case). The paging case reads ` +
           `pages with the cursors a client paging from the first page got (${fmt(pages.length)} of them). PATCH moves each task it picks to the next stage ` +
           `(CANCELLED wraps round to TRIAGE), so every request changes it. POST /factory/{uid}/tasks needs a conversation with a run and no task: ` +
