@@ -1,7 +1,11 @@
 /**
- * Time-ordered ids (UUIDv7) for events, requests and deliveries. uuid draws 16 random bytes from
- * the OS per id; drawing them from a pool refilled every 256 ids takes that syscall off the
- * path of every request (it was 5-7% of a request's CPU time).
+ * Time-ordered ids (UUIDv7) for everything Shopfloor names: runs, conversations, tasks and every
+ * other entity, events, requests and deliveries. A new id sorts after the ones before it, so read
+ * models keyed or indexed by ids grow at one edge of their b-trees instead of touching a page
+ * at random for each write (random UUIDv4 run ids made creating a run 2.6× slower).
+ *
+ * uuid draws 16 random bytes from the OS per id; drawing them from a pool refilled every 256 ids
+ * takes that syscall off the path of every request (it was 5-7% of a request's CPU time).
  */
 import { randomFillSync } from 'node:crypto';
 import { v7 } from 'uuid';

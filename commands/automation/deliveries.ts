@@ -4,7 +4,7 @@
  * /factory/{uid}/webhooks/{webhook_uid}/deliveries/{delivery_id}/replay evaluates an accepted
  * delivery again against the automations of today and starts the runs that match.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Api } from '../../src/http/app.js';
@@ -107,7 +107,7 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
       const accepted = await acceptedDelivery(rt, await deliveryDoc(req.params.delivery_id), factory.uid, req.params.delivery_id);
       if (accepted.data.webhook_uid !== webhook.uid) throw new NotFound('accepted delivery', req.params.delivery_id);
 
-      const replay_id = uuidv4();
+      const replay_id = timeOrderedId();
       await rt.execute(replayStream(replay_id), replayDecider, { type: 'ReplayDelivery', data: { ...accepted.data, replay_id } }, context);
       const [replayed] = (await rt.events.readStream(replayStream(replay_id))) as RecordedEvent<DeliveryReplayed>[];
       // The reactor reacts to the same event too; run ids derived from it make that a no-op.

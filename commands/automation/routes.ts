@@ -1,5 +1,5 @@
 /** POST /factory/{uid}/automations, PATCH and DELETE /factory/{uid}/automations/{id}. */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -73,7 +73,7 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
     const factory = await liveFactory(rt, req.params.uid, context);
     const triggers = checkTriggers(req.body.triggers)!;
     await checkAgent(rt, req.body.agent, factory);
-    const id = uuidv4();
+    const id = timeOrderedId();
     const { name, prompt, agent = null, enabled = true } = req.body;
     await rt.execute(automationsStream(factory.uid), automationsDecider, {
       type: 'CreateAutomation',

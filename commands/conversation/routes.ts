@@ -3,7 +3,7 @@
  * the conversation's newest run (read from the conversation stream) through the run decider,
  * which also decides visibility: a conversation whose newest run the caller cannot view is 404.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -58,7 +58,7 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
     return onNewestRun(rt, conversation_id, async (run_id) => {
       const { state } = await execute(rt, run_id, {
         type: 'SendFollowup',
-        data: { run_id, message, mode: mode ?? null, attachments, execution_id: uuidv4() },
+        data: { run_id, message, mode: mode ?? null, attachments, execution_id: timeOrderedId() },
       }, commandContext(req));
       return { conversation_id, run_id, state: state.status === 'live' ? state.state : null };
     });

@@ -1,5 +1,5 @@
 /** POST /factory, PATCH /factory/{uid}, DELETE /factory/{uid}. */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
@@ -46,7 +46,7 @@ export default function factoryRoutes(api: Api, rt: Runtime): void {
   const current = async (uid: string) => toFactoryResource((await factories.get(uid))!);
 
   api.post('/factory', { schema: { body: createBody, tags: ['factories'] } }, async (req, reply) => {
-    const uid = uuidv4();
+    const uid = timeOrderedId();
     const { name, alias = null, description = null, repositories = [] } = req.body;
     await rt.execute(factoryStream(uid), factoryDecider, {
       type: 'CreateFactory',

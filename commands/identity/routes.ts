@@ -1,5 +1,5 @@
 /** POST /agent/identities, PUT and DELETE /agent/identities/{uid}, POST .../api-keys. */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
@@ -27,7 +27,7 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
     typeof uid === 'string' ? await rt.state(factoryDecider, factoryStream(uid)) : null;
 
   api.post('/agent/identities', { schema: { body: createIdentityBody, tags: ['agents'] } }, async (req, reply) => {
-    const uid = uuidv4();
+    const uid = timeOrderedId();
     const profile = withoutNulls(req.body) as AgentProfile;
     await rt.execute(identityStream(uid), identityDecider, {
       type: 'CreateIdentity',
@@ -53,7 +53,7 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
 
   api.post('/agent/identities/:uid/api-keys', { schema: { params, tags: ['agents'] } }, async (req, reply) => {
     const key = newApiKey();
-    const key_id = uuidv4();
+    const key_id = timeOrderedId();
     await rt.execute(identityStream(req.params.uid), identityDecider, {
       type: 'IssueAgentApiKey',
       data: { uid: req.params.uid, key_id, key_hash: key.hash },

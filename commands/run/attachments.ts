@@ -3,7 +3,7 @@
  * recorded on the run it is meant for. POST /agent/runs/{runId}/attachments lives here; the
  * conversation form (newest run) in commands/conversation/routes.ts.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -26,7 +26,7 @@ export async function prepareAttachment(rt: Runtime, runId: string, body: Attach
     throw new InvalidRequest('an attachment is at most 10 MB', [{ path: 'body.data', message: `at most ${MAX_ATTACHMENT_BYTES} bytes` }]);
   }
   const attachment: Attachment = {
-    attachment_id: uuidv4(),
+    attachment_id: timeOrderedId(),
     file_name: body.file_name,
     mime_type: body.mime_type,
     size_bytes: bytes.length,

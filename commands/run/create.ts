@@ -3,7 +3,7 @@
  * parent, the conversation and the agent identity on the write side, stores attachments as
  * blobs, appends `RunCreated`, then adds the run to its conversation.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -46,7 +46,7 @@ const defaultTitle = (request: RunRequest) => {
 };
 
 export async function createRun(rt: Runtime, request: RunRequest, context: CommandContext, options: CreateRunOptions): Promise<RunView> {
-  const run_id = options.run_id ?? uuidv4();
+  const run_id = options.run_id ?? timeOrderedId();
   const teamRun = request.team ?? true;
 
   let parent: RunCreatedData | null = null;
@@ -57,7 +57,7 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
     if (parent.depth + 1 > MAX_RUN_DEPTH) throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
   }
 
-  const conversation_id = request.conversation_id ?? uuidv4();
+  const conversation_id = request.conversation_id ?? timeOrderedId();
   if (request.conversation_id) {
     const conversation = await rt.state(conversationDecider, conversationStream(conversation_id));
     const latest = conversation.runs.at(-1);
@@ -78,7 +78,7 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
   const attachments: Attachment[] = [];
   for (const a of request.attachments ?? []) {
     const bytes = Buffer.from(a.data, 'base64');
-    attachments.push({ attachment_id: uuidv4(), file_name: a.file_name, mime_type: a.mime_type, size_bytes: bytes.length, blob: await rt.blobs.put(bytes) });
+    attachments.push({ attachment_id: timeOrderedId(), file_name: a.file_name, mime_type: a.mime_type, size_bytes: bytes.length, blob: await rt.blobs.put(bytes) });
   }
 
   const config = request.config ?? null;

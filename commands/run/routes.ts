@@ -2,7 +2,7 @@
  * POST /agent/runs (and its older alias POST /agent/run), and the commands on one run: cancel,
  * interrupt and follow-ups. The run decider decides each, and who may see the run (else 404).
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
@@ -63,7 +63,7 @@ export default function runRoutes(api: Api, rt: Runtime): void {
     // A follow-up to a retained debug session starts a debug agent there: a new execution id.
     const { state, events } = await execute(
       runId,
-      { type: 'SendFollowup', data: { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: uuidv4() } },
+      { type: 'SendFollowup', data: { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: timeOrderedId() } },
       commandContext(req),
     );
     return { run_id: runId, state: state.status === 'live' ? state.state : null, routed_to: routedTo(events) };

@@ -2,7 +2,7 @@
  * POST /factory/{uid}/runs: a run for the factory's foreman, created like any other run, and
  * marked as a dispatch so that a reactor creates its task asynchronously (see reactors.ts).
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { Conflict } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
@@ -73,7 +73,7 @@ export async function dispatchRun(rt: Runtime, identities: Collection<IdentityDo
   const factory = await liveFactory(rt, factoryUid, context);
   const foreman = await foremanOf(rt, identities, factory);
   if (!foreman) throw new Conflict(`factory ${factoryUid} has no foreman agent`, 'no_foreman');
-  const run_id = uuidv4();
+  const run_id = timeOrderedId();
   // Without a ticket, the run gets an adhoc reference of its own.
   const ticket_ref = body.ticket_ref ?? `adhoc:${run_id}`;
   const split = ticket_ref.indexOf(':');

@@ -2,7 +2,7 @@
  * POST /factory/{uid}/tasks, PATCH and DELETE /factory/{uid}/tasks/{task_uid},
  * POST /factory/{uid}/tasks/{task_uid}/cancel and POST /factory/{uid}/runs (dispatch).
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -56,7 +56,7 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   };
 
   api.post('/factory/:uid/tasks', { schema: { params: factoryParams, body: createBody, tags: ['tasks'] } }, async (req, reply) => {
-    const uid = uuidv4();
+    const uid = timeOrderedId();
     const { title, conversation_id, stage, description } = req.body;
     await createTask(rt, { uid, factory_uid: req.params.uid, conversation_id, title, stage, description: cleared(description) ?? null }, commandContext(req));
     return reply.code(201).send(await current(uid));

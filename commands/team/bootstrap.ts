@@ -2,7 +2,7 @@
  * First start on an empty store: a team, its admin and an API key. The `bootstrap` stream is
  * claimed with no_stream first, so two processes starting at once bootstrap once.
  */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { ConcurrencyError } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -24,9 +24,9 @@ type Claim = { team_uid: string; user_uid: string };
 
 /** Claims the store for this bootstrap, or reads the claim of an earlier (maybe interrupted) one. */
 async function claim(rt: Runtime, context: CommandContext): Promise<Claim> {
-  const fresh: Claim = { team_uid: uuidv4(), user_uid: uuidv4() };
+  const fresh: Claim = { team_uid: timeOrderedId(), user_uid: timeOrderedId() };
   try {
-    await rt.events.append('bootstrap', [{ id: uuidv4(), type: 'BootstrapClaimed', data: fresh, metadata: metadataOf(context) }], 'no_stream');
+    await rt.events.append('bootstrap', [{ id: timeOrderedId(), type: 'BootstrapClaimed', data: fresh, metadata: metadataOf(context) }], 'no_stream');
     return fresh;
   } catch (error) {
     if (!(error instanceof ConcurrencyError)) throw error;
@@ -48,7 +48,7 @@ export async function bootstrap(rt: Runtime): Promise<Bootstrapped | null> {
     actor: { type: 'system', uid: 'bootstrap' },
     teams: {},
     team_uid: null,
-    correlation_id: uuidv4(),
+    correlation_id: timeOrderedId(),
     causation_id: null,
     request_id: null,
   };
@@ -71,7 +71,7 @@ export async function bootstrap(rt: Runtime): Promise<Bootstrapped | null> {
     await reserveEmail(rt.events, email, user_uid, context);
     await rt.execute(userStream(user_uid), userDecider, {
       type: 'RegisterUser',
-      data: { uid: user_uid, email, display_name: 'admin', key_id: uuidv4(), key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!) },
+      data: { uid: user_uid, email, display_name: 'admin', key_id: timeOrderedId(), key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!) },
     }, context);
   }
   return { team_uid, user_uid, generated_api_key: generated };

@@ -1,5 +1,5 @@
 /** POST /teams and POST /teams/{team_uid}/members. */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -25,7 +25,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
   api.post('/teams', { schema: { body: createTeamBody, tags: ['teams'] } }, async (req, reply) => {
     const context = commandContext(req);
     if (context.actor.type !== 'user') throw new Forbidden('only users can create teams');
-    const uid = uuidv4();
+    const uid = timeOrderedId();
     await rt.execute(teamStream(uid), teamDecider, { type: 'CreateTeam', data: { uid, name: req.body.name, admin_uid: context.actor.uid } }, context);
     return reply.code(201).send({ uid, name: req.body.name });
   });

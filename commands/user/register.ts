@@ -4,7 +4,7 @@
  * yield one user.
  */
 import { createHash } from 'node:crypto';
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -25,7 +25,7 @@ async function reservedOwner(events: EventStore, email: string): Promise<string 
 export async function reserveEmail(events: EventStore, email: string, uid: string, context: CommandContext): Promise<string> {
   const reserved: EmailReserved = { type: 'EmailReserved', data: { email, user_uid: uid } };
   try {
-    await events.append(emailStream(email), [{ id: uuidv4(), ...reserved, metadata: metadataOf(context) }], 'no_stream');
+    await events.append(emailStream(email), [{ id: timeOrderedId(), ...reserved, metadata: metadataOf(context) }], 'no_stream');
     return uid;
   } catch (error) {
     if (!(error instanceof ConcurrencyError)) throw error;
@@ -48,13 +48,13 @@ export async function findOrRegisterUser(
   const email = normalizeEmail(rawEmail);
   const existing = await reservedOwner(rt.events, email);
   if (existing) return { user_uid: existing, api_key: null };
-  const uid = uuidv4();
+  const uid = timeOrderedId();
   const owner = await reserveEmail(rt.events, email, uid, context);
   if (owner !== uid) return { user_uid: owner, api_key: null };
   const key = newApiKey();
   await rt.execute(userStream(uid), userDecider, {
     type: 'RegisterUser',
-    data: { uid, email, display_name: displayName ?? email.split('@')[0]!, key_id: uuidv4(), key_hash: key.hash },
+    data: { uid, email, display_name: displayName ?? email.split('@')[0]!, key_id: timeOrderedId(), key_hash: key.hash },
   }, context);
   return { user_uid: uid, api_key: key.key };
 }

@@ -1,5 +1,5 @@
 /** POST/PATCH/DELETE webhooks of a factory and POST .../rotate-secret. Secrets leave only in these answers. */
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
@@ -95,7 +95,7 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
     const b = req.body;
     const scheme = b.signatureScheme ?? null;
     const { ref, shown } = await secretFor(teamUid, b.authMode, scheme, b);
-    const uid = uuidv4();
+    const uid = timeOrderedId();
     await rt.execute(webhooksStream(req.params.uid), webhooksDecider, {
       type: 'CreateWebhook',
       data: {

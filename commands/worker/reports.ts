@@ -5,7 +5,7 @@
  * 409 `not_claimed`), so a worker that lost its lease cannot write into the next execution.
  */
 import type { FastifyRequest } from 'fastify';
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { DomainError } from '../../src/kernel/errors.js';
@@ -69,13 +69,13 @@ export function reportRoutes(api: Api, rt: Runtime): void {
   });
 
   api.post('/agent/workers/:worker_id/runs/:run_id/messages', { schema: { ...schema, body: messageBody } }, async (req, reply) => {
-    const message = { message_id: req.body.message_id ?? uuidv4(), step_id: req.body.step_id ?? null, parent_step_id: req.body.parent_step_id ?? null, role: req.body.role, content: req.body.content };
+    const message = { message_id: req.body.message_id ?? timeOrderedId(), step_id: req.body.step_id ?? null, parent_step_id: req.body.parent_step_id ?? null, role: req.body.role, content: req.body.content };
     await report(req, (held) => ({ type: 'RecordMessage', data: { ...held, ...message } }));
     return reply.code(201).send({ run_id: req.params.run_id, ...message });
   });
 
   api.post('/agent/workers/:worker_id/runs/:run_id/artifacts', { schema: { ...schema, body: artifactBody } }, async (req, reply) => {
-    const artifact_uid = uuidv4();
+    const artifact_uid = timeOrderedId();
     // A plan is its own document (reference notes: PLAN{artifact_uid, document_uid, ...}).
     const artifact: Artifact = { artifact_uid, ...req.body, ...(req.body.artifact_type === 'PLAN' ? { document_uid: artifact_uid } : {}) };
     await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
@@ -86,7 +86,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     const bytes = uploaded(req);
     const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
     const artifact: Artifact = {
-      artifact_uid: uuidv4(),
+      artifact_uid: timeOrderedId(),
       artifact_type,
       public: isPublic,
       filename,
@@ -112,7 +112,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   api.put('/agent/workers/:worker_id/runs/:run_id/handoff', { ...uploadOptions, schema: { ...schema, querystring: handoffQuery } }, async (req, reply) => {
     const bytes = uploaded(req);
-    const attachment: Attachment = { attachment_id: uuidv4(), file_name: req.query.filename, mime_type: req.query.mime_type, size_bytes: bytes.length, blob: '' };
+    const attachment: Attachment = { attachment_id: timeOrderedId(), file_name: req.query.filename, mime_type: req.query.mime_type, size_bytes: bytes.length, blob: '' };
     const command = (held: Held): RunCommand => ({ type: 'AddHandoffFile', data: { ...held, attachment } });
     await checkHeld(req, command);
     attachment.blob = await rt.blobs.put(bytes);

@@ -4,7 +4,7 @@
  * it holds, is in reports.ts. Every route takes an agent API key: workers act for their team.
  */
 import type { FastifyRequest } from 'fastify';
-import { v4 as uuidv4 } from 'uuid';
+import { timeOrderedId } from '../../src/ids.js';
 import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
@@ -65,7 +65,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
   api.post('/agent/workers', { schema: { body: announceBody, tags } }, async (req, reply) => {
     const { team_uid, agent_uid } = workerPrincipal(req);
     const registry = await registryOf(rt);
-    const worker_id = req.body.worker_id ?? uuidv4();
+    const worker_id = req.body.worker_id ?? timeOrderedId();
     const known = registry.get(worker_id);
     if ((known && known.team_uid !== team_uid) || registry.heldBy(worker_id).some((h) => h.team_uid !== team_uid)) {
       throw new Conflict(`worker id ${worker_id} is in use by another team`, 'worker_id_in_use');
@@ -105,7 +105,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
         for (const run of page.items) {
           if (gone.signal.aborted || registry.closed) return null;
           const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
-          const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: uuidv4() };
+          const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
           try {
             const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
             const { position } = await rt.execute(runStream(run.run_id), runDecider, { type: 'LeaseRun', data: lease }, commandContext(req));
