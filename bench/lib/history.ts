@@ -166,12 +166,14 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     while (s.length < n) s += Math.floor(rand() * 0x100000000).toString(16).padStart(8, '0');
     return s.slice(0, n);
   };
-  const uuid = () => {
-    const h = hex(32);
-    return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-  };
 
   let clock = Date.parse('2025-01-06T08:00:00.000Z');
+  /** A UUIDv7 of the history's clock, as Shopfloor mints them (src/ids.ts). */
+  const uuid = () => {
+    const t = clock.toString(16).padStart(12, '0');
+    const h = hex(20);
+    return `${t.slice(0, 8)}-${t.slice(8, 12)}-7${h.slice(0, 3)}-a${h.slice(3, 6)}-${h.slice(6, 18)}`;
+  };
   const revisions = new Map<string, number>();
   let count = 0;
   let actor: EventMetadata['actor'] = { type: 'system', uid: 'bootstrap' };
