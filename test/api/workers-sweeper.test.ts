@@ -66,10 +66,11 @@ async function start(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-swee
   return { app, dir };
 }
 
-async function setUp(app: App) {
-  const agent = await app.call('POST', '/agent/identities', { name: 'Runner' });
+/** An agent with a key and a registered worker, in the admin's first team or the one `headers` names. */
+async function setUp(app: App, headers: Record<string, string> = {}, workerId = 'w-1') {
+  const agent = await app.call('POST', '/agent/identities', { name: 'Runner' }, undefined, headers);
   const key = (await app.call('POST', `/agent/identities/${agent.body.uid}/api-keys`)).body.api_key as string;
-  const worker = (await app.call('POST', '/agent/workers', { host: 'h', worker_id: 'w-1' }, key)).body.worker_id as string;
+  const worker = (await app.call('POST', '/agent/workers', { host: 'h', worker_id: workerId }, key)).body.worker_id as string;
   return { key, worker };
 }
 
@@ -84,7 +85,8 @@ async function eventually<T>(check: () => Promise<T | null | undefined | false>,
 }
 
 const stateOf = async (app: App, runId: string) => (await app.call('GET', `/agent/runs/${runId}`)).body as { state: string; status_message?: unknown };
-const newRun = async (app: App, prompt: string) => (await app.call('POST', '/agent/runs', { prompt })).body.run_id as string;
+const newRun = async (app: App, prompt: string, headers: Record<string, string> = {}) =>
+  (await app.call('POST', '/agent/runs', { prompt }, undefined, headers)).body.run_id as string;
 
 async function claim(app: App, key: string, worker: string, runId: string) {
   const res = await app.call('POST', `/agent/workers/${worker}/claim`, undefined, key);
@@ -186,17 +188,22 @@ describe('a server restart', () => {
     expect((await report(app, key, worker, runId, x, 'finish', { state: 'SUCCEEDED' })).status).toBe(200);
   });
 
-  it('takes back the runs of a worker that never comes back', async () => {
+  it('takes back the runs of workers that never come back, in every team', async () => {
     const first = await start();
-    const { key, worker } = await setUp(first.app);
-    const runId = await newRun(first.app, 'orphaned');
-    const x = await claim(first.app, key, worker, runId);
-    await report(first.app, key, worker, runId, x, 'claim');
-    await report(first.app, key, worker, runId, x, 'start');
+    const second = (await first.app.call('POST', '/teams', { name: 'Second' })).body.uid as string;
+    const orphans: string[] = [];
+    for (const [i, headers] of ([{}, { 'x-service-team-uid': second }] as Record<string, string>[]).entries()) {
+      const { key, worker } = await setUp(first.app, headers, `w-${i}`);
+      const runId = await newRun(first.app, 'orphaned', headers);
+      const x = await claim(first.app, key, worker, runId);
+      await report(first.app, key, worker, runId, x, 'claim');
+      await report(first.app, key, worker, runId, x, 'start');
+      orphans.push(runId);
+    }
     await first.app.close();
     open.splice(open.indexOf(first.app), 1);
 
     const { app } = await start(first.dir);
-    await eventually(async () => (await stateOf(app, runId)).state === 'ERROR');
+    for (const runId of orphans) await eventually(async () => (await stateOf(app, runId)).state === 'ERROR');
   });
 });
