@@ -12,7 +12,8 @@ import { canView, isTerminal } from '../commands/run/decider.js';
 import type { Api } from '../src/http/app.js';
 import { uidParam } from '../src/http/schemas.js';
 import { NotFound } from '../src/kernel/errors.js';
-import type { Filter, Scalar, Sort } from '../src/readstore/port.js';
+import { findAll } from '../src/readstore/paging.js';
+import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
 import {
@@ -50,14 +51,7 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   /** Every turn and message matching `filter`, in log order. */
   async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
-    const all: Array<TurnDoc | MessageDoc> = [];
-    let after: Scalar[] | undefined;
-    do {
-      const page = await store.find({ filter: { ...filter, kind: { $in: ['turn', 'message'] } }, sort: LOG_ORDER, limit: PAGE, after });
-      all.push(...(page.items as Array<TurnDoc | MessageDoc>));
-      after = page.next ?? undefined;
-    } while (after);
-    return all;
+    return (await findAll(store, { filter: { ...filter, kind: { $in: ['turn', 'message'] } }, sort: LOG_ORDER, limit: PAGE })) as Array<TurnDoc | MessageDoc>;
   }
 
   async function conversationRuns(id: string): Promise<string[]> {

@@ -5,7 +5,8 @@
 import { isCancellableType } from '../commands/run/decider.js';
 import { artifactItem } from './run-item.js';
 import type { Artifact, RunCreatedData } from '../commands/run/events.js';
-import type { Collection, Filter, Scalar, Sort } from '../src/readstore/port.js';
+import { findAll } from '../src/readstore/paging.js';
+import type { Collection, Filter } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
 import { runsProjection, type RunDoc } from '../projections/runs.js';
@@ -30,20 +31,8 @@ const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
 
 const hasOutputs: Filter = { $or: OUTPUT_TYPES.map((t) => ({ artifact_types: { $has: t } })) };
 
-const PAGE = 500;
-
-/** Every document matching `filter`, page by page. */
-async function findAll<T extends RunDoc>(collection: Collection<T>, filter: Filter): Promise<T[]> {
-  const sort: Sort = [['id', 'asc']];
-  const all: T[] = [];
-  let after: Scalar[] | undefined;
-  do {
-    const page = await collection.find({ filter, sort, limit: PAGE, after });
-    all.push(...page.items);
-    after = page.next ?? undefined;
-  } while (after);
-  return all;
-}
+/** Every run matching `filter`, 500 a page. */
+const runsWhere = (runs: Collection<RunDoc>, filter: Filter): Promise<RunDoc[]> => findAll(runs, { filter, sort: [['id', 'asc']], limit: 500 });
 
 const baseResource = (t: TaskDoc) => ({
   uid: t.uid,
@@ -100,11 +89,11 @@ export function taskResources(rt: Runtime) {
 
   /** Outputs of the task's whole run tree: the conversation's runs and every run under them. */
   async function treeOutputs(t: TaskDoc): Promise<ArtifactItem[]> {
-    const own = await findAll(runs, { conversation_id: t.conversation_id });
+    const own = await runsWhere(runs, { conversation_id: t.conversation_id });
     const ids = new Set(own.map((r) => r.run_id));
     const roots = [...new Set(own.map((r) => r.root_run_id))];
     if (!roots.length) return [];
-    const tree = await findAll(runs, { root_run_id: { $in: roots }, ...hasOutputs });
+    const tree = await runsWhere(runs, { root_run_id: { $in: roots }, ...hasOutputs });
     return outputsOf(tree.filter((r) => ids.has(r.run_id) || r.ancestors.some((a) => ids.has(a))));
   }
 
@@ -120,7 +109,7 @@ export function taskResources(rt: Runtime) {
       const [found, current, conversationRuns] = await Promise.all([
         authors(tasks),
         options.include_current_run ? currentRuns(tasks) : null,
-        options.full_list && tasks.length ? findAll(runs, { conversation_id: { $in: tasks.map((t) => t.conversation_id) }, ...hasOutputs }) : null,
+        options.full_list && tasks.length ? runsWhere(runs, { conversation_id: { $in: tasks.map((t) => t.conversation_id) }, ...hasOutputs }) : null,
       ]);
       return tasks.map((t) => ({
         ...withAuthor(t, found),

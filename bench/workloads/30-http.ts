@@ -43,24 +43,25 @@ const shares = (values: Iterable<string>): string => {
   return [...counts].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${pct(n / total)}`).join(', ');
 };
 
+/** The answer to `init` at `base` + `path`; any status but 2xx stops the benchmark. */
+async function answerOf(base: string, path: string, init: RequestInit = { headers: authHeaders }): Promise<unknown> {
+  const res = await fetch(`${base}${path}`, init);
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
 /** `ANSWERS` of the case's own answers, as a client gets them. */
 async function sampleAnswers(base: string, c: Case): Promise<unknown[]> {
   const answers: unknown[] = [];
-  for (let i = 0; i < ANSWERS; i++) {
-    const path = c.vary?.({}).path ?? c.path;
-    const res = await fetch(`${base}${path}`, { headers: c.headers });
-    if (!res.ok) throw new Error(`GET ${path}: ${res.status} ${await res.text()}`);
-    answers.push(await res.json());
-  }
+  for (let i = 0; i < ANSWERS; i++) answers.push(await answerOf(base, c.vary?.({}).path ?? c.path));
   return answers;
 }
 
 /** Bare Fastify answering with `answers`; their mean size in bytes beside its figures. */
 async function bareAnswering(base: string, answers: unknown[]): Promise<{ r: LoadResult; bytes: number }> {
-  const body = JSON.stringify(answers);
-  const res = await fetch(`${base}/answers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-  if (!res.ok) throw new Error(`POST /answers: ${res.status} ${await res.text()}`);
-  return { r: await load(base, { method: 'GET', path: '/answer' }), bytes: (body.length - answers.length - 1) / answers.length };
+  await answerOf(base, '/answers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(answers) });
+  const bytes = answers.reduce((sum: number, a) => sum + Buffer.byteLength(JSON.stringify(a)), 0) / answers.length;
+  return { r: await load(base, { method: 'GET', path: '/answer' }), bytes };
 }
 
 const workload: Workload = {
@@ -113,9 +114,7 @@ const workload: Workload = {
     const pages: Array<{ factory: string; cursor: string }> = [];
     for (const factory of factories) {
       for (let cursor = '', page = 0; page < LIST_PAGES; page++) {
-        const res = await fetch(`${server.base}${listPath(factory)}${cursor}`, { headers: authHeaders });
-        if (!res.ok) throw new Error(`GET ${listPath(factory)}: ${res.status} ${await res.text()}`);
-        const next = ((await res.json()) as { page_info: PageInfo }).page_info.next_cursor;
+        const next = ((await answerOf(server.base, `${listPath(factory)}${cursor}`)) as { page_info: PageInfo }).page_info.next_cursor;
         if (!next) break;
         pages.push({ factory, cursor: next });
         cursor = `&cursor=${next}`;

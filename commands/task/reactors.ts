@@ -4,7 +4,7 @@
  * cancelling a run that is already terminal is refused by the run decider and skipped.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import type { Scalar } from '../../src/readstore/port.js';
+import { findEach } from '../../src/readstore/paging.js';
 import { DomainError, Conflict } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -84,12 +84,8 @@ export const taskCancelReactor = reactor<TaskEvent, Runtime>({
       const root = event.data.run_id;
       const runs = rt.readModel<RunDoc>(runsProjection);
       const reason = `task ${event.data.uid} cancelled`;
-      let after: Scalar[] | undefined;
-      do {
-        const page = await runs.find({ filter: { root_run_id: root, state: { $nin: TERMINAL_STATES } }, sort: [['id', 'asc']], limit: 200, after });
-        for (const run of page.items) if (run.run_id !== root) await cancelRun(rt, event, run.run_id, reason);
-        after = page.next ?? undefined;
-      } while (after);
+      const open = findEach(runs, { filter: { root_run_id: root, state: { $nin: TERMINAL_STATES } }, sort: [['id', 'asc']], limit: 200 });
+      for await (const run of open) if (run.run_id !== root) await cancelRun(rt, event, run.run_id, reason);
     },
   },
 });

@@ -6,6 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { type Position, type RecordedEvent, START } from '../eventstore/port.js';
 import { DomainError } from '../kernel/errors.js';
+import { findEach } from '../readstore/paging.js';
 import type { Runtime } from '../runtime.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import { teamsProjection, type TeamDoc } from '../../projections/teams.js';
@@ -54,15 +55,9 @@ async function caughtUp(rt: Runtime, position: Position, signal: AbortSignal): P
 async function adoptHeldRuns(rt: Runtime, registry: WorkerRegistry): Promise<void> {
   const runs = rt.readModel<RunDoc>(runsProjection);
   const teams = rt.readModel<TeamDoc>(teamsProjection);
-  const sort = [['id', 'asc']] as const;
   for await (const [team] of teams.scan()) {
-    let after: Array<string | number | boolean | null> | undefined;
-    do {
-      const filter = { executing_team_uid: team, state: { $in: HELD_STATES } };
-      const page = await runs.find({ filter, sort, limit: 500, ...(after ? { after } : {}) });
-      for (const run of page.items) await adopt(rt, registry, run);
-      after = page.next ?? undefined;
-    } while (after);
+    const held = findEach(runs, { filter: { executing_team_uid: team, state: { $in: HELD_STATES } }, sort: [['id', 'asc']], limit: 500 });
+    for await (const run of held) await adopt(rt, registry, run);
   }
 }
 
