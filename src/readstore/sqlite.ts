@@ -89,6 +89,31 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     return s;
   };
+  /**
+   * Reads share one snapshot per turn of the event loop: the first read opens a read transaction,
+   * and it closes when the turn is over (setImmediate) or before this connection writes, so a
+   * write is seen by every read after it. A statement in a transaction of its own pays for taking
+   * and releasing the WAL read lock and checking the file size, three system calls that were most
+   * of the cost of a read by id. Other connections' commits are seen from the next turn on.
+   */
+  const read = <R>(query: () => R): R => {
+    if (!db.inTransaction) {
+      db.exec('BEGIN');
+      setImmediate(endRead);
+    }
+    return query();
+  };
+  // Write transactions run whole within one call, so between calls any open transaction is a read.
+  const endRead = (): void => {
+    if (db.inTransaction) db.exec('COMMIT');
+  };
+  const writing =
+    <A extends unknown[], R>(write: (...args: A) => R) =>
+    (...args: A): R => {
+      endRead();
+      return write(...args);
+    };
+
   const table = (name: string): string => {
     assertCollectionName(name);
     return q(name);
@@ -131,9 +156,9 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     saveCheckpoint(checkpoint, position);
   };
-  const commitAll = db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart));
+  const commitAll = writing(db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart)));
 
-  const promote = db.transaction((source: string, target: string) => {
+  const promote = writing(db.transaction((source: string, target: string) => {
     if (source === target) throw new Error(`cannot promote ${source} onto itself`);
     if (!tableExists(source)) throw new Error(`no collection ${source}`);
     db.exec(`DROP TABLE IF EXISTS ${table(target)}`);
@@ -150,26 +175,26 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
     stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
-  });
+  }));
 
-  const drop = db.transaction((name: string) => {
+  const drop = writing(db.transaction((name: string) => {
     db.exec(`DROP TABLE IF EXISTS ${table(name)}`);
     stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
-  });
+  }));
 
   function collection<T extends Doc>(name: string): Collection<T> {
     const from = table(name);
     const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
     return {
       async get(id) {
-        const row = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id) as DocRow | undefined;
+        const row = read(() => stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id)) as DocRow | undefined;
         return row ? parse(row) : null;
       },
       async getMany(ids) {
         if (ids.length === 0) return new Map();
         // One JSON parameter instead of one per id: no limit on the number of ids.
-        const rows = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
-          JSON.stringify(ids),
+        const rows = read(() =>
+          stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)),
         ) as DocRow[];
         return new Map(rows.map((row) => [row.id, parse(row)]));
       },
@@ -180,10 +205,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         const orderBy = compileOrderBy(query.sort);
         const select = (conditions: Sql[], limit: number) => {
           const all = [where, ...conditions];
-          return stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`).all(
-            ...all.flatMap((c) => c.params),
-            limit,
-          ) as DocRow[];
+          const sql = `SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`;
+          return read(() => stmt(sql).all(...all.flatMap((c) => c.params), limit)) as DocRow[];
         };
         let rows: DocRow[];
         if (!query.after) rows = select([], query.limit + 1);
@@ -204,7 +227,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       },
       async count(filter) {
         const where = compileFilter(filter);
-        const row = stmt(`SELECT count(*) AS n FROM ${from} WHERE ${where.sql}`).get(...where.params) as {
+        const row = read(() => stmt(`SELECT count(*) AS n FROM ${from} WHERE ${where.sql}`).get(...where.params)) as {
           n: number;
         };
         return row.n;
@@ -214,7 +237,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         const following = stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id > ? ORDER BY id LIMIT ${SCAN_PAGE}`);
         let after: string | null = null;
         for (;;) {
-          const rows = (after === null ? first.all() : following.all(after)) as DocRow[];
+          const rows = read(() => (after === null ? first.all() : following.all(after))) as DocRow[];
           for (const row of rows) yield [row.id, parse(row)] as [string, T];
           const last = rows.at(-1);
           if (rows.length < SCAN_PAGE || !last) return;
@@ -226,6 +249,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
 
   return {
     async ensureCollection(name, indexes) {
+      endRead();
       db.transaction(() => {
         db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
         for (const fields of indexes) createIndex(name, fields);
@@ -239,10 +263,10 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       commitAll(parts);
     },
     async readCheckpoint(name) {
-      return readCheckpoint(name);
+      return read(() => readCheckpoint(name));
     },
     async listCheckpoints() {
-      const rows = stmt('SELECT * FROM checkpoints ORDER BY name').all() as CheckpointRow[];
+      const rows = read(() => stmt('SELECT * FROM checkpoints ORDER BY name').all()) as CheckpointRow[];
       return rows.map((row) => ({ name: row.name, position: toPosition(row) }));
     },
     async promote(source, target) {
@@ -254,13 +278,16 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       statements.clear();
     },
     async listCollections() {
-      const rows = stmt(
-        `SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'checkpoints'
-         AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
-      ).all() as { name: string }[];
+      const rows = read(() =>
+        stmt(
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'checkpoints'
+           AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
+        ).all(),
+      ) as { name: string }[];
       return rows.map((row) => row.name);
     },
     async close() {
+      endRead();
       statements.clear();
       await checkpointer.stop();
       db.close();
