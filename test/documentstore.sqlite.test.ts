@@ -232,6 +232,31 @@ describe('sqlite document store', () => {
     ]);
   });
 
+  it("reads of one turn share a snapshot: its own writes show at once, another connection's from the next turn", async () => {
+    const file = path.join(dir, 'snapshot.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('docs', []);
+    const docs = store.collection('docs');
+    const at = { commit: 1n, prepare: 1n };
+    expect(await docs.get('a')).toBeNull();
+    await store.commit([{ collection: 'docs', id: 'a', doc: { v: 1 }, position: at }], 'docs', at);
+    expect(await docs.get('a')).toEqual({ v: 1 }); // same turn: the write closed the read first
+
+    const other = new Database(file);
+    other.prepare(`UPDATE docs SET doc = jsonb('{"v":2}') WHERE id = 'a'`).run();
+    expect(await docs.get('a')).toEqual({ v: 1 }); // still this turn's snapshot
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await docs.get('a')).toEqual({ v: 2 });
+    other.close();
+
+    // No read transaction outlives its turn: a checkpoint can copy the whole log.
+    await new Promise((resolve) => setImmediate(resolve));
+    const probe = new Database(file);
+    expect(probe.pragma('wal_checkpoint(TRUNCATE)')).toEqual([{ busy: 0, log: 0, checkpointed: 0 }]);
+    probe.close();
+    await store.close();
+  });
+
   it('lets writes through while a scan is being consumed', async () => {
     const store = openSqliteDocumentStore(path.join(dir, 'scan.db'));
     await store.ensureCollection('items', []);
