@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { v4 as uuid } from 'uuid';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConcurrencyError, START, type EventToAppend } from '../src/eventstore/port.js';
@@ -95,5 +96,23 @@ describe('sqlite event store', () => {
     await iterator.return?.();
     await writer.close();
     await reader.close();
+  });
+
+  it('reads within a turn share a snapshot, and an append decided on a stale one is refused', async () => {
+    const file = tempDbFile();
+    const store = openSqliteEventStore(file);
+    await store.append('task-s', [event('First')], 'no_stream');
+    expect((await store.readStream('task-s')).map((e) => e.type)).toEqual(['First']); // own write, same turn
+
+    const other = new Database(file);
+    other
+      .prepare('INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, 1, ?, ?, ?)')
+      .run(uuid(), 'task-s', 'Foreign', '{}', JSON.stringify(event('Foreign').metadata));
+    other.close();
+    const seen = await store.readStream('task-s'); // still the snapshot this turn opened
+    expect(seen.map((e) => e.type)).toEqual(['First']);
+    await expect(store.append('task-s', [event('Late')], seen.at(-1)!.revision)).rejects.toBeInstanceOf(ConcurrencyError);
+    expect((await store.readStream('task-s')).map((e) => e.type)).toEqual(['First', 'Foreign']);
+    await store.close();
   });
 });

@@ -16,6 +16,7 @@ import {
   type RecordedEvent,
   START,
 } from './port.js';
+import { turnSnapshot } from '../sqlite-snapshot.js';
 
 interface Row {
   position: number;
@@ -93,6 +94,7 @@ export function openSqliteEventStore(file: string): EventStore {
   );
   const head = db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events');
 
+  const { read, end: endRead } = turnSnapshot(db);
   const appended = new EventEmitter();
   appended.setMaxListeners(0);
 
@@ -132,6 +134,7 @@ export function openSqliteEventStore(file: string): EventStore {
   function flush(): void {
     const group = pending;
     pending = [];
+    endRead();
     let outcomes: ReturnType<typeof commitGroup>;
     try {
       outcomes = commitGroup(group);
@@ -146,7 +149,7 @@ export function openSqliteEventStore(file: string): EventStore {
   async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
     let position = Number(after.commit);
     while (!signal.aborted) {
-      const rows = readAfter.all(position, batchSize);
+      const rows = read(() => readAfter.all(position, batchSize));
       if (rows.length > 0) {
         position = rows[rows.length - 1]!.position;
         yield rows.map(toRecorded);
@@ -177,29 +180,31 @@ export function openSqliteEventStore(file: string): EventStore {
     async readStream(stream, { direction, fromRevision, maxCount }: ReadStreamOptions = {}) {
       const backwards = direction === 'backwards';
       const from = Number(fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0));
-      const rows =
+      const rows = read(() =>
         maxCount === undefined
           ? (backwards ? readBackwards : readForwards).all(stream, from)
-          : (backwards ? readBackwardsLimited : readForwardsLimited).all(stream, from, maxCount);
+          : (backwards ? readBackwardsLimited : readForwardsLimited).all(stream, from, maxCount),
+      );
       return rows.map(toRecorded);
     },
 
     async readAll(after, maxCount, types) {
-      const rows = types
-        ? readAfterOfTypes.all(Number(after.commit), JSON.stringify(types), maxCount)
-        : readAfter.all(Number(after.commit), maxCount);
+      const rows = read(() =>
+        types ? readAfterOfTypes.all(Number(after.commit), JSON.stringify(types), maxCount) : readAfter.all(Number(after.commit), maxCount),
+      );
       return rows.map(toRecorded);
     },
 
     subscribe,
 
     async headPosition() {
-      const position = head.get()?.position;
+      const position = read(() => head.get())?.position;
       return position == null ? START : at(position);
     },
 
     async close() {
       if (pending.length) flush();
+      endRead();
       db.close();
     },
   };

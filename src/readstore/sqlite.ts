@@ -25,6 +25,7 @@ import {
   type SqlValue,
 } from './sqlite-filter.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
+import { turnSnapshot } from '../sqlite-snapshot.js';
 
 interface DocRow {
   id: string;
@@ -89,24 +90,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     return s;
   };
-  /**
-   * Reads share one snapshot per turn of the event loop: the first read opens a read transaction,
-   * and it closes when the turn is over (setImmediate) or before this connection writes, so a
-   * write is seen by every read after it. A statement in a transaction of its own pays for taking
-   * and releasing the WAL read lock and checking the file size, three system calls that were most
-   * of the cost of a read by id. Other connections' commits are seen from the next turn on.
-   */
-  const read = <R>(query: () => R): R => {
-    if (!db.inTransaction) {
-      db.exec('BEGIN');
-      setImmediate(endRead);
-    }
-    return query();
-  };
-  // Write transactions run whole within one call, so between calls any open transaction is a read.
-  const endRead = (): void => {
-    if (db.inTransaction) db.exec('COMMIT');
-  };
+  const { read, end: endRead } = turnSnapshot(db);
   const writing =
     <A extends unknown[], R>(write: (...args: A) => R) =>
     (...args: A): R => {
