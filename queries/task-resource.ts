@@ -29,7 +29,7 @@ const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
     .sort(newestFirst)
     .map(artifactItem);
 
-const hasOutputs: Filter = { $or: OUTPUT_TYPES.map((t) => ({ artifact_types: { $has: t } })) };
+const hasOutputs: Filter = { artifact_types: { $hasAny: OUTPUT_TYPES } };
 
 /** Every run matching `filter`, 500 a page. */
 const runsWhere = (runs: Collection<RunDoc>, filter: Filter): Promise<RunDoc[]> => findAll(runs, { filter, sort: [['id', 'asc']], limit: 500 });

@@ -30,7 +30,7 @@ interface CheckpointDoc {
 const CHECKPOINTS = 'checkpoints';
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const PATH_SEGMENT = /^[A-Za-z0-9_]+$/;
-const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$contains', '$has']);
+const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$contains', '$has', '$hasAny']);
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 /** Matches no document (MongoDB refuses an empty `$or`). */
@@ -86,9 +86,12 @@ function translateCondition(cond: Condition): unknown {
     } else if (op === '$exists') {
       if (typeof arg !== 'boolean') throw new Error('$exists: expected a boolean');
       out[op] = arg;
-    } else if (op === '$has') {
-      assertScalar(arg, op);
-      out.$elemMatch = { $eq: arg };
+    } else if (op === '$has' || op === '$hasAny') {
+      if (out.$elemMatch) throw new Error('$has and $hasAny: one of them per field');
+      if (op === '$has') assertScalar(arg, op);
+      else if (!Array.isArray(arg)) throw new Error(`${op}: expected an array`);
+      else arg.forEach((v) => assertScalar(v, op));
+      out.$elemMatch = op === '$has' ? { $eq: arg } : { $in: arg };
     } else {
       assertScalar(arg, op);
       out[op] = arg;

@@ -23,6 +23,8 @@ export type Condition =
       $contains?: string;
       /** The field is an array holding this value. */
       $has?: Scalar;
+      /** The field is an array holding at least one of these values. */
+      $hasAny?: readonly Scalar[];
     };
 
 /** Every field must match; `$or` / `$and` combine sub-filters. Undefined conditions are ignored. */

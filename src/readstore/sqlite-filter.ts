@@ -154,6 +154,8 @@ function operator(f: Field, op: string, arg: unknown): Sql {
       return contains(f, arg);
     case '$has':
       return has(f, arg as Scalar);
+    case '$hasAny':
+      return hasAny(f, arg);
     default:
       throw new Error(`unsupported operator: ${JSON.stringify(op)}`);
   }
@@ -172,15 +174,19 @@ function contains(f: Field, needle: string): Sql {
 }
 
 /** An element of the array at `f` equals `v` (same type bracket, as MongoDB's $elemMatch). */
-function has(f: Field, v: Scalar): Sql {
-  if (f.value === 'id') throw new Error('$has: the document id is not an array');
-  const bracket = bracketOf(v, '$has');
+const has = (f: Field, v: Scalar): Sql => someElement(f, equals(ELEMENT, v), '$has');
+
+/** An element of the array at `f` is one of `values`: one pass over the array for all of them. */
+const hasAny = (f: Field, values: unknown): Sql => someElement(f, oneOf(ELEMENT, values, '$hasAny'), '$hasAny');
+
+const ELEMENT: Field = { value: 'j.value', type: 'j.type' };
+
+function someElement(f: Field, match: Sql, op: string): Sql {
+  if (f.value === 'id') throw new Error(`${op}: the document id is not an array`);
   const path = f.value.slice('json_extract(doc, '.length, -1);
-  const element: Field = { value: 'j.value', type: 'j.type' };
-  const match = bracket === null ? `j.type = 'null'` : `j.value = ? AND ${typeGuard(element, bracket)}`;
   return {
-    sql: `(${f.type} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, ${path}) AS j WHERE ${match}))`,
-    params: bracket === null ? [] : [bind(v)],
+    sql: `(${f.type} = 'array' AND EXISTS (SELECT 1 FROM json_each(doc, ${path}) AS j WHERE ${match.sql}))`,
+    params: match.params,
   };
 }
 

@@ -267,6 +267,11 @@ export function documentStoreContract(
         ['$has finds an element of an array', { list: { $has: 'q' } }, ['a']],
         ['$has compares within a type bracket', { list: { $has: 3 } }, ['a']],
         ['$has does not match a scalar field', { tag: { $has: 'x' } }, []],
+        ['$hasAny finds arrays holding any of the values', { list: { $hasAny: ['zz', 'q', 3] } }, ['a']],
+        ['$hasAny compares within a type bracket', { list: { $hasAny: [3, 'p'] } }, ['a']],
+        ['$hasAny matches each array once', { list: { $hasAny: ['p', 'q', '3'] } }, ['a', 'b']],
+        ['$hasAny of nothing matches nothing', { list: { $hasAny: [] } }, []],
+        ['$hasAny does not match a scalar field', { tag: { $hasAny: ['x'] } }, []],
         ['id is the document id', { id: { $in: ['a', 'c', 'zz'] } }, ['a', 'c']],
         ['empty filter', {}, ['a', 'b', 'c', 'd', 'e']],
       ];
