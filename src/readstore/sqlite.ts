@@ -166,6 +166,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
   }));
 
+  const ensureCollection = writing(db.transaction((name: string, indexes: readonly IndexSpec[]) => {
+    db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
+    for (const fields of indexes) createIndex(name, fields);
+  }));
+
   function collection<T extends Doc>(name: string): Collection<T> {
     const from = table(name);
     const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
@@ -235,11 +240,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
 
   return {
     async ensureCollection(name, indexes) {
-      endRead();
-      db.transaction(() => {
-        db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
-        for (const fields of indexes) createIndex(name, fields);
-      })();
+      ensureCollection(name, indexes);
     },
     collection,
     async commit(writes, checkpoint, position, expected) {
