@@ -13,7 +13,9 @@ const MAX_AGE_MS = 100;
 
 export interface TurnSnapshot {
   read<R>(query: () => R): R;
-  /** Before writing or closing: write transactions then begin on the newest state. */
+  /** `write` (a transaction), run after the snapshot is closed, so that it begins on the newest state. */
+  writing<A extends unknown[], R>(write: (...args: A) => R): (...args: A) => R;
+  /** Before closing the connection. */
   end(): void;
 }
 
@@ -33,6 +35,12 @@ export function turnSnapshot(db: Database.Database): TurnSnapshot {
       }
       return query();
     },
+    writing:
+      (write) =>
+      (...args) => {
+        end();
+        return write(...args);
+      },
     end,
   };
 }

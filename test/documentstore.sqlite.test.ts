@@ -249,6 +249,16 @@ describe('sqlite document store', () => {
     expect(await docs.get('a')).toEqual({ v: 2 });
     other.close();
 
+    // A turn that never ends (only settled promises awaited) still sees others after 100 ms.
+    await docs.get('a');
+    const writer = new Database(file);
+    writer.prepare(`UPDATE docs SET doc = jsonb('{"v":3}') WHERE id = 'a'`).run();
+    writer.close();
+    expect(await docs.get('a')).toEqual({ v: 2 });
+    const until = performance.now() + 120;
+    while (performance.now() < until); // no turn boundary
+    expect(await docs.get('a')).toEqual({ v: 3 });
+
     // No read transaction outlives its turn: a checkpoint can copy the whole log.
     await new Promise((resolve) => setImmediate(resolve));
     const probe = new Database(file);

@@ -95,7 +95,7 @@ export function openSqliteEventStore(file: string): EventStore {
   );
   const head = db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events');
 
-  const { read, end: endRead } = turnSnapshot(db);
+  const { read, writing, end: endRead } = turnSnapshot(db);
   const appended = new EventEmitter();
   appended.setMaxListeners(0);
 
@@ -122,7 +122,7 @@ export function openSqliteEventStore(file: string): EventStore {
   // (one fsync); each runs in its own savepoint so a conflict fails that append alone.
   let pending: PendingAppend[] = [];
   const appendSavepoint = db.transaction(appendOne);
-  const commitGroup = db.transaction((group: PendingAppend[]) =>
+  const commitGroup = writing(db.transaction((group: PendingAppend[]) =>
     group.map((p) => {
       try {
         return { ok: true as const, result: appendSavepoint(p) };
@@ -130,12 +130,11 @@ export function openSqliteEventStore(file: string): EventStore {
         return { ok: false as const, error };
       }
     }),
-  );
+  ));
 
   function flush(): void {
     const group = pending;
     pending = [];
-    endRead();
     let outcomes: ReturnType<typeof commitGroup>;
     try {
       outcomes = commitGroup(group);

@@ -90,13 +90,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     return s;
   };
-  const { read, end: endRead } = turnSnapshot(db);
-  const writing =
-    <A extends unknown[], R>(write: (...args: A) => R) =>
-    (...args: A): R => {
-      endRead();
-      return write(...args);
-    };
+  const { read, writing, end: endRead } = turnSnapshot(db);
 
   const table = (name: string): string => {
     assertCollectionName(name);
