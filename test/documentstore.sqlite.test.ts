@@ -213,23 +213,34 @@ describe('sqlite document store', () => {
     db.close();
   });
 
-  it('names promoted indexes after the target', async () => {
+  it('keeps the indexes a shadow was built with when promoting it, and finds them by their columns', async () => {
     const file = path.join(dir, 'promote.db');
     const store = openSqliteDocumentStore(file);
+    const wanted = [['status'], ['a.b', 'id']];
+    const at = (n: bigint) => ({ commit: n, prepare: n });
+    const indexes = () => {
+      const db = new Database(file, { readonly: true });
+      const rows = db.prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`).all();
+      db.close();
+      return rows;
+    };
     await store.ensureCollection('runs', [['status']]);
-    await store.ensureCollection('runs_next', [['status'], ['a.b', 'id']]);
-    await store.promote('runs_next', 'runs');
+    for (const _rebuild of [1, 2]) {
+      await store.ensureCollection('runs_next', wanted);
+      await store.commit([{ collection: 'runs_next', id: 'x', doc: { status: 'open', a: { b: 1 } }, position: at(1n) }], 'runs_next', at(1n));
+      await store.promote('runs_next', 'runs');
+      await store.ensureCollection('runs', wanted); // already there: nothing built
+    }
     await store.close();
 
-    const db = new Database(file, { readonly: true });
-    const indexes = db
-      .prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
-      .all();
-    db.close();
-    expect(indexes).toEqual([
-      { name: 'runs:a.b,id', tbl_name: 'runs' },
-      { name: 'runs:status', tbl_name: 'runs' },
+    // Not built again under the target's name: the second shadow took a free name beside the first's.
+    expect(indexes()).toEqual([
+      { name: 'runs_next:a.b,id#2', tbl_name: 'runs' },
+      { name: 'runs_next:status#2', tbl_name: 'runs' },
     ]);
+    const reopened = openSqliteDocumentStore(file);
+    expect(await reopened.collection('runs').count({ status: 'open', 'a.b': 1 })).toBe(1);
+    await reopened.close();
   });
 
   it("reads of one turn share a snapshot: its own writes show at once, another connection's from the next turn", async () => {

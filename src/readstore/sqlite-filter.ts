@@ -24,15 +24,9 @@ export function assertCollectionName(name: string): void {
 
 export const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
-/** Named from collection and fields; `:` and `,` cannot occur in either, so names never collide. */
+/** Named from collection and fields (`:` and `,` occur in neither); the store adds a suffix when the name is taken. */
 export const indexName = (collection: string, fields: readonly string[]): string =>
   `${collection}:${fields.join(',')}`;
-
-/** The inverse of indexName, for the indexes of one collection. */
-export function indexFields(collection: string, name: string): string[] | null {
-  const prefix = `${collection}:`;
-  return name.startsWith(prefix) ? name.slice(prefix.length).split(',') : null;
-}
 
 /** `value` is the field's SQL value; `type` its JSON type name ('text', 'integer', 'true', ...). */
 interface Field {

@@ -17,7 +17,6 @@ import {
   compileLeadingRange,
   compileOrderBy,
   indexColumns,
-  indexFields,
   indexName,
   LOWER,
   quoteIdentifier as q,
@@ -97,12 +96,20 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     return q(name);
   };
 
+  /**
+   * Indexes are found by their table and columns, never by name: SQLite cannot rename an index, so
+   * a promoted shadow keeps the names it was built with (building them again under the target's
+   * names cost as much as the rebuild's own index build). A name only has to be free.
+   */
   const createIndex = (collection: string, fields: IndexSpec): void => {
     if (fields.length === 0) throw new Error('an index needs at least one field');
-    db.exec(
-      `CREATE INDEX IF NOT EXISTS ${q(indexName(collection, fields))} ` +
-        `ON ${table(collection)} (${indexColumns(fields)})`,
-    );
+    const columns = `(${indexColumns(fields)})`;
+    const existing = stmt(`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`).all(collection) as { sql: string | null }[];
+    if (existing.some(({ sql }) => sql?.endsWith(columns))) return;
+    const base = indexName(collection, fields);
+    let name = base;
+    for (let n = 2; stmt('SELECT 1 FROM sqlite_master WHERE name = ?').get(name); n++) name = `${base}#${n}`;
+    db.exec(`CREATE INDEX ${q(name)} ON ${table(collection)} ${columns}`);
   };
 
   const tableExists = (name: string): boolean =>
@@ -140,17 +147,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     if (source === target) throw new Error(`cannot promote ${source} onto itself`);
     if (!tableExists(source)) throw new Error(`no collection ${source}`);
     db.exec(`DROP TABLE IF EXISTS ${table(target)}`);
-    db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`);
-    // Indexes follow the table but keep the source's name; rename them after the target.
-    const indexes = stmt(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`).all(target) as {
-      name: string;
-    }[];
-    for (const { name } of indexes) {
-      const fields = indexFields(source, name);
-      if (!fields) continue;
-      db.exec(`DROP INDEX ${q(name)}`);
-      createIndex(target, fields);
-    }
+    db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`); // its indexes follow
     stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
     stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
   }));
