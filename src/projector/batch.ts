@@ -64,6 +64,25 @@ class DocBatch implements Docs {
 const applyPatches = (doc: Doc | null, patches: Doc[]): Doc | null =>
   doc && patches.reduce((d, p) => ({ ...d, ...p }), doc);
 
+/**
+ * A projection's pending changes over any number of events, applied a page at a time, until
+ * `writes()` hands them over: events die with their page, only the touched documents stay.
+ */
+export function projectionBatch(projection: AnyProjection, collection: string, stored: Collection) {
+  const batch = new DocBatch(stored);
+  return {
+    async apply(events: readonly RecordedEvent[]): Promise<void> {
+      for (const event of events) {
+        const handler = projection.on[event.type];
+        if (!handler) continue;
+        batch.position = event.position;
+        await handler(event, batch);
+      }
+    },
+    writes: (): Promise<DocWrite[]> => batch.writes(collection),
+  };
+}
+
 /** Runs the projection's handlers over `events` and returns the document writes they produce. */
 export async function applyEvents(
   projection: AnyProjection,
@@ -71,12 +90,7 @@ export async function applyEvents(
   stored: Collection,
   events: readonly RecordedEvent[],
 ): Promise<DocWrite[]> {
-  const batch = new DocBatch(stored);
-  for (const event of events) {
-    const handler = projection.on[event.type];
-    if (!handler) continue;
-    batch.position = event.position;
-    await handler(event, batch);
-  }
-  return batch.writes(collection);
+  const batch = projectionBatch(projection, collection, stored);
+  await batch.apply(events);
+  return batch.writes();
 }

@@ -5,11 +5,16 @@
 import { isDeepStrictEqual } from 'node:util';
 import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
 import type { Doc, DocumentStore } from '../readstore/port.js';
-import { applyEvents } from './batch.js';
+import { projectionBatch } from './batch.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
-/** Large batches fold more changes of one document into one write, and commit less often. */
-const READ_BATCH = 20_000;
+/**
+ * Large commits fold more changes of one document into one write. Events are read in smaller
+ * pages, so that they die young: a page of 20,000 outlived several scavenges, and copying it
+ * there was a quarter of a rebuild.
+ */
+const COMMIT_EVERY = 20_000;
+const READ_PAGE = 2_000;
 
 export interface Progress {
   /** Events handled so far (events of types no chosen read model handles are never read). */
@@ -24,7 +29,7 @@ const handledTypes = (projections: readonly AnyProjection[]): string[] => [...ne
 /**
  * Replays the log into fresh `targets` (one per projection, emptied first), in one pass, stopping
  * after `until` (default: the head), and leaves each checkpointed there with its indexes built.
- * Each batch commits every target as one. Returns the events handled.
+ * Each commit writes every target as one. Returns the events handled.
  */
 export async function replayInto(
   events: EventStore,
@@ -40,23 +45,20 @@ export async function replayInto(
   }
   const head = until ?? (await events.headPosition());
   const types = handledTypes(projections);
-  let position = START;
-  let count = 0;
-  for (;;) {
-    const batch = (await events.readAll(position, READ_BATCH, types)).filter((e) => comparePositions(e.position, head) <= 0);
-    if (batch.length === 0) break;
-    position = batch[batch.length - 1]!.position;
-    const parts = await Promise.all(
-      projections.map(async (p, i) => ({
-        writes: await applyEvents(p, targets[i]!, docs.collection(targets[i]!), batch),
-        checkpoint: targets[i]!,
-        position,
-      })),
-    );
-    await docs.commitAll(parts);
-    count += batch.length;
-    onProgress({ events: count, position, head });
-    if (batch.length < READ_BATCH) break;
+  const fresh = () => projections.map((p, i) => projectionBatch(p, targets[i]!, docs.collection(targets[i]!)));
+  let [batches, pending, count, position] = [fresh(), 0, 0, START];
+  for (let last = false; !last; ) {
+    const page = (await events.readAll(position, READ_PAGE, types)).filter((e) => comparePositions(e.position, head) <= 0);
+    last = page.length < READ_PAGE;
+    for (const batch of batches) await batch.apply(page);
+    pending += page.length;
+    position = page.at(-1)?.position ?? position;
+    if (pending > 0 && (last || pending >= COMMIT_EVERY)) {
+      await docs.commitAll(await Promise.all(batches.map(async (b, i) => ({ writes: await b.writes(), checkpoint: targets[i]!, position }))));
+      count += pending;
+      onProgress({ events: count, position, head });
+      [batches, pending] = [fresh(), 0];
+    }
   }
   // Everything up to the head was read, also past the last event handled.
   await docs.commitAll(targets.map((target) => ({ writes: [], checkpoint: target, position: head })));

@@ -172,6 +172,21 @@ describe('projector', () => {
     await projector.stop();
   });
 
+  it('rebuilds a log of many pages and commits: a document changed in every one comes out whole', async () => {
+    const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
+    const total = 45_000;
+    for (let i = 0; i < total; i += 500) {
+      const batch = Array.from({ length: 500 }, (_, j) => ({ id: uuidv4(), type: 'Counted', data: { key: keys[(i + j) % keys.length]!, by: 1 }, metadata: metadata() }));
+      await events.append('counter-many', batch, 'any');
+    }
+    const progress: number[] = [];
+    expect(await rebuildProjections(events, docs, [counter()], (p) => progress.push(p.events))).toBe(total);
+    expect(progress).toEqual([20_000, 40_000, 45_000]); // one commit per 20,000 events, read 2,000 at a time
+    const counted = await docs.collection('counters_v1').getMany(keys);
+    expect(keys.map((k) => counted.get(k)?.total)).toEqual(keys.map((_, i) => Math.ceil((total - i) / keys.length)));
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
+  });
+
   it('rebuilds several read models in one pass, reading only the types they handle', async () => {
     type Noted = { type: 'Noted'; data: { key: string } };
     const notes = projection<Noted>({
