@@ -13,8 +13,13 @@ const MAX_AGE_MS = 100;
 
 export interface TurnSnapshot {
   read<R>(query: () => R): R;
-  /** `write` (a transaction), run after the snapshot is closed, so that it begins on the newest state. */
-  writing<A extends unknown[], R>(write: (...args: A) => R): (...args: A) => R;
+  /**
+   * `write`, run after the snapshot is closed, so that it begins on the newest state, and begun
+   * IMMEDIATE: a transaction that reads before it writes and finds the write lock taken (by
+   * another process, or a checkpoint holding writers back) fails at once, as SQLite waits on a
+   * busy lock only for a transaction's first one.
+   */
+  writing<F extends (...args: never[]) => unknown>(write: Database.Transaction<F>): Database.Transaction<F>['immediate'];
   /** Before closing the connection. */
   end(): void;
 }
@@ -39,7 +44,7 @@ export function turnSnapshot(db: Database.Database): TurnSnapshot {
       (write) =>
       (...args) => {
         end();
-        return write(...args);
+        return write.immediate(...args);
       },
     end,
   };

@@ -15,6 +15,7 @@ import {
 import { openSqliteDocumentStore } from '../src/readstore/sqlite.js';
 import type { Filter } from '../src/readstore/port.js';
 import { documentStoreContract } from './contract/documentstore-contract.js';
+import { holdWriteLock } from './helpers/sqlite-lock.js';
 
 const tempDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-'));
 
@@ -153,6 +154,19 @@ describe('sqlite document store', () => {
     ).rejects.toMatchObject({ checkpointName: 'b' });
     expect(await store.collection('a').get('1')).toBeNull();
     expect(await store.readCheckpoint('a')).toBeNull();
+    await store.close();
+  });
+
+  it('a commit that reads its checkpoint first waits for a write lock another connection holds, instead of failing at once', async () => {
+    const file = path.join(dir, 'locked.db');
+    const store = openSqliteDocumentStore(file);
+    await store.ensureCollection('a', []);
+    const at = (n: bigint) => ({ commit: n, prepare: n });
+    await store.commit([{ collection: 'a', id: '1', doc: { x: 1 }, position: at(1n) }], 'a', at(1n));
+    const lock = await holdWriteLock(file, 200);
+    await store.commitAll([{ writes: [{ collection: 'a', id: '1', doc: { x: 2 }, position: at(2n) }], checkpoint: 'a', position: at(2n), expected: at(1n) }]);
+    await lock.released;
+    expect(await store.collection('a').get('1')).toEqual({ x: 2 });
     await store.close();
   });
 

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConcurrencyError, START, type EventToAppend } from '../src/eventstore/port.js';
 import { openSqliteEventStore } from '../src/eventstore/sqlite.js';
 import { eventStoreContract, within } from './contract/eventstore-contract.js';
+import { holdWriteLock } from './helpers/sqlite-lock.js';
 
 const dirs: string[] = [];
 /** A database file in a fresh temp dir, removed after the file's tests. */
@@ -96,6 +97,17 @@ describe('sqlite event store', () => {
     await iterator.return?.();
     await writer.close();
     await reader.close();
+  });
+
+  it('an append waits for a write lock another connection holds, instead of failing at once', async () => {
+    const file = tempDbFile();
+    const store = openSqliteEventStore(file);
+    await store.append('task-l', [event('First')], 'no_stream');
+    const lock = await holdWriteLock(file, 200);
+    await store.append('task-l', [event('Second')], 0n);
+    await lock.released;
+    expect((await store.readStream('task-l')).map((e) => e.type)).toEqual(['First', 'Second']);
+    await store.close();
   });
 
   it('reads within a turn share a snapshot, and an append decided on a stale one is refused', async () => {
