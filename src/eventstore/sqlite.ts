@@ -16,6 +16,7 @@ import {
   type RecordedEvent,
   START,
 } from './port.js';
+import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
 
 interface Row {
@@ -57,6 +58,8 @@ export function openSqliteEventStore(file: string): EventStore {
   // An acknowledged event survives a crash of the process and of the machine.
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
+  // A commit never copies the log back into the file (and fsyncs it): a thread does.
+  const checkpointer = checkpointFromThread(db, file);
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
       position INTEGER PRIMARY KEY,
@@ -205,6 +208,7 @@ export function openSqliteEventStore(file: string): EventStore {
     async close() {
       if (pending.length) flush();
       endRead();
+      await checkpointer.stop();
       db.close();
     },
   };

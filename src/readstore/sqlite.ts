@@ -23,7 +23,7 @@ import {
   type Sql,
   type SqlValue,
 } from './sqlite-filter.js';
-import { startCheckpointer } from './sqlite-checkpointer.js';
+import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
 
 interface DocRow {
@@ -67,8 +67,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
   db.pragma('cache_size = -65536');
   // The log is copied back into the file by a thread of its own, never by a commit.
-  db.pragma('wal_autocheckpoint = 0');
-  const checkpointer = startCheckpointer(file, () => db.pragma('wal_autocheckpoint = 10000'));
+  const checkpointer = checkpointFromThread(db, file);
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
   );
