@@ -65,6 +65,8 @@ export const params = {
   only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()) : null,
   /** Run every benchmark process (and the servers) with --cpu-prof into bench/.cache/profiles. */
   cpuProf: process.env.BENCH_CPU_PROF === '1',
+  /** The server's entry point: a bundle of src/main.ts gives CPU profiles their true line numbers. */
+  serverEntry: process.env.BENCH_SERVER_ENTRY || 'src/main.ts',
   /** A workload that runs longer than this is killed and reported as failed. */
   workloadTimeoutMs: num('BENCH_WORKLOAD_TIMEOUT_S', 600, 90) * 1000,
 };

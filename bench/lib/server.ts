@@ -14,12 +14,12 @@ export interface Server {
   uptime(): number;
 }
 
-/** `node --import tsx src/main.ts` on `dataDir`; resolves once /readyz says ready. */
+/** `node --import tsx src/main.ts` (or BENCH_SERVER_ENTRY) on `dataDir`; resolves once /readyz says ready. */
 export async function startServer(dataDir: string, name: string, readyTimeoutMs = 600_000): Promise<Server> {
   const port = await freePort();
   const start = now();
   const proc = startNode(
-    'src/main.ts',
+    params.serverEntry,
     { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), BOOTSTRAP_API_KEY: BENCH_ADMIN_KEY, LOG_LEVEL: params.logLevel },
     name,
   );

@@ -1,7 +1,10 @@
 /**
  * 4. Memory: resident memory of the server once its read models have caught up with a large
- * mixed history, then its growth under a sustained mixed load (BENCH_SOAK_SECONDS).
+ * mixed history, then its growth under a sustained mixed load (BENCH_SOAK_SECONDS), and the size
+ * of the stores' write-ahead logs meanwhile (on disk, but they must stay bounded too).
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { params } from '../lib/config.js';
 import { fmt, log, perSecond } from '../lib/measure.js';
 import { rssMb, sampleRss } from '../lib/proc.js';
@@ -27,6 +30,29 @@ function slopePerMinute(samples: number[], everyMs: number): number {
 }
 
 const SAMPLE_MS = 1000;
+const WAL_FILES = ['events.db-wal', 'read.db-wal'];
+
+const fileMb = (file: string): number => {
+  try {
+    return fs.statSync(file).size / 1024 / 1024;
+  } catch {
+    return 0;
+  }
+};
+
+/** The largest size each of the data dir's write-ahead logs reached, sampled every `everyMs`. */
+function sampleWalSizes(dir: string, everyMs: number): { stop(): Map<string, number> } {
+  const largest = new Map(WAL_FILES.map((f) => [f, 0]));
+  const sample = () => WAL_FILES.forEach((f) => largest.set(f, Math.max(largest.get(f)!, fileMb(path.join(dir, f)))));
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return largest;
+    },
+  };
+}
 
 const workload: Workload = {
   title: '5. Memory',
@@ -65,8 +91,10 @@ const workload: Workload = {
 
       log(`sustained mixed load for ${params.soakSeconds} s`);
       const sampler = sampleRss(proc.pid, SAMPLE_MS);
+      const walSampler = sampleWalSizes(dir, SAMPLE_MS);
       const r = await load(base, mixed, params.soakSeconds);
       const samples = sampler.stop();
+      const walLargest = walSampler.stop();
       await new Promise((res) => setTimeout(res, 3000));
       const idle = rssMb(proc.pid);
 
@@ -101,12 +129,19 @@ const workload: Workload = {
           unit: 'MiB',
           detail: `second half ${lateGrowth.toFixed(1)} MiB, least-squares slope over it ${slope.toFixed(1)} MiB/min`,
         },
+        {
+          name: 'Write-ahead logs during the load: the largest size reached',
+          value: Math.max(...walLargest.values()),
+          unit: 'MiB',
+          detail: WAL_FILES.map((f) => `${f} ${fmt(walLargest.get(f)!, 1)} MiB (${fmt(fileMb(path.join(dir, f)), 1)} MiB after the load)`).join(', '),
+        },
       ];
       return {
         figures,
         notes: [
           `The server (\`node --import tsx src/main.ts\`, LOG_LEVEL=${params.logLevel}) starts on a copy of the \`mixed\` history of workload 2 with an empty read store, ` +
-            `so /readyz waits for the live projector to build every read model. RSS is read from /proc every ${SAMPLE_MS / 1000} s.`,
+            `so /readyz waits for the live projector to build every read model. RSS is read from /proc every ${SAMPLE_MS / 1000} s, ` +
+            `and the sizes of the two write-ahead logs from the data dir as often (a checkpoint thread copies each back into its database and starts it over once long).`,
           `Load: autocannon, ${params.httpConnections} connections, requests cycling GET /factory?limit=50, GET /factory/{uid}, PATCH /factory/{uid}, POST /factory ` +
             `(the log and the read models grow during the load) for ${params.soakSeconds} s (BENCH_SOAK_SECONDS; the issue asks for 5 minutes).`,
         ],
