@@ -27,6 +27,8 @@ const THREAD = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
 const db = new Database(workerData.file, { timeout: 5000 });
+// A checkpoint syncs the database file before the log may be started over (not so with OFF).
+db.pragma('synchronous = NORMAL');
 const restart = () => {
   db.pragma('busy_timeout = ' + workerData.restartWaitMs);
   try {
