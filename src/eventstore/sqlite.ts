@@ -58,8 +58,6 @@ export function openSqliteEventStore(file: string): EventStore {
   // An acknowledged event survives a crash of the process and of the machine.
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
-  // A commit never copies the log back into the file (and fsyncs it): a thread does.
-  const checkpointer = checkpointFromThread(db, file);
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
       position INTEGER PRIMARY KEY,
@@ -99,6 +97,8 @@ export function openSqliteEventStore(file: string): EventStore {
   const head = db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events');
 
   const { read, writing, end: endRead } = turnSnapshot(db);
+  // A commit never copies the log back into the file (and fsyncs it): a thread does.
+  const checkpointer = checkpointFromThread(db, file, endRead);
   const appended = new EventEmitter();
   appended.setMaxListeners(0);
 

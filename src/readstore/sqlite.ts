@@ -66,8 +66,6 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   db.pragma('busy_timeout = 5000');
   // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
   db.pragma('cache_size = -65536');
-  // The log is copied back into the file by a thread of its own, never by a commit.
-  const checkpointer = checkpointFromThread(db, file);
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
   );
@@ -89,6 +87,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     return s;
   };
   const { read, writing, end: endRead } = turnSnapshot(db);
+  // The log is copied back into the file by a thread of its own, never by a commit.
+  const checkpointer = checkpointFromThread(db, file, endRead);
 
   const table = (name: string): string => {
     assertCollectionName(name);
