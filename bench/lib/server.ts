@@ -1,9 +1,12 @@
 /** The real server and the bare Fastify ceiling as processes on 127.0.0.1, and autocannon against them. */
+import { fork } from 'node:child_process';
+import path from 'node:path';
 import autocannon from 'autocannon';
-import { params } from './config.js';
+import { BENCH_DIR, params } from './config.js';
 import { BENCH_ADMIN_KEY } from './history.js';
 import { log, now } from './measure.js';
-import { freePort, type NodeProcess, startNode, waitFor200 } from './proc.js';
+import { freePort, type NodeProcess, nodeFlags, startNode, waitFor200 } from './proc.js';
+import type { PacedJob, PacedReport, PacedRequest } from './paced-client.js';
 
 export interface Server {
   proc: NodeProcess;
@@ -159,41 +162,26 @@ const PACED_WARM_UP_SECONDS = 1;
  * Open-loop latency: requests sent at a steady `rate` (evenly spaced, whether or not earlier ones
  * have been answered) for `seconds`, each timed from its scheduled start. Unlike a closed loop of
  * connections, this shows what one request costs when it does not queue behind the others.
- * The first second warms the client up and is not timed: its keep-alive pool opens a connection
- * per request in flight, and while it grows, requests wait up to 280 ms (task by id at 1,000 req/s
- * for 6 s: p99 66-80 ms in all, 7-12 ms after the first second).
+ * The requests are made here and sent by a lean process of its own (`paced-client.ts`). Its first
+ * second warms it up and is not timed: its keep-alive pool opens a connection per request in
+ * flight, and while it grows, requests wait up to 280 ms (task by id at 1,000 req/s for 6 s: p99
+ * 66-80 ms in all, 7-12 ms after the first second). Answers are not seen here: no `onResponse`.
  */
 export async function paced(base: string, c: LoadCase, rate: number, seconds: number): Promise<LoadResult> {
-  const interval = 1000 / rate;
+  if (c.onResponse) throw new Error('paced() sends from another process and cannot call onResponse');
   const untimed = Math.floor(rate * PACED_WARM_UP_SECONDS);
   const total = Math.max(1, Math.floor(rate * seconds));
-  const latencies: number[] = [];
-  let failures = 0;
-  const start = now();
-  const timedFrom = start + untimed * interval;
-  const inFlight: Promise<void>[] = [];
-  for (let i = 0; i < untimed + total; i++) {
-    const due = start + i * interval;
-    const wait = due - now();
-    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const context: RequestContext = {};
-    const v = c.vary?.(context) ?? {};
-    const body = v.body ?? c.body;
-    inFlight.push(
-      fetch(base + (v.path ?? c.path), { method: c.method, headers: v.headers ?? c.headers ?? {}, ...(body !== undefined ? { body } : {}), signal: AbortSignal.timeout(10_000) })
-        .then(async (res) => {
-          await res.arrayBuffer();
-          c.onResponse?.(res.status, context);
-          if (!expected(c, res.status)) failures++;
-          if (i >= untimed) latencies.push(now() - due);
-        })
-        .catch(() => {
-          failures++;
-        }),
-    );
-  }
-  await Promise.all(inFlight);
-  const ms = now() - timedFrom;
+  const requests = Array.from({ length: untimed + total }, (): PacedRequest => {
+    const v = c.vary?.({}) ?? {};
+    return { method: c.method, url: base + (v.path ?? c.path), headers: v.headers ?? c.headers ?? {}, body: v.body ?? c.body };
+  });
+  const client = fork(path.join(BENCH_DIR, 'lib', 'paced-client.ts'), { execArgv: nodeFlags('paced-client') });
+  const answered = new Promise<PacedReport>((resolve, reject) => {
+    client.once('message', (report) => resolve(report as PacedReport));
+    client.once('exit', (code) => reject(new Error(`the paced client exited with ${code} before it reported`)));
+  });
+  client.send({ requests, interval: 1000 / rate, untimed, expect: c.expect } satisfies PacedJob);
+  const { latencies, failures, ms } = await answered;
   const sorted = latencies.sort((a, b) => a - b);
   const q = (p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))] ?? NaN;
   const result: LoadResult = {

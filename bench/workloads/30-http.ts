@@ -279,8 +279,8 @@ const workload: Workload = {
           `${used > free.length ? ', more than there are, so the rest were refused' : ''}. POST /agent/runs creates a run in a new conversation.`,
         `With ${params.httpConnections} connections each waiting for its answer, latency is connections / throughput (Little's law): ` +
           `p99 < 10 ms needs more than ${fmt(params.httpConnections / 0.01)} req/s and p99 < 5 ms more than ${fmt(params.httpConnections / 0.005)} req/s. ` +
-          `So each case is run again open loop: requests sent evenly at a quarter of its throughput for 5 s, from one keep-alive fetch client ` +
-          `warmed up by one second of the same requests, untimed (while its pool of connections grows, requests wait up to hundreds of ms), ` +
+          `So each case is run again open loop: requests sent evenly at a quarter of its throughput for 5 s, from one keep-alive fetch client in a lean process of its own ` +
+          `(in the benchmark process, its scavenges paused it for 5-11 ms every ~115 ms), warmed up by one second of the same requests, untimed (while its pool of connections grows, requests wait up to hundreds of ms), ` +
           `each timed from its scheduled start (0.1 ms resolution): the latency of a request that does not queue behind 49 others. ` +
           `Targets are judged on the full-speed run.`,
       ],
