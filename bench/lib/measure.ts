@@ -2,6 +2,9 @@
 
 export const now = (): number => performance.now();
 
+/** Whether an answer has the status a case expects: `expect` if given, else any 2xx. */
+export const statusExpected = (status: number, expect?: number): boolean => (expect ? status === expect : status >= 200 && status < 300);
+
 /** Runs `fn` and returns its result with the wall time in milliseconds. */
 export async function timed<T>(fn: () => Promise<T> | T): Promise<{ result: T; ms: number }> {
   const start = now();

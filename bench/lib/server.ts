@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_DIR, params } from './config.js';
 import { BENCH_ADMIN_KEY } from './history.js';
-import { log, now } from './measure.js';
+import { log, now, statusExpected } from './measure.js';
 import { freePort, type NodeProcess, nodeFlags, startNode, waitFor200 } from './proc.js';
 import type { PacedJob, PacedReport, PacedRequest } from './paced-client.js';
 
@@ -76,7 +76,7 @@ export interface LoadResult {
 /** The requests of one case: every connection sends them in turn, over and over. */
 const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c : [c]);
 
-const expected = (r: LoadCase, status: number) => (r.expect ? status === r.expect : status >= 200 && status < 300);
+const expected = (r: LoadCase, status: number) => statusExpected(status, r.expect);
 
 function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
   return autocannon({
