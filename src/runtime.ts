@@ -11,7 +11,8 @@ import type { EventStore, NewEvent } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
 import { type CommandContext, type Handled, handleCommand } from './kernel/handle.js';
 import type { Decider } from './kernel/decider.js';
-import { type StreamStates, streamStates } from './kernel/stream-states.js';
+import { oneAtATime } from './kernel/one-at-a-time.js';
+import { foldedStreams, type StreamStates } from './kernel/stream-states.js';
 import { type AnyProjection, collectionOf } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
 import type { Collection, Doc, DocumentStore } from './readstore/port.js';
@@ -28,7 +29,10 @@ export interface Runtime {
   projector: Projector;
   blobs: BlobStore;
   urls: UrlSigner;
-  /** Handles a command and returns once the read models show its events. */
+  /**
+   * Handles a command and returns once the read models show its events. Commands on one stream
+   * are handled one at a time in this process (see kernel/one-at-a-time).
+   */
   execute<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
   /**
    * Handles a command without waiting for the read models: for the first steps of a command that
@@ -68,6 +72,9 @@ export async function openRuntime(config: Config, log: Logger, projections: read
   await projector.start();
   const reactions = new AbortController();
   const running: Promise<void>[] = [];
+  const folded = foldedStreams(events);
+  const inTurn = oneAtATime();
+  const handle: Runtime['handle'] = (stream, decider, command, context) => inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
   const rt: Runtime = {
     config,
     log,
@@ -77,13 +84,13 @@ export async function openRuntime(config: Config, log: Logger, projections: read
     blobs: openBlobStore(path.join(config.DATA_DIR, 'blobs')),
     urls: urlSigner(signingSecret(config), config.publicBaseUrl),
     async execute(stream, decider, command, context) {
-      const handled = await handleCommand(events, stream, decider, command, context);
+      const handled = await handle(stream, decider, command, context);
       await projector.waitFor(handled.position);
       return handled;
     },
-    handle: (stream, decider, command, context) => handleCommand(events, stream, decider, command, context),
+    handle,
     readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
-    state: streamStates(events),
+    state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {
         running.push(runReactor(r, rt, events, docs, log, reactions.signal, (e) => projector.waitFor(e.position)));

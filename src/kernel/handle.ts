@@ -1,11 +1,13 @@
 /**
- * The one command handler: read the stream, fold it, decide, append with the revision read.
+ * The one command handler: fold the stream, decide, append with the revision folded. The folded
+ * state is kept between commands (kernel/stream-states), so only events not yet folded are read.
  * A concurrent writer makes the append fail; then the whole cycle runs again on fresh state.
  */
 import { timeOrderedId } from '../ids.js';
 import { ConcurrencyError, type EventMetadata, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
-import { type Decider, type DecideContext, fold } from './decider.js';
+import type { Decider, DecideContext } from './decider.js';
 import { Conflict } from './errors.js';
+import type { FoldedStreams } from './stream-states.js';
 
 export interface CommandContext extends DecideContext {
   team_uid: string | null;
@@ -35,23 +37,22 @@ export const metadataOf = (context: CommandContext): EventMetadata => ({
 
 export async function handleCommand<C, E extends NewEvent, S>(
   store: EventStore,
+  folded: FoldedStreams,
   stream: string,
   decider: Decider<C, E, S>,
   command: C,
   context: CommandContext,
 ): Promise<Handled<E, S>> {
   for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(stream);
-    const state = fold(decider, recorded as unknown as E[]);
+    const { state, revision } = await folded(decider, stream);
     const events = decider.decide(command, state, context);
     if (events.length === 0) return { state, events, position: null };
-    const last = recorded.at(-1);
     const metadata = metadataOf(context);
     try {
       const { position } = await store.append(
         stream,
         events.map((e) => ({ id: timeOrderedId(), type: e.type, data: e.data, metadata })),
-        last ? last.revision : 'no_stream',
+        revision ?? 'no_stream',
       );
       return { state: events.reduce(decider.evolve, state), events, position };
     } catch (error) {
