@@ -17,6 +17,3 @@ export interface Decider<C, E extends NewEvent, S> {
   /** Returns the events that record the decision ([] for a valid no-op) or throws a DomainError. */
   decide(command: C, state: S, context: DecideContext): E[];
 }
-
-export const fold = <E extends NewEvent, S>(decider: Pick<Decider<unknown, E, S>, 'initialState' | 'evolve'>, events: readonly E[]): S =>
-  events.reduce(decider.evolve, decider.initialState());

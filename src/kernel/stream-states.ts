@@ -3,8 +3,9 @@
  * (one indexed lookup when nothing was) and folds it onto the kept state. Streams are only ever
  * appended to, so the kept state and the tail are the stream's state now. Bounded: the stream
  * read least recently is forgotten first (lru-cache: a Map used as one, deleting its oldest key
- * on every new stream, took 7 µs a read once full, as V8 skips the holes those deletions leave). Queries and the command handler share it, so a command
- * on a long stream (a run's hundreds of reports) reads only what it has not folded yet.
+ * on every new stream, took 7 µs a read once full, as V8 skips the holes those deletions leave).
+ * Queries and the command handler share it, so a command on a long stream (a run's hundreds of
+ * reports) reads only what it has not folded yet.
  */
 import { LRUCache } from 'lru-cache';
 import type { EventStore, NewEvent } from '../eventstore/port.js';

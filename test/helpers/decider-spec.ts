@@ -6,6 +6,10 @@ import { expect } from 'vitest';
 import type { NewEvent } from '../../src/eventstore/port.js';
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 
+/** The state a decider's events leave. */
+export const fold = <E extends NewEvent, S>(decider: Pick<Decider<unknown, E, S>, 'initialState' | 'evolve'>, events: readonly E[]): S =>
+  events.reduce(decider.evolve, decider.initialState());
+
 export const userContext = (uid = 'u-1', teams: DecideContext['teams'] = { 't-1': 'admin' }): DecideContext => ({
   now: '2026-01-01T00:00:00.000Z',
   actor: { type: 'user', uid },
@@ -16,7 +20,7 @@ export function deciderSpec<C, E extends NewEvent, S>(decider: Decider<C, E, S>)
   return {
     given: (events: E[]) => ({
       when: (command: C, context: DecideContext = userContext()) => {
-        const run = () => decider.decide(command, events.reduce(decider.evolve, decider.initialState()), context);
+        const run = () => decider.decide(command, fold(decider, events), context);
         return {
           then(expected: Array<{ type: E['type']; data?: Partial<E['data']> }>) {
             const actual = run();

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { canView, runDecider, type RunCommand } from '../../commands/run/decider.js';
 import { type RunCreatedData, type RunEvent, type StatusMessage, WORKER_LOST } from '../../commands/run/events.js';
-import { fold } from '../../src/kernel/decider.js';
 import { Conflict, InvalidRequest, NotFound, Unprocessable } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { deciderSpec, fold, userContext } from '../helpers/decider-spec.js';
 import { runCreatedData } from '../helpers/run-fixtures.js';
 
 const { given } = deciderSpec(runDecider);
