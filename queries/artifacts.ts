@@ -7,7 +7,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { hashApiKey } from '../commands/shared/api-key.js';
+import { hashApiKey } from '../src/http/api-key.js';
 import { canView } from '../commands/run/decider.js';
 import type { Api } from '../src/http/app.js';
 import { bearer } from '../src/http/auth.js';
@@ -17,16 +17,8 @@ import { NotFound, Unauthorized, Unprocessable } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
 import { principalResolver } from './principals.js';
+import { signedBlobUrl } from '../src/blobs/routes.js';
 
-/** How long a signed download URL stays valid. */
-export const SIGNED_URL_TTL_SECONDS = 15 * 60;
-
-// Slashes stay readable in the query (`mime=application/json`); everything else is encoded.
-const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/gi, '/');
-
-/** A signed URL of Shopfloor's own blob download route, naming the file and its type. */
-export const signedBlobUrl = (rt: Runtime, blob: string, filename: string, mime: string) =>
-  rt.urls.sign(`/api/v1/blobs/${blob}?filename=${queryValue(filename)}&mime=${queryValue(mime)}`, SIGNED_URL_TTL_SECONDS);
 
 /** The decision context of a principal, for `canView`. */
 export const viewerOf = (principal: Principal) => ({ actor: { type: principal.type, uid: principal.uid }, teams: Object.fromEntries(principal.teams) });

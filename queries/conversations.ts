@@ -25,8 +25,9 @@ import {
   type TurnDoc,
 } from '../projections/conversation-messages.js';
 import { runsProjection, type RunDoc } from '../projections/runs.js';
-import { filenameOf, signedBlobUrl, viewerOf } from './artifacts.js';
+import { filenameOf, viewerOf } from './artifacts.js';
 import { normalizeConversation } from './normalized-conversation.js';
+import { signedBlobUrl } from '../src/blobs/routes.js';
 
 const LOG_ORDER: Sort = [['seq', 'asc'], ['id', 'asc']];
 const PAGE = 500;

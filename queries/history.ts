@@ -86,10 +86,11 @@ function page(events: RecordedEvent[], limit: number, sort: Sort, key: (e: Recor
   return { entries: shown.map(toHistoryEntry), page_info: pageInfo(sort, events.length > limit && last ? key(last) : null) };
 }
 
-export default function historyQueries(api: Api, rt: Runtime): void {
-  const tags = ['history'];
-  const viewer = (req: FastifyRequest) => viewerOf(req.principal!);
+const tags = ['history'];
+const viewer = (req: FastifyRequest) => viewerOf(req.principal!);
 
+/** GET /factory/{uid}/tasks/{task_uid}/history */
+export function taskHistoryRoutes(api: Api, rt: Runtime): void {
   api.get(
     '/factory/:uid/tasks/:task_uid/history',
     { schema: { params: z.object({ uid: uidParam, task_uid: uidParam }), querystring: query, tags } },
@@ -103,7 +104,10 @@ export default function historyQueries(api: Api, rt: Runtime): void {
       return page(rest, req.query.limit, TASK_ORDER, (e) => [e.position.commit.toString(), e.position.prepare.toString()]);
     },
   );
+}
 
+/** GET /agent/runs/{runId}/history */
+export function runHistoryRoutes(api: Api, rt: Runtime): void {
   api.get('/agent/runs/:runId/history', { schema: { params: z.object({ runId: uidParam }), querystring: query, tags } }, async (req) => {
     const { runId } = req.params;
     const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });

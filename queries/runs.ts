@@ -23,9 +23,10 @@ import { DomainError, NotFound } from '../src/kernel/errors.js';
 import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { signedBlobUrl, viewerOf } from './artifacts.js';
+import { viewerOf } from './artifacts.js';
 import { toRunItem } from './run-item.js';
 import { listRunsQuery, metadataPairs, runsFilter, runsSort } from './run-list.js';
+import { signedBlobUrl } from '../src/blobs/routes.js';
 
 const params = z.object({ runId: uidParam });
 

@@ -2,7 +2,7 @@
 import type { Api } from '../src/http/app.js';
 import { activeTeam } from '../src/http/auth.js';
 import type { Runtime } from '../src/runtime.js';
-import { workersOf } from '../src/workers/index.js';
+import { workersOf } from '../commands/worker/presence.js';
 
 export default function workerQueries(api: Api, rt: Runtime): void {
   api.get('/agent/connected-self-hosted-workers', { schema: { tags: ['workers'] } }, async (req) => {

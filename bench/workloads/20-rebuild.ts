@@ -8,7 +8,10 @@ import { START, type Position } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
-import { projections } from '../../projections/index.js';
+import { projectionsOf } from '../../src/feature.js';
+import { features } from '../../src/features.js';
+
+const projections = projectionsOf(features);
 import { params } from '../lib/config.js';
 import { fmt, log, pct, perSecond, timed } from '../lib/measure.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';

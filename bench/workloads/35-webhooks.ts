@@ -13,7 +13,7 @@ import { MAX_WEBHOOKS_PER_FACTORY } from '../../commands/webhook/decider.js';
 import { type SignatureScheme, signatureSchemes } from '../../commands/webhook/events.js';
 import { loadConfig } from '../../src/config.js';
 import type { PageInfo } from '../../src/http/cursor.js';
-import { DELIVERIES_PER_MINUTE } from '../../src/webhooks/ingress.js';
+import { DELIVERIES_PER_MINUTE } from '../../commands/webhook/ingress/ingress.js';
 import { params } from '../lib/config.js';
 import { fmt, log } from '../lib/measure.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';

@@ -12,7 +12,7 @@ import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { type FilterFailure, matchFilter } from '../../src/automations/filter.js';
+import { type FilterFailure, matchFilter } from './filter.js';
 import { type AutomationDoc, automationsProjection, type DeliveryDoc, deliveryKey } from '../../projections/automations.js';
 import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
 import { automationOf, automationParams } from '../../queries/automations.js';

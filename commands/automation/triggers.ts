@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import type { FieldError } from '../../src/kernel/errors.js';
-import { validateFilter } from '../../src/automations/filter.js';
+import { validateFilter } from './filter.js';
 import type { Trigger } from './events.js';
 
 export const MAX_TRIGGERS = 20;

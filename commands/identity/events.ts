@@ -1,4 +1,4 @@
-import type { ApiKeyIssued } from '../shared/api-key.js';
+import type { ApiKeyIssued } from '../user/events.js';
 
 export const AGENT_TYPES = ['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];

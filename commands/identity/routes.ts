@@ -9,7 +9,7 @@ import { identitiesProjection, type IdentityDoc } from '../../projections/identi
 import { toIdentityResource } from '../../queries/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
-import { newApiKey } from '../shared/api-key.js';
+import { newApiKey } from '../../src/http/api-key.js';
 import { identityDecider } from './decider.js';
 import { type AgentProfile, identityStream } from './events.js';
 import { createIdentityBody, updateIdentityBody } from './schema.js';

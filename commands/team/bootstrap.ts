@@ -6,7 +6,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import { ConcurrencyError } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { hashApiKey, newApiKey } from '../shared/api-key.js';
+import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
 import { userDecider } from '../user/decider.js';
 import { userStream } from '../user/events.js';
 import { normalizeEmail, reserveEmail } from '../user/register.js';

@@ -1,4 +1,8 @@
-import type { ApiKeyIssued } from '../shared/api-key.js';
+/** Recorded on the stream of the principal that the key opens. */
+export type ApiKeyIssued = {
+  type: 'ApiKeyIssued';
+  data: { key_id: string; key_hash: string; principal: { type: 'user' | 'agent'; uid: string } };
+};
 
 export type UserEvent =
   | { type: 'UserRegistered'; data: { uid: string; email: string; display_name: string } }

@@ -8,7 +8,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { newApiKey } from '../shared/api-key.js';
+import { newApiKey } from '../../src/http/api-key.js';
 import { userDecider } from './decider.js';
 import { type EmailReserved, userStream } from './events.js';
 

@@ -9,8 +9,8 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { signedBlobUrl } from '../../queries/artifacts.js';
 import { type Attachment, type RunCreatedData, type RunEvent, type RunMode, type RunState, runStream } from '../run/events.js';
+import { signedBlobUrl } from '../../src/blobs/routes.js';
 
 export interface Assignment {
   run_id: string;

@@ -11,7 +11,7 @@ import { commandContext } from '../../src/http/context.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { workersOf } from '../../src/workers/index.js';
+import { workersOf } from './presence.js';
 import { runDecider, type RunCommand } from '../run/decider.js';
 import { type Artifact, type Attachment, runStream, type StatusMessage } from '../run/events.js';
 import { assignmentOf } from './assignment.js';

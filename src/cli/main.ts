@@ -1,22 +1,24 @@
 /** The `shopfloor` CLI: operations on the stores of the configured data directory or servers. */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
+import { projectionsOf } from '../feature.js';
+import { features } from '../features.js';
 import { openStores } from '../runtime.js';
-import { projections } from '../../projections/index.js';
 import { rebuild, select, status, verify } from './projections.js';
-import { HISTORY_USAGE, historyCommand } from './history.js';
-import { WORKER_USAGE, workerCommand } from './worker.js';
+import { workerCommand } from './worker/command.js';
+
+const projections = projectionsOf(features);
+const commands = [workerCommand, ...features.flatMap((f) => f.cli ?? [])];
 
 const USAGE = `usage:
   shopfloor projections status              position and lag of every read model
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
   shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference
-${HISTORY_USAGE}
-${WORKER_USAGE}`;
+${commands.map((c) => c.usage).join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
-  if (argv[0] === 'history') return historyCommand(argv.slice(1));
-  if (argv[0] === 'worker') return workerCommand(argv.slice(1));
+  const command = commands.find((c) => c.name === argv[0]);
+  if (command) return command.run(argv.slice(1));
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
   const [group, action, name] = positionals;
   if (group !== 'projections' || !action) {

@@ -10,7 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { timeOrderedId } from '../ids.js';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.js';
-import { installAuth, type PrincipalResolver } from './auth.js';
+import type { Feature } from '../feature.js';
+import blobRoutes from '../blobs/routes.js';
+import { installAuth } from './auth.js';
 import { errorHandler, sendProblem } from './problem.js';
 import './principal.js';
 
@@ -18,18 +20,12 @@ export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerRespo
 
 export const API_PREFIX = '/api/v1';
 
-export interface AppModules {
-  resolvePrincipal: PrincipalResolver;
-  /** Registers the API's routes (relative to /api/v1). */
-  routes(api: Api, rt: Runtime): void;
-  /** Registers routes outside /api/v1 (such as webhook ingress). */
-  rootRoutes?(app: Api, rt: Runtime): void;
-}
-
 /** Tokens in a URL path (webhook url_token) never reach the logs. */
 const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
 
-export async function buildApp(rt: Runtime, modules: AppModules) {
+export async function buildApp(rt: Runtime, features: readonly Feature[]) {
+  const principals = features.find((f) => f.principals)?.principals?.(rt);
+  if (!principals) throw new Error('no feature resolves API keys to principals');
   const app = Fastify({
     loggerInstance: rt.log,
     // Long path parameters reach the route schemas (and a problem+json 400) instead of a bare 414.
@@ -88,13 +84,15 @@ export async function buildApp(rt: Runtime, modules: AppModules) {
 
   await app.register(
     async (api) => {
-      installAuth(api, modules.resolvePrincipal);
+      installAuth(api, principals);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
-      modules.routes(api as unknown as Api, rt); // same logger and provider as `app`
+      const scoped = api as unknown as Api; // same logger and provider as `app`
+      blobRoutes(scoped, rt);
+      for (const f of features) for (const routes of f.routes ?? []) routes(scoped, rt);
     },
     { prefix: API_PREFIX },
   );
-  modules.rootRoutes?.(app, rt);
+  for (const f of features) for (const routes of f.rootRoutes ?? []) routes(app, rt);
 
   app.setNotFoundHandler((req, reply) => {
     const path = req.url.split('?')[0]!;

@@ -3,7 +3,7 @@
  * A key is looked up by its hash; the principal's memberships decide which teams it may act for.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hashApiKey } from '../../commands/shared/api-key.js';
+import { hashApiKey } from './api-key.js';
 import { Forbidden, Unauthorized } from '../kernel/errors.js';
 import type { Principal } from './principal.js';
 

@@ -7,7 +7,7 @@ import { taskStream } from '../../commands/task/events.js';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
 import { adminContext, finishRun, newRun, outsiderKey, say, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
 import { runCli } from '../e2e/server-process.js';
-import { history } from '../../src/cli/history.js';
+import { history } from '../../queries/history-cli.js';
 
 let t: TestApp;
 let outsider: string;

@@ -9,15 +9,10 @@ import os from 'node:os';
 import path from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { apiModules } from '../../src/api.js';
 import { loadConfig } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { features } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
-import { openRuntime } from '../../src/runtime.js';
-import { startWorkers } from '../../src/workers/index.js';
-import { reactors } from '../../src/reactors.js';
-import { projections } from '../../projections/index.js';
-import { bootstrap } from '../../commands/team/bootstrap.js';
+import { openServer } from '../../src/server.js';
 import { ADMIN_KEY } from '../helpers/app.js';
 
 const FAST = { WORKER_HEARTBEAT_SECONDS: '0.4', WORKER_LEASE_SECONDS: '0.4' };
@@ -25,11 +20,8 @@ const FAST = { WORKER_HEARTBEAT_SECONDS: '0.4', WORKER_LEASE_SECONDS: '0.4' };
 /** The app on `dir`, which may hold the data of an earlier start (a restart). */
 async function openApp(dir: string) {
   const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...FAST });
-  const rt = await openRuntime(config, createLogger(config), projections);
-  await bootstrap(rt);
-  rt.startReactors(reactors);
-  const workers = startWorkers(rt);
-  const app = await buildApp(rt, apiModules(rt));
+  const server = await openServer(config, createLogger(config), features);
+  const { app, rt } = server;
   const call = async (method: InjectOptions['method'], url: string, body?: unknown, key = ADMIN_KEY, headers: Record<string, string> = {}) => {
     const res = await app.inject({
       method,
@@ -42,11 +34,7 @@ async function openApp(dir: string) {
   return {
     rt,
     call,
-    async close() {
-      await app.close();
-      await workers.stop();
-      await rt.close();
-    },
+    close: server.close,
   };
 }
 

@@ -7,15 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { apiModules } from '../../src/api.js';
+import type { Bootstrapped } from '../../commands/team/bootstrap.js';
 import { loadConfig } from '../../src/config.js';
-import { buildApp } from '../../src/http/app.js';
+import { features } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
-import { openRuntime, type Runtime } from '../../src/runtime.js';
-import { projections } from '../../projections/index.js';
-import { bootstrap } from '../../commands/team/bootstrap.js';
-import { reactors } from '../../src/reactors.js';
-import { startWorkers } from '../../src/workers/index.js';
+import { openServer } from '../../src/server.js';
 
 export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
@@ -24,11 +20,9 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 export async function startTestApp(env: Record<string, string> = {}) {
   const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
   const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...env });
-  const rt: Runtime = await openRuntime(config, createLogger(config), projections);
-  const boot = (await bootstrap(rt))!;
-  rt.startReactors(reactors);
-  const workers = startWorkers(rt);
-  const app = await buildApp(rt, apiModules(rt));
+  const server = await openServer(config, createLogger(config), features);
+  const { app, rt } = server;
+  const boot = server.started.get('team') as Bootstrapped;
 
   /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */
   const call = (method: InjectOptions['method'], url: string, body?: unknown, key: string | null = ADMIN_KEY, headers: Record<string, string> = {}) =>
@@ -51,9 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}) {
     /** The global position of the newest event: equal before and after means nothing was written. */
     head: async () => (await rt.events.headPosition()).commit,
     async close() {
-      await app.close();
-      await workers.stop();
-      await rt.close();
+      await server.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };

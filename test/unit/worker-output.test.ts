@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from '../../src/worker/output.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from '../../src/cli/worker/output.js';
 
 describe('the reference worker reading output', () => {
   it('splits chunks into lines, whatever the chunk boundaries', () => {

@@ -9,11 +9,11 @@
  * own report changes nothing it should not.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { timeOrderedId } from '../ids.js';
-import type { CommandContext } from '../kernel/handle.js';
-import type { Runtime } from '../runtime.js';
-import { runDecider, type RunCommand, type RunDeciderState } from '../../commands/run/decider.js';
-import { runStream } from '../../commands/run/events.js';
+import { timeOrderedId } from '../../src/ids.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Runtime } from '../../src/runtime.js';
+import { runDecider, type RunCommand, type RunDeciderState } from '../run/decider.js';
+import { runStream } from '../run/events.js';
 import type { Holding, WorkerRegistry } from './registry.js';
 
 const sweeperContext = (h: Holding, now: number): CommandContext => ({

@@ -17,9 +17,3 @@ export function newApiKey(): IssuedKey {
   const key = API_KEY_PREFIX + randomBytes(32).toString('base64url');
   return { key, hash: hashApiKey(key) };
 }
-
-/** Recorded on the stream of the principal that the key opens. */
-export type ApiKeyIssued = {
-  type: 'ApiKeyIssued';
-  data: { key_id: string; key_hash: string; principal: { type: 'user' | 'agent'; uid: string } };
-};

@@ -1,10 +1,10 @@
 /** What the ingress knows of a webhook: folded from its factory's webhook stream, so a rotation or a disable counts at once. */
-import type { Runtime } from '../runtime.js';
-import { type WebhookState, webhooksDecider } from '../../commands/webhook/decider.js';
-import { webhooksStream } from '../../commands/webhook/events.js';
-import { sealerFor } from '../../commands/secret/sealing.js';
-import { teamSecretsDecider } from '../../commands/secret/decider.js';
-import { teamSecretsStream } from '../../commands/secret/events.js';
+import type { Runtime } from '../../../src/runtime.js';
+import { type WebhookState, webhooksDecider } from '../decider.js';
+import { webhooksStream } from '../events.js';
+import { sealerFor } from '../../secret/sealing.js';
+import { teamSecretsDecider } from '../../secret/decider.js';
+import { teamSecretsStream } from '../../secret/events.js';
 
 export async function webhookState(rt: Runtime, factoryUid: string, uid: string): Promise<WebhookState | null> {
   return (await rt.state(webhooksDecider, webhooksStream(factoryUid))).webhooks[uid] ?? null;

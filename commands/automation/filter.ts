@@ -19,7 +19,7 @@
  * - A nested field map against an array value matches when any one element matches all its
  *   keys; against a scalar, null or missing value its fields are missing.
  */
-import type { FieldError } from '../kernel/errors.js';
+import type { FieldError } from '../../src/kernel/errors.js';
 
 export type JsonScalar = string | number | boolean | null;
 export type FilterCondition = JsonScalar | JsonScalar[] | OperatorObject | FieldMap;

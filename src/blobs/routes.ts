@@ -2,13 +2,23 @@
  * GET /api/v1/blobs/{blob}: Shopfloor's own time-limited download links (artifacts, attachments,
  * transcripts). Public: the HMAC signature over the path and its query is the credential, so a
  * link opens exactly the file, name and type it was signed for, until it expires. Links are made
- * by `signedBlobUrl` (queries/artifacts.ts).
+ * by `signedBlobUrl` below.
  */
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { Api } from '../src/http/app.js';
-import { DomainError, NotFound } from '../src/kernel/errors.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Api } from '../http/app.js';
+import { DomainError, NotFound } from '../kernel/errors.js';
+import type { Runtime } from '../runtime.js';
+
+/** How long a signed download URL stays valid. */
+export const SIGNED_URL_TTL_SECONDS = 15 * 60;
+
+// Slashes stay readable in the query (`mime=application/json`); everything else is encoded.
+const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/gi, '/');
+
+/** A signed URL of Shopfloor's own blob download route, naming the file and its type. */
+export const signedBlobUrl = (rt: Runtime, blob: string, filename: string, mime: string) =>
+  rt.urls.sign(`/api/v1/blobs/${blob}?filename=${queryValue(filename)}&mime=${queryValue(mime)}`, SIGNED_URL_TTL_SECONDS);
 
 const MIME = /^[\w.+-]+\/[\w.+-]+$/;
 

@@ -13,16 +13,16 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { timeOrderedId } from '../ids.js';
+import { timeOrderedId } from '../../../src/ids.js';
 import { z } from 'zod';
-import { ConcurrencyError, type EventMetadata } from '../eventstore/port.js';
-import type { Api } from '../http/app.js';
-import { sendProblem } from '../http/problem.js';
-import type { Runtime } from '../runtime.js';
-import { webhooksProjection, type WebhookDoc } from '../../projections/webhooks.js';
+import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
+import type { Api } from '../../../src/http/app.js';
+import { sendProblem } from '../../../src/http/problem.js';
+import type { Runtime } from '../../../src/runtime.js';
+import { webhooksProjection, type WebhookDoc } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
-import type { WebhookState } from '../../commands/webhook/decider.js';
-import { type DeliveryEvent, type DeliveryRejectionReason, deliveryStream, rejectedDeliveriesStream } from '../../commands/webhook/events.js';
+import type { WebhookState } from '../decider.js';
+import { type DeliveryEvent, type DeliveryRejectionReason, deliveryStream, rejectedDeliveriesStream } from '../events.js';
 import { readLimitedBody } from './body.js';
 import { slidingWindow } from './rate-limit.js';
 import { firstHeader, providerDeliveryId, safeEqual, verifySignature } from './verify.js';

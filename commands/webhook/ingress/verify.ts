@@ -7,7 +7,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
-import type { SignatureScheme } from '../../commands/webhook/events.js';
+import type { SignatureScheme } from '../events.js';
 
 /** Stripe's library default, and the spec's five minutes. */
 export const STRIPE_TOLERANCE_SECONDS = 300;

@@ -3,12 +3,13 @@
  * event store directly (no server needed), one JSON line each or a table for people.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
-import type { EventStore } from '../eventstore/port.js';
-import { openStores } from '../runtime.js';
-import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from '../../queries/history.js';
+import { loadConfig } from '../src/config.js';
+import type { EventStore } from '../src/eventstore/port.js';
+import type { CliCommand } from '../src/feature.js';
+import { openStores } from '../src/runtime.js';
+import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from './history.js';
 
-export const HISTORY_USAGE = '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run';
+const USAGE = '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run';
 
 const brief = (value: unknown, width = 80) => {
   const text = JSON.stringify(value);
@@ -31,7 +32,7 @@ export async function history(events: EventStore, argv: string[], out: (line: st
   const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { table: { type: 'boolean', default: false } } });
   const [kind, id] = positionals;
   if ((kind !== 'task' && kind !== 'run') || !id || positionals.length > 2) {
-    console.error(`usage:\n${HISTORY_USAGE}`);
+    console.error(`usage:\n${USAGE}`);
     return 2;
   }
   const found = kind === 'task' ? await taskHistory(events, id) : await runHistory(events, id);
@@ -46,12 +47,16 @@ export async function history(events: EventStore, argv: string[], out: (line: st
 }
 
 /** The command on the stores of the configuration. */
-export async function historyCommand(argv: string[]): Promise<number> {
-  const stores = await openStores(loadConfig());
-  try {
-    return await history(stores.events, argv);
-  } finally {
-    await stores.events.close();
-    await stores.docs.close();
-  }
-}
+export const historyCommand: CliCommand = {
+  name: 'history',
+  usage: USAGE,
+  async run(argv) {
+    const stores = await openStores(loadConfig());
+    try {
+      return await history(stores.events, argv);
+    } finally {
+      await stores.events.close();
+      await stores.docs.close();
+    }
+  },
+};

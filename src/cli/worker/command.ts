@@ -1,15 +1,16 @@
 /** `shopfloor worker --exec "<command>"`: the reference worker, against a running server. */
 import { parseArgs } from 'node:util';
-import { Worker } from '../worker/worker.js';
+import type { CliCommand } from '../../feature.js';
+import { Worker } from './worker.js';
 
-export const WORKER_USAGE = `  shopfloor worker --exec "<command>" [--url URL] [--api-key KEY] [--concurrency N]
+const USAGE = `  shopfloor worker --exec "<command>" [--url URL] [--api-key KEY] [--concurrency N]
                    [--host NAME] [--capability C]... [--worker-id ID]
                                             execute runs with <command>; the key (an agent API key)
                                             defaults to $SHOPFLOOR_API_KEY, the URL to $SHOPFLOOR_URL`;
 
 const MAX_CONCURRENCY = 64;
 
-export async function workerCommand(argv: string[]): Promise<number> {
+async function run(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -30,7 +31,7 @@ export async function workerCommand(argv: string[]): Promise<number> {
     !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY) && `--concurrency is a whole number from 1 to ${MAX_CONCURRENCY}`,
   ].filter(Boolean);
   if (problems.length) {
-    console.error(`${problems.join('\n')}\nusage:\n${WORKER_USAGE}`);
+    console.error(`${problems.join('\n')}\nusage:\n${USAGE}`);
     return 2;
   }
   const worker = new Worker({
@@ -46,3 +47,5 @@ export async function workerCommand(argv: string[]): Promise<number> {
   await worker.run();
   return 0;
 }
+
+export const workerCommand: CliCommand = { name: 'worker', usage: USAGE, run };

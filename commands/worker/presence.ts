@@ -4,13 +4,13 @@
  * it through `workersOf(rt)`.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Position, type RecordedEvent, START } from '../eventstore/port.js';
-import { DomainError } from '../kernel/errors.js';
-import { findEach } from '../readstore/paging.js';
-import type { Runtime } from '../runtime.js';
+import { type Position, type RecordedEvent, START } from '../../src/eventstore/port.js';
+import { DomainError } from '../../src/kernel/errors.js';
+import { findEach } from '../../src/readstore/paging.js';
+import type { Runtime } from '../../src/runtime.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import { teamsProjection, type TeamDoc } from '../../projections/teams.js';
-import { runStream } from '../../commands/run/events.js';
+import { runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { runSweeper } from './sweeper.js';
 

@@ -9,8 +9,8 @@
  * at start those of held runs are read back from their streams, so a restart loses none (a worker
  * may see a signal twice and drops repeats by `signal_id`).
  */
-import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
-import type { RunEvent } from '../../commands/run/events.js';
+import { comparePositions, type Position, type RecordedEvent } from '../../src/eventstore/port.js';
+import type { RunEvent } from '../run/events.js';
 
 /** A worker that missed this many heartbeats in a row is gone. */
 export const MISSED_HEARTBEATS = 3;

@@ -1,0 +1,11 @@
+/** Conversations: the messages of a run tree's turns, normalized, and their transcripts. */
+import { feature } from '../../src/feature.js';
+import { conversationMessagesProjection } from '../../projections/conversation-messages.js';
+import conversationQueries from '../../queries/conversations.js';
+import conversationRoutes from './routes.js';
+
+export const conversationFeature = feature({
+  name: 'conversation',
+  routes: [conversationRoutes, conversationQueries],
+  projections: [conversationMessagesProjection],
+});

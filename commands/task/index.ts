@@ -1,0 +1,16 @@
+/** Factory tasks: the work items bound to conversations, dispatch to a foreman, cancel, history. */
+import { feature } from '../../src/feature.js';
+import { tasksProjection } from '../../projections/tasks.js';
+import { taskHistoryRoutes } from '../../queries/history.js';
+import { historyCommand } from '../../queries/history-cli.js';
+import taskQueries from '../../queries/tasks.js';
+import { dispatchedTaskReactor, taskCancelReactor } from './reactors.js';
+import taskRoutes from './routes.js';
+
+export const taskFeature = feature({
+  name: 'task',
+  routes: [taskRoutes, taskQueries, taskHistoryRoutes],
+  projections: [tasksProjection],
+  reactors: [dispatchedTaskReactor, taskCancelReactor],
+  cli: [historyCommand],
+});

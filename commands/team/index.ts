@@ -1,0 +1,25 @@
+/** Teams, people and their API keys: who may call, for which team; the first start's bootstrap. */
+import { feature } from '../../src/feature.js';
+import { apiKeysProjection } from '../../projections/api-keys.js';
+import { teamsProjection } from '../../projections/teams.js';
+import { usersProjection } from '../../projections/users.js';
+import { principalResolver } from '../../queries/principals.js';
+import teamQueries from '../../queries/teams.js';
+import { bootstrap } from './bootstrap.js';
+import teamRoutes from './routes.js';
+
+export const teamFeature = feature({
+  name: 'team',
+  routes: [teamRoutes, teamQueries],
+  projections: [apiKeysProjection, usersProjection, teamsProjection],
+  principals: principalResolver,
+  async start(rt) {
+    const first = await bootstrap(rt);
+    if (first) {
+      rt.log.info({ team_uid: first.team_uid, user_uid: first.user_uid }, 'bootstrapped an empty store');
+      // Printed once, on purpose outside the log stream: this is the only time the key is shown.
+      if (first.generated_api_key) process.stdout.write(`\nAdmin API key (shown once): ${first.generated_api_key}\n\n`);
+    }
+    return first;
+  },
+});

@@ -1,0 +1,14 @@
+/** Custom webhooks: their management, the public ingress and the delivery log. */
+import { feature } from '../../src/feature.js';
+import { webhookDeliveriesProjection } from '../../projections/webhook-deliveries.js';
+import { webhooksProjection } from '../../projections/webhooks.js';
+import webhookQueries from '../../queries/webhooks.js';
+import webhookIngress from './ingress/ingress.js';
+import webhookRoutes from './routes.js';
+
+export const webhookFeature = feature({
+  name: 'webhook',
+  routes: [webhookRoutes, webhookQueries],
+  rootRoutes: [webhookIngress],
+  projections: [webhooksProjection, webhookDeliveriesProjection],
+});

@@ -1,0 +1,44 @@
+/**
+ * What a feature brings to the platform, in one entry (`commands/<feature>/index.ts`): its
+ * routes, read models, reactors and background services. The composition root (`features.ts`)
+ * lists the entries; nothing else in `src/` knows a feature.
+ */
+import type { Api } from './http/app.js';
+import type { PrincipalResolver } from './http/auth.js';
+import type { AnyProjection } from './projector/projection.js';
+import type { AnyReactor } from './projector/reactor.js';
+import type { Runtime } from './runtime.js';
+
+/** Registers routes on `api` (relative to /api/v1, or to the root for `rootRoutes`). */
+export type Routes = (api: Api, rt: Runtime) => void;
+
+/** A background service of a running server; stopped before the stores close. */
+export interface Service {
+  stop(): Promise<void>;
+}
+
+/** A `shopfloor <name> …` command; returns the process's exit code. */
+export interface CliCommand {
+  name: string;
+  usage: string;
+  run(argv: string[]): Promise<number>;
+}
+
+export interface Feature {
+  name: string;
+  routes?: readonly Routes[];
+  /** Routes outside /api/v1, such as the webhook ingress. */
+  rootRoutes?: readonly Routes[];
+  projections?: readonly AnyProjection[];
+  reactors?: ReadonlyArray<AnyReactor<Runtime>>;
+  /** Runs once the read models are open, before anything is served; its result is kept by name. */
+  start?(rt: Runtime): Promise<unknown>;
+  services?: ReadonlyArray<(rt: Runtime) => Service>;
+  /** Resolves API keys to principals: exactly one feature provides it. */
+  principals?(rt: Runtime): PrincipalResolver;
+  cli?: readonly CliCommand[];
+}
+
+export const feature = (f: Feature): Feature => f;
+
+export const projectionsOf = (features: readonly Feature[]): AnyProjection[] => features.flatMap((f) => f.projections ?? []);

@@ -1,0 +1,28 @@
+/**
+ * The composition root: every feature the server and the CLI run, in one list. The only file of
+ * `src/` that names a feature; adding a feature is its folder and one line here.
+ */
+import { automationFeature } from '../commands/automation/index.js';
+import { conversationFeature } from '../commands/conversation/index.js';
+import { factoryFeature } from '../commands/factory/index.js';
+import { identityFeature } from '../commands/identity/index.js';
+import { runFeature } from '../commands/run/index.js';
+import { secretFeature } from '../commands/secret/index.js';
+import { taskFeature } from '../commands/task/index.js';
+import { teamFeature } from '../commands/team/index.js';
+import { webhookFeature } from '../commands/webhook/index.js';
+import { workerFeature } from '../commands/worker/index.js';
+import type { Feature } from './feature.js';
+
+export const features: readonly Feature[] = [
+  teamFeature,
+  identityFeature,
+  secretFeature,
+  factoryFeature,
+  runFeature,
+  conversationFeature,
+  taskFeature,
+  workerFeature,
+  webhookFeature,
+  automationFeature,
+];
