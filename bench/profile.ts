@@ -40,8 +40,11 @@ function summarize(file: string, top: number): void {
     if (at >= fromS! * 1e6 && at <= toS! * 1e6) self.set(id, (self.get(id) ?? 0) + dt);
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const idle = [...self].filter(([id]) => /^\((idle|program|garbage collector)\)$/.test(byId.get(id)!.callFrame.functionName));
-  const busy = total - idle.filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
+  const idle = [...self].filter(([id]) =>
+    /^\((idle|program|garbage collector)\)$/.test(byId.get(id)!.callFrame.functionName),
+  );
+  const busy =
+    total - idle.filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, t]) => a + t, 0);
 
   const fn = new Map<string, number>();
   const fileIncl = new Map<string, number>();
@@ -59,11 +62,18 @@ function summarize(file: string, top: number): void {
     }
   }
   const share = (t: number) => `${((t * 100) / busy).toFixed(1).padStart(5)}%`;
-  console.log(`\n${path.relative(process.cwd(), file)}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle`);
+  console.log(
+    `\n${path.relative(process.cwd(), file)}: ${(total / 1e6).toFixed(1)} s sampled, ${(busy / 1e6).toFixed(1)} s not idle`,
+  );
   console.log('  self time by function (share of non-idle time):');
-  for (const [k, t] of [...fn].filter(([k]) => !k.endsWith(':(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${share(t)}  ${k}`);
+  for (const [k, t] of [...fn]
+    .filter(([k]) => !k.endsWith(':(idle)'))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top))
+    console.log(`  ${share(t)}  ${k}`);
   console.log('  inclusive time by project file:');
-  for (const [k, t] of [...fileIncl].sort((a, b) => b[1] - a[1]).slice(0, Math.ceil(top / 2))) console.log(`  ${share(t)}  ${k}`);
+  for (const [k, t] of [...fileIncl].sort((a, b) => b[1] - a[1]).slice(0, Math.ceil(top / 2)))
+    console.log(`  ${share(t)}  ${k}`);
 }
 
 const target = args[0];
@@ -72,6 +82,10 @@ const top = Number(args[1] ?? 25);
 /** Main threads only: Node names profiles CPU.<date>.<time>.<pid>.<thread>.<n>.cpuprofile. */
 const mainThread = (f: string) => !/^CPU\.\d+\.\d+\.\d+\.[1-9]\d*\./.test(path.basename(f));
 const walk = (p: string): string[] =>
-  fs.statSync(p).isDirectory() ? fs.readdirSync(p).flatMap((f) => walk(path.join(p, f))) : p.endsWith('.cpuprofile') ? [p] : [];
+  fs.statSync(p).isDirectory()
+    ? fs.readdirSync(p).flatMap((f) => walk(path.join(p, f)))
+    : p.endsWith('.cpuprofile')
+      ? [p]
+      : [];
 const files = walk(target).filter(mainThread);
 for (const f of files.sort()) summarize(f, top);

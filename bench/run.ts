@@ -66,7 +66,9 @@ if (files.length === 0) throw new Error(`no workload matches BENCH_ONLY=${params
 const outcomes: WorkloadOutcome[] = [];
 for (const file of files) outcomes.push(await runWorkload(file));
 
-const out = process.env.BENCH_OUT ?? (QUICK || params.only ? path.join(CACHE_DIR, 'RESULTS.partial.md') : path.join(BENCH_DIR, 'RESULTS.md'));
+const out =
+  process.env.BENCH_OUT ??
+  (QUICK || params.only ? path.join(CACHE_DIR, 'RESULTS.partial.md') : path.join(BENCH_DIR, 'RESULTS.md'));
 fs.mkdirSync(path.dirname(out), { recursive: true });
 fs.writeFileSync(out, renderReport(outcomes, (performance.now() - started) / 1000));
 log(`wrote ${path.relative(process.cwd(), out)}`);

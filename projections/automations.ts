@@ -7,8 +7,8 @@
  */
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { AutomationEvent, Trigger } from '../commands/automation/events.js';
-import { webhookOf } from '../commands/automation/triggers.js';
 import type { DeliveryEvent, WebhookEvent } from '../commands/webhook/events.js';
+import { webhookOf } from '../commands/automation/events.js';
 
 export type TriggerDoc = Trigger & { active: boolean };
 
@@ -79,7 +79,12 @@ export const automationsProjection = projection<AutomationEvent | WebhookEvent |
   indexes: [['kind', 'factory_uid', 'name']],
   on: {
     WebhookCreated: (e, docs) =>
-      docs.put(webhookKey(e.data.uid), { kind: 'webhook', uid: e.data.uid, deleted: false, automation_ids: [] } satisfies WebhookDoc),
+      docs.put(webhookKey(e.data.uid), {
+        kind: 'webhook',
+        uid: e.data.uid,
+        deleted: false,
+        automation_ids: [],
+      } satisfies WebhookDoc),
     WebhookDeleted: async (e, docs) => {
       const webhook = (await docs.get(webhookKey(e.data.uid))) as WebhookDoc | null;
       if (!webhook) return;
@@ -116,7 +121,11 @@ export const automationsProjection = projection<AutomationEvent | WebhookEvent |
       const automation = (await docs.get(e.data.id)) as AutomationDoc | null;
       if (!automation) return;
       const { triggers, ...changes } = e.data.changes;
-      docs.patch(e.data.id, { ...changes, ...(triggers ? { triggers: await marked(docs, triggers) } : {}), updated_at: e.metadata.occurred_at });
+      docs.patch(e.data.id, {
+        ...changes,
+        ...(triggers ? { triggers: await marked(docs, triggers) } : {}),
+        updated_at: e.metadata.occurred_at,
+      });
       if (triggers) await relink(docs, e.data.id, webhooksOf(automation.triggers), webhooksOf(triggers));
     },
     AutomationDeleted: async (e, docs) => {

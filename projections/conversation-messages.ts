@@ -93,7 +93,12 @@ function startTurn(e: RecordedEvent, docs: Docs, run: Pick<RunTurnDoc, 'run_id' 
 }
 
 /** Records a message in the run's current turn (an unknown run records nothing). */
-async function record(e: RecordedEvent, docs: Docs, runId: string, message: Pick<MessageDoc, 'message_id' | 'step_id' | 'parent_step_id' | 'role' | 'content'>) {
+async function record(
+  e: RecordedEvent,
+  docs: Docs,
+  runId: string,
+  message: Pick<MessageDoc, 'message_id' | 'step_id' | 'parent_step_id' | 'role' | 'content'>,
+) {
   const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
   if (!run) return;
   docs.put(e.id, {
@@ -108,7 +113,15 @@ async function record(e: RecordedEvent, docs: Docs, runId: string, message: Pick
 }
 
 const userMessage = (e: RecordedEvent, docs: Docs, runId: string, message: string) =>
-  message ? record(e, docs, runId, { message_id: e.id, step_id: null, parent_step_id: null, role: 'user', content: text(message) }) : undefined;
+  message
+    ? record(e, docs, runId, {
+        message_id: e.id,
+        step_id: null,
+        parent_step_id: null,
+        role: 'user',
+        content: text(message),
+      })
+    : undefined;
 
 async function endTurn(e: RecordedEvent, docs: Docs, runId: string, summary: string | null) {
   const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
@@ -127,7 +140,12 @@ export const conversationMessagesProjection = projection<RunEvent | Conversation
       const { conversation_id, run_id } = e.data;
       const current = (await docs.get(conversationKey(conversation_id))) as ConversationRunsDoc | null;
       const run_ids = current?.run_ids ?? [];
-      if (!run_ids.includes(run_id)) docs.put(conversationKey(conversation_id), { kind: 'conversation', conversation_id, run_ids: [...run_ids, run_id] });
+      if (!run_ids.includes(run_id))
+        docs.put(conversationKey(conversation_id), {
+          kind: 'conversation',
+          conversation_id,
+          run_ids: [...run_ids, run_id],
+        });
     },
     RunCreated: async (e, docs) => {
       const { run_id, conversation_id, title, prompt } = e.data;

@@ -35,7 +35,8 @@ export const factoriesProjection = projection<FactoryEvent | IdentityEvent>({
     FactoryDeleted: (e, docs) => docs.delete(e.data.uid),
     AgentIdentityCreated: (e, docs) => {
       const { profile } = e.data;
-      if (profile.agent_type === 'FOREMAN' && profile.factory_uid) docs.patch(profile.factory_uid, { foreman_uid: e.data.uid });
+      if (profile.agent_type === 'FOREMAN' && profile.factory_uid)
+        docs.patch(profile.factory_uid, { foreman_uid: e.data.uid });
     },
   },
 });

@@ -27,7 +27,8 @@ export const identitiesProjection = projection<IdentityEvent>({
         created_at: e.metadata.occurred_at,
         updated_at: e.metadata.occurred_at,
       } satisfies IdentityDoc),
-    AgentIdentityUpdated: (e, docs) => docs.patch(e.data.uid, { ...e.data.changes, updated_at: e.metadata.occurred_at }),
+    AgentIdentityUpdated: (e, docs) =>
+      docs.patch(e.data.uid, { ...e.data.changes, updated_at: e.metadata.occurred_at }),
     AgentIdentityDeleted: (e, docs) => docs.delete(e.data.uid),
   },
 });

@@ -10,7 +10,7 @@ import type { RecordedEvent } from '../src/eventstore/port.js';
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { FinishState, RunEvent, RunMode } from '../commands/run/events.js';
 
-export interface TimelineEntry {
+interface TimelineEntry {
   [field: string]: unknown;
   /** The id of the event that recorded the entry. */
   event_uuid: string;
@@ -59,7 +59,10 @@ async function append(docs: Docs, e: RecordedEvent<RunEvent>, entry: Entry) {
     occurred_at: e.metadata.occurred_at,
     payload: entry.payload ?? {},
   };
-  docs.patch(doc.run_id, { entries: [...doc.entries, added], execution_id: entry.holds === undefined ? doc.execution_id : entry.holds });
+  docs.patch(doc.run_id, {
+    entries: [...doc.entries, added],
+    execution_id: entry.holds === undefined ? doc.execution_id : entry.holds,
+  });
 }
 
 export const runTimelineProjection = projection<RunEvent>({
@@ -82,11 +85,21 @@ export const runTimelineProjection = projection<RunEvent>({
     RunPromptExtended: (e, docs) => append(docs, e, { event_type: 'followup_queued', payload: withMode(e.data.mode) }),
     RunLeased: (e, docs) => {
       const { worker_id, execution_id, lease_expires_at } = e.data;
-      return append(docs, e, { event_type: 'run_leased', payload: { worker_id, lease_expires_at }, execution_id, holds: execution_id });
+      return append(docs, e, {
+        event_type: 'run_leased',
+        payload: { worker_id, lease_expires_at },
+        execution_id,
+        holds: execution_id,
+      });
     },
-    RunLeaseExpired: (e, docs) => append(docs, e, { event_type: 'lease_expired', payload: { worker_id: e.data.worker_id }, holds: null }),
+    RunLeaseExpired: (e, docs) =>
+      append(docs, e, { event_type: 'lease_expired', payload: { worker_id: e.data.worker_id }, holds: null }),
     RunClaimed: (e, docs) =>
-      append(docs, e, { event_type: 'oz_run_claimed', payload: { worker_id: e.data.worker_id }, execution_id: e.data.execution_id }),
+      append(docs, e, {
+        event_type: 'oz_run_claimed',
+        payload: { worker_id: e.data.worker_id },
+        execution_id: e.data.execution_id,
+      }),
     RunStarted: (e, docs) => append(docs, e, { event_type: 'agent_started', execution_id: e.data.execution_id }),
     RunTimelineRecorded: (e, docs) => append(docs, e, { event_type: e.data.name, payload: e.data.detail }),
     RunFinished: (e, docs) => {
@@ -98,12 +111,23 @@ export const runTimelineProjection = projection<RunEvent>({
         holds: null,
       });
     },
-    RunCancelled: (e, docs) => append(docs, e, { event_type: 'oz_run_cancelled', payload: { reason: e.data.reason }, holds: null }),
-    RunInterruptRequested: (e, docs) => append(docs, e, { event_type: 'interrupt_requested', execution_id: e.data.execution_id }),
+    RunCancelled: (e, docs) =>
+      append(docs, e, { event_type: 'oz_run_cancelled', payload: { reason: e.data.reason }, holds: null }),
+    RunInterruptRequested: (e, docs) =>
+      append(docs, e, { event_type: 'interrupt_requested', execution_id: e.data.execution_id }),
     RunFollowupDelivered: (e, docs) =>
-      append(docs, e, { event_type: 'followup_delivered', payload: { to: e.data.to, ...withMode(e.data.mode) }, execution_id: e.data.execution_id }),
-    RunResumed: (e, docs) => append(docs, e, { event_type: 'run_resumed', payload: withMode(e.data.mode), execution_id: null, holds: null }),
+      append(docs, e, {
+        event_type: 'followup_delivered',
+        payload: { to: e.data.to, ...withMode(e.data.mode) },
+        execution_id: e.data.execution_id,
+      }),
+    RunResumed: (e, docs) =>
+      append(docs, e, { event_type: 'run_resumed', payload: withMode(e.data.mode), execution_id: null, holds: null }),
     RunWorkerLost: (e, docs) =>
-      append(docs, e, { event_type: 'worker_lost', payload: { worker_id: e.data.worker_id, requeued: e.data.requeued }, holds: null }),
+      append(docs, e, {
+        event_type: 'worker_lost',
+        payload: { worker_id: e.data.worker_id, requeued: e.data.requeued },
+        holds: null,
+      }),
   },
 });

@@ -4,9 +4,17 @@
  */
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type Artifact, type Attachment, type RunEvent, type RunState, type StatusMessage, WORKER_LOST, WORKING_STATES } from '../commands/run/events.js';
+import {
+  type Artifact,
+  type Attachment,
+  type RunEvent,
+  type RunState,
+  type StatusMessage,
+  WORKER_LOST,
+  WORKING_STATES,
+} from '../commands/run/events.js';
 
-export type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
+type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
 
 export interface RunDoc {
   [field: string]: unknown;
@@ -80,7 +88,12 @@ const rootStatus = (state: RunState): TaskStatus =>
           : 'failed';
 
 /** The name of the skill a spec (`owner/repo:path/to/name/SKILL.md`, `repo:name`) points at. */
-export const skillName = (spec: string) => spec.slice(spec.indexOf(':') + 1).replace(/\/?SKILL\.md$/i, '').split('/').pop() || spec;
+export const skillName = (spec: string) =>
+  spec
+    .slice(spec.indexOf(':') + 1)
+    .replace(/\/?SKILL\.md$/i, '')
+    .split('/')
+    .pop() || spec;
 
 /** Closes the open execution of `run` at `at`: its time adds to the run time (none if it never started). */
 const endExecution = (run: RunDoc, at: string, executionId: string | null): Partial<RunDoc> => ({
@@ -90,15 +103,24 @@ const endExecution = (run: RunDoc, at: string, executionId: string | null): Part
 });
 
 /** Moves a run to `state` and keeps its root's working set and task status in step. */
-async function moveTo(docs: Docs, e: RecordedEvent, runId: string, state: RunState, changes: Partial<RunDoc> | ((run: RunDoc) => Partial<RunDoc>) = {}) {
+async function moveTo(
+  docs: Docs,
+  e: RecordedEvent,
+  runId: string,
+  state: RunState,
+  changes: Partial<RunDoc> | ((run: RunDoc) => Partial<RunDoc>) = {},
+) {
   const run = (await docs.get(runId)) as RunDoc | null;
   if (!run) return;
   const at = e.metadata.occurred_at;
   const fields = typeof changes === 'function' ? changes(run) : changes;
   docs.patch(runId, { ...fields, state, updated_at: at });
-  const root = runId === run.root_run_id ? { ...run, ...fields, state } : ((await docs.get(run.root_run_id)) as RunDoc | null);
+  const root =
+    runId === run.root_run_id ? { ...run, ...fields, state } : ((await docs.get(run.root_run_id)) as RunDoc | null);
   if (!root) return;
-  const working = WORKING_STATES.includes(state) ? [...new Set([...root.working, runId])] : root.working.filter((id) => id !== runId);
+  const working = WORKING_STATES.includes(state)
+    ? [...new Set([...root.working, runId])]
+    : root.working.filter((id) => id !== runId);
   docs.patch(root.run_id, { working, task_status: working.length ? 'running' : rootStatus(root.state) });
 }
 
@@ -175,13 +197,18 @@ export const runsProjection = projection<RunEvent>({
     },
     RunPromptExtended: async (e, docs) => {
       const run = (await docs.get(e.data.run_id)) as RunDoc | null;
-      if (run) docs.patch(run.run_id, { prompt: `${run.prompt}\n\n${e.data.message}`, updated_at: e.metadata.occurred_at });
+      if (run)
+        docs.patch(run.run_id, { prompt: `${run.prompt}\n\n${e.data.message}`, updated_at: e.metadata.occurred_at });
     },
-    RunLeased: (e, docs) => moveTo(docs, e, e.data.run_id, 'PENDING', { worker_id: e.data.worker_id, execution_id: e.data.execution_id }),
+    RunLeased: (e, docs) =>
+      moveTo(docs, e, e.data.run_id, 'PENDING', { worker_id: e.data.worker_id, execution_id: e.data.execution_id }),
     RunLeaseExpired: (e, docs) => moveTo(docs, e, e.data.run_id, 'QUEUED', { worker_id: null, execution_id: null }),
     RunClaimed: (e, docs) => moveTo(docs, e, e.data.run_id, 'CLAIMED'),
     RunStarted: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'INPROGRESS', { started_at: e.metadata.occurred_at, execution_started_at: e.metadata.occurred_at }),
+      moveTo(docs, e, e.data.run_id, 'INPROGRESS', {
+        started_at: e.metadata.occurred_at,
+        execution_started_at: e.metadata.occurred_at,
+      }),
     RunFinished: (e, docs) =>
       moveTo(docs, e, e.data.run_id, e.data.state, (run) => ({
         ...endExecution(run, e.metadata.occurred_at, e.data.execution_id),
@@ -189,23 +216,36 @@ export const runsProjection = projection<RunEvent>({
         finished_at: e.metadata.occurred_at,
       })),
     RunCancelled: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'CANCELLED', (run) => ({ ...endExecution(run, e.metadata.occurred_at, run.execution_id), finished_at: e.metadata.occurred_at })),
+      moveTo(docs, e, e.data.run_id, 'CANCELLED', (run) => ({
+        ...endExecution(run, e.metadata.occurred_at, run.execution_id),
+        finished_at: e.metadata.occurred_at,
+      })),
     RunResumed: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'QUEUED', { status_message: null, finished_at: null, worker_id: null, execution_id: null }),
+      moveTo(docs, e, e.data.run_id, 'QUEUED', {
+        status_message: null,
+        finished_at: null,
+        worker_id: null,
+        execution_id: null,
+      }),
     RunWorkerLost: (e, docs) =>
       moveTo(docs, e, e.data.run_id, e.data.requeued ? 'QUEUED' : 'ERROR', (run) => ({
         worker_id: null,
         execution_id: null,
         ...(e.data.requeued
           ? {}
-          : { ...endExecution(run, e.metadata.occurred_at, run.execution_id), finished_at: e.metadata.occurred_at, status_message: WORKER_LOST }),
+          : {
+              ...endExecution(run, e.metadata.occurred_at, run.execution_id),
+              finished_at: e.metadata.occurred_at,
+              status_message: WORKER_LOST,
+            }),
       })),
     RunArtifactAdded: async (e, docs) => {
       const run = (await docs.get(e.data.run_id)) as RunDoc | null;
       if (!run) return;
       const { artifact } = e.data;
       const artifacts = [...run.artifacts, { ...artifact, created_at: e.metadata.occurred_at }];
-      const url = artifact.artifact_type === 'EXTERNAL_REFERENCE' && typeof artifact.url === 'string' ? [artifact.url] : [];
+      const url =
+        artifact.artifact_type === 'EXTERNAL_REFERENCE' && typeof artifact.url === 'string' ? [artifact.url] : [];
       docs.patch(run.run_id, {
         artifacts,
         artifact_types: [...new Set(artifacts.map((a) => a.artifact_type))],
@@ -213,10 +253,14 @@ export const runsProjection = projection<RunEvent>({
         updated_at: e.metadata.occurred_at,
       });
     },
-    RunUsageReported: (e, docs) => docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
+    RunUsageReported: (e, docs) =>
+      docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
     RunHandoffFileAdded: async (e, docs) => {
       const run = (await docs.get(e.data.run_id)) as RunDoc | null;
-      if (run) docs.patch(run.run_id, { handoff_files: [...run.handoff_files, { ...e.data.attachment, execution_id: e.data.execution_id }] });
+      if (run)
+        docs.patch(run.run_id, {
+          handoff_files: [...run.handoff_files, { ...e.data.attachment, execution_id: e.data.execution_id }],
+        });
     },
   },
 });

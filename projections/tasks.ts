@@ -41,13 +41,21 @@ export const tasksProjection = projection<TaskEvent | RunEvent>({
   name: 'tasks',
   version: 1,
   // A board shows one stage per column: the stage filter seeks, newest first.
-  indexes: [['factory_uid', 'created_at'], ['factory_uid', 'updated_at'], ['factory_uid', 'stage', 'created_at'], ['conversation_id']],
+  indexes: [
+    ['factory_uid', 'created_at'],
+    ['factory_uid', 'updated_at'],
+    ['factory_uid', 'stage', 'created_at'],
+    ['conversation_id'],
+  ],
   on: {
     RunCreated: async (e, docs) => {
       if (e.data.parent_run_id !== null) return;
       const key = conversationKey(e.data.conversation_id);
       const link = (await docs.get(key)) as ConversationLinkDoc | null;
-      docs.put(key, { latest_root_run_id: e.data.run_id, task_uid: link?.task_uid ?? null } satisfies ConversationLinkDoc);
+      docs.put(key, {
+        latest_root_run_id: e.data.run_id,
+        task_uid: link?.task_uid ?? null,
+      } satisfies ConversationLinkDoc);
       // A new top-level run does not bump updated_at: only changes to the task itself do.
       if (link?.task_uid) docs.patch(link.task_uid, { current_run_id: e.data.run_id });
     },
@@ -72,7 +80,10 @@ export const tasksProjection = projection<TaskEvent | RunEvent>({
         created_at: e.metadata.occurred_at,
         updated_at: e.metadata.occurred_at,
       } satisfies TaskDoc);
-      docs.put(key, { latest_root_run_id: link?.latest_root_run_id ?? null, task_uid: d.uid } satisfies ConversationLinkDoc);
+      docs.put(key, {
+        latest_root_run_id: link?.latest_root_run_id ?? null,
+        task_uid: d.uid,
+      } satisfies ConversationLinkDoc);
     },
     TaskUpdated: (e, docs) => docs.patch(e.data.uid, { ...e.data.changes, updated_at: e.metadata.occurred_at }),
     TaskStageChanged: (e, docs) => docs.patch(e.data.uid, { stage: e.data.to, updated_at: e.metadata.occurred_at }),

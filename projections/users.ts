@@ -21,13 +21,21 @@ export const usersProjection = projection<UserEvent | TeamEvent>({
     // membership then waits on a partial document that the registration completes.
     UserRegistered: async (e, docs) => {
       const early = (await docs.get(e.data.uid)) as Partial<UserDoc> | null;
-      docs.put(e.data.uid, { ...e.data, memberships: early?.memberships ?? [], created_at: e.metadata.occurred_at } satisfies UserDoc);
+      docs.put(e.data.uid, {
+        ...e.data,
+        memberships: early?.memberships ?? [],
+        created_at: e.metadata.occurred_at,
+      } satisfies UserDoc);
     },
     MemberAdded: async (e, docs) => {
       const user = (await docs.get(e.data.user_uid)) as Partial<UserDoc> | null;
       const memberships = user?.memberships ?? [];
       if (memberships.some((m) => m.team_uid === e.data.team_uid)) return;
-      docs.put(e.data.user_uid, { ...user, uid: e.data.user_uid, memberships: [...memberships, { team_uid: e.data.team_uid, role: e.data.role }] });
+      docs.put(e.data.user_uid, {
+        ...user,
+        uid: e.data.user_uid,
+        memberships: [...memberships, { team_uid: e.data.team_uid, role: e.data.role }],
+      });
     },
   },
 });

@@ -10,7 +10,12 @@ import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { DeliveryEvent } from '../commands/webhook/events.js';
 
-export type DeliveryStatus = 'accepted' | 'duplicate' | 'rejected_auth' | 'rejected_invalid_json' | 'rejected_too_large';
+export type DeliveryStatus =
+  | 'accepted'
+  | 'duplicate'
+  | 'rejected_auth'
+  | 'rejected_invalid_json'
+  | 'rejected_too_large';
 
 export const deliveryLabels: Record<DeliveryStatus, string> = {
   accepted: 'Accepted',
@@ -51,17 +56,31 @@ interface LogHeadDoc {
   applied: string;
 }
 
-export const DELIVERY_LOG_KEEP_COUNT = 50;
-export const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
+const DELIVERY_LOG_KEEP_COUNT = 50;
+const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
 
 const headId = (webhookUid: string) => `head:${webhookUid}`;
 
-async function record(e: RecordedEvent<DeliveryEvent>, docs: Docs, fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of'>) {
+async function record(
+  e: RecordedEvent<DeliveryEvent>,
+  docs: Docs,
+  fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of'>,
+) {
   const { webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at } = e.data;
   const head = (await docs.get(headId(webhook_uid))) as LogHeadDoc | null;
   const applied = positionKey(e.position);
   if (head && head.applied >= applied) return;
-  docs.put(delivery_id, { kind: 'delivery', webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at, ...fields, next: null } satisfies DeliveryDoc);
+  docs.put(delivery_id, {
+    kind: 'delivery',
+    webhook_uid,
+    factory_uid,
+    team_uid,
+    delivery_id,
+    size_bytes,
+    received_at,
+    ...fields,
+    next: null,
+  } satisfies DeliveryDoc);
   if (head) docs.patch(head.newest, { next: delivery_id });
 
   const newestAt = head && head.newest_at > received_at ? head.newest_at : received_at;
@@ -74,7 +93,15 @@ async function record(e: RecordedEvent<DeliveryEvent>, docs: Docs, fields: Pick<
     oldest = entry.next!;
     count--;
   }
-  docs.put(headId(webhook_uid), { kind: 'head', webhook_uid, oldest, newest: delivery_id, newest_at: newestAt, count, applied } satisfies LogHeadDoc);
+  docs.put(headId(webhook_uid), {
+    kind: 'head',
+    webhook_uid,
+    oldest,
+    newest: delivery_id,
+    newest_at: newestAt,
+    count,
+    applied,
+  } satisfies LogHeadDoc);
 }
 
 export const webhookDeliveriesProjection = projection<DeliveryEvent>({
@@ -82,8 +109,21 @@ export const webhookDeliveriesProjection = projection<DeliveryEvent>({
   version: 2,
   indexes: [['webhook_uid', 'kind', 'received_at']],
   on: {
-    DeliveryAccepted: (e, docs) => record(e, docs, { status: 'accepted', identity: e.data.identity, payload_blob: e.data.payload_blob, duplicate_of: null }),
-    DeliveryDuplicated: (e, docs) => record(e, docs, { status: 'duplicate', identity: e.data.identity, payload_blob: null, duplicate_of: e.data.duplicate_of }),
-    DeliveryRejected: (e, docs) => record(e, docs, { status: `rejected_${e.data.reason}`, identity: null, payload_blob: null, duplicate_of: null }),
+    DeliveryAccepted: (e, docs) =>
+      record(e, docs, {
+        status: 'accepted',
+        identity: e.data.identity,
+        payload_blob: e.data.payload_blob,
+        duplicate_of: null,
+      }),
+    DeliveryDuplicated: (e, docs) =>
+      record(e, docs, {
+        status: 'duplicate',
+        identity: e.data.identity,
+        payload_blob: null,
+        duplicate_of: e.data.duplicate_of,
+      }),
+    DeliveryRejected: (e, docs) =>
+      record(e, docs, { status: `rejected_${e.data.reason}`, identity: null, payload_blob: null, duplicate_of: null }),
   },
 });

@@ -43,6 +43,7 @@ export const webhooksProjection = projection<WebhookEvent>({
         awaiting_secret: false,
         updated_at: e.metadata.occurred_at,
       }),
-    WebhookDeleted: (e, docs) => docs.patch(e.data.uid, { deleted: true, enabled: false, updated_at: e.metadata.occurred_at }),
+    WebhookDeleted: (e, docs) =>
+      docs.patch(e.data.uid, { deleted: true, enabled: false, updated_at: e.metadata.occurred_at }),
   },
 });

@@ -8,8 +8,6 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { hashApiKey } from '../src/http/api-key.js';
-import { canView } from '../commands/run/decider.js';
-import type { Api } from '../src/http/app.js';
 import { bearer } from '../src/http/auth.js';
 import type { Principal } from '../src/http/principal.js';
 import { uidParam } from '../src/http/schemas.js';
@@ -18,16 +16,34 @@ import type { Runtime } from '../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
 import { principalResolver } from './principals.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
-
+import { canView } from '../commands/run/resource.js';
+import type { Api } from '../src/http/api.js';
 
 /** The decision context of a principal, for `canView`. */
-export const viewerOf = (principal: Principal) => ({ actor: { type: principal.type, uid: principal.uid }, teams: Object.fromEntries(principal.teams) });
+export const viewerOf = (principal: Principal) => ({
+  actor: { type: principal.type, uid: principal.uid },
+  teams: Object.fromEntries(principal.teams),
+});
 
-const EXTENSIONS: Record<string, string> = { 'image/png': '.png', 'image/jpeg': '.jpg', 'image/gif': '.gif', 'image/webp': '.webp', 'text/markdown': '.md' };
+const EXTENSIONS: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'text/markdown': '.md',
+};
 
-const mimeOf = (a: ArtifactDoc) => (typeof a.data.mime_type === 'string' ? a.data.mime_type : a.artifact_type === 'PLAN' ? 'text/markdown' : 'application/octet-stream');
+const mimeOf = (a: ArtifactDoc) =>
+  typeof a.data.mime_type === 'string'
+    ? a.data.mime_type
+    : a.artifact_type === 'PLAN'
+      ? 'text/markdown'
+      : 'application/octet-stream';
 
-export const filenameOf = (a: ArtifactDoc) => (typeof a.data.filename === 'string' && a.data.filename ? a.data.filename : `${a.artifact_uid}${EXTENSIONS[mimeOf(a)] ?? ''}`);
+export const filenameOf = (a: ArtifactDoc) =>
+  typeof a.data.filename === 'string' && a.data.filename
+    ? a.data.filename
+    : `${a.artifact_uid}${EXTENSIONS[mimeOf(a)] ?? ''}`;
 
 const params = z.object({ artifactUid: uidParam });
 
@@ -67,14 +83,28 @@ export default function artifactQueries(api: Api, rt: Runtime): void {
 
   api.get('/agent/artifacts/:artifactUid', { config: { public: true }, schema }, async (req) => {
     const { artifact: a, anonymous } = await readable(req, req.params.artifactUid);
-    const { artifact_uid: _uid, artifact_type: _type, public: _public, mime_type: _mime, content: _content, filepath, ...fields } = a.data;
+    const {
+      artifact_uid: _uid,
+      artifact_type: _type,
+      public: _public,
+      mime_type: _mime,
+      content: _content,
+      filepath,
+      ...fields
+    } = a.data;
     const shown = { ...fields, ...(anonymous || filepath === undefined ? {} : { filepath }) };
     let data: Record<string, unknown>;
     if (a.artifact_type === 'PLAN') {
       data = { ...shown, content: await planContent(a), content_type: 'text/markdown' };
     } else if (a.blob) {
       const link = signedBlobUrl(rt, a.blob, filenameOf(a), mimeOf(a));
-      data = { ...shown, download_url: link.url, expires_at: link.expires_at, content_type: mimeOf(a), filename: filenameOf(a) };
+      data = {
+        ...shown,
+        download_url: link.url,
+        expires_at: link.expires_at,
+        content_type: mimeOf(a),
+        filename: filenameOf(a),
+      };
     } else {
       data = shown;
     }

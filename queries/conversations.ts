@@ -8,8 +8,6 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { canView, isTerminal } from '../commands/run/decider.js';
-import type { Api } from '../src/http/app.js';
 import { uidParam } from '../src/http/schemas.js';
 import { NotFound } from '../src/kernel/errors.js';
 import { findAll } from '../src/readstore/paging.js';
@@ -28,21 +26,38 @@ import { runsProjection, type RunDoc } from '../projections/runs.js';
 import { filenameOf, viewerOf } from './artifacts.js';
 import { normalizeConversation } from './normalized-conversation.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
+import { canView, isTerminal } from '../commands/run/resource.js';
+import type { Api } from '../src/http/api.js';
 
-const LOG_ORDER: Sort = [['seq', 'asc'], ['id', 'asc']];
+const LOG_ORDER: Sort = [
+  ['seq', 'asc'],
+  ['id', 'asc'],
+];
 const PAGE = 500;
 
 const conversationParams = z.object({ conversation_id: uidParam });
 const runParams = z.object({ runId: uidParam });
 
-const ownerOf = (run: RunDoc) => ({ team_uid: run.team_uid, creator_uid: run.creator.uid, executing_team_uid: run.executing_team_uid });
+const ownerOf = (run: RunDoc) => ({
+  team_uid: run.team_uid,
+  creator_uid: run.creator.uid,
+  executing_team_uid: run.executing_team_uid,
+});
 
 const transcriptOf = (conversationId: string, runId: string | null, items: ConversationItem[]) => ({
   conversation_id: conversationId,
   ...(runId ? { run_id: runId } : {}),
   messages: items
     .filter((i): i is MessageDoc => i.kind === 'message')
-    .map(({ message_id, run_id, step_id, parent_step_id, role, timestamp, content }) => ({ message_id, run_id, step_id, parent_step_id, role, timestamp, content })),
+    .map(({ message_id, run_id, step_id, parent_step_id, role, timestamp, content }) => ({
+      message_id,
+      run_id,
+      step_id,
+      parent_step_id,
+      role,
+      timestamp,
+      content,
+    })),
 });
 
 export default function conversationQueries(api: Api, rt: Runtime): void {
@@ -52,7 +67,11 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   /** Every turn and message matching `filter`, in log order. */
   async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
-    return (await findAll(store, { filter: { ...filter, kind: { $in: ['turn', 'message'] } }, sort: LOG_ORDER, limit: PAGE })) as Array<TurnDoc | MessageDoc>;
+    return (await findAll(store, {
+      filter: { ...filter, kind: { $in: ['turn', 'message'] } },
+      sort: LOG_ORDER,
+      limit: PAGE,
+    })) as Array<TurnDoc | MessageDoc>;
   }
 
   async function conversationRuns(id: string): Promise<string[]> {
@@ -87,7 +106,10 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   api.get('/agent/runs/:runId/transcript', { schema: { params: runParams, tags } }, async (req, reply) => {
     const run = await visibleRun(req, req.params.runId);
-    const link = await jsonFile(transcriptOf(run.conversation_id, run.run_id, await itemsWhere({ run_id: run.run_id })), 'transcript.json');
+    const link = await jsonFile(
+      transcriptOf(run.conversation_id, run.run_id, await itemsWhere({ run_id: run.run_id })),
+      'transcript.json',
+    );
     return reply.redirect(link.url, 302);
   });
 
@@ -97,12 +119,16 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
     return normalizeConversation(id, await itemsWhere({ conversation_id: id }));
   });
 
-  api.get('/agent/conversations/:conversation_id/transcript', { schema: { params: conversationParams, tags } }, async (req, reply) => {
-    const id = req.params.conversation_id;
-    await visibleConversation(req, id);
-    const link = await jsonFile(transcriptOf(id, null, await itemsWhere({ conversation_id: id })), 'transcript.json');
-    return reply.redirect(link.url, 302);
-  });
+  api.get(
+    '/agent/conversations/:conversation_id/transcript',
+    { schema: { params: conversationParams, tags } },
+    async (req, reply) => {
+      const id = req.params.conversation_id;
+      await visibleConversation(req, id);
+      const link = await jsonFile(transcriptOf(id, null, await itemsWhere({ conversation_id: id })), 'transcript.json');
+      return reply.redirect(link.url, 302);
+    },
+  );
 
   api.get(
     '/agent/conversations/:conversation_id/screenshots/:screenshot_uid/download',
@@ -111,7 +137,12 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       const { conversation_id, screenshot_uid } = req.params;
       await visibleConversation(req, conversation_id);
       const shot = await artifacts.get(screenshot_uid);
-      if (shot?.kind !== 'artifact' || shot.artifact_type !== 'SCREENSHOT' || shot.conversation_id !== conversation_id || !shot.blob) {
+      if (
+        shot?.kind !== 'artifact' ||
+        shot.artifact_type !== 'SCREENSHOT' ||
+        shot.conversation_id !== conversation_id ||
+        !shot.blob
+      ) {
         throw new NotFound('screenshot', screenshot_uid);
       }
       const mime = typeof shot.data.mime_type === 'string' ? shot.data.mime_type : 'image/png';
@@ -121,11 +152,20 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   api.get(
     '/agent/conversations/:conversation_id/block-snapshot',
-    { schema: { params: conversationParams, querystring: z.object({ redirect: z.enum(['true', 'false']).default('true') }).strict(), tags } },
+    {
+      schema: {
+        params: conversationParams,
+        querystring: z.object({ redirect: z.enum(['true', 'false']).default('true') }).strict(),
+        tags,
+      },
+    },
     async (req, reply) => {
       const id = req.params.conversation_id;
       await visibleConversation(req, id);
-      const link = await jsonFile(normalizeConversation(id, await itemsWhere({ conversation_id: id })), 'block-snapshot.json');
+      const link = await jsonFile(
+        normalizeConversation(id, await itemsWhere({ conversation_id: id })),
+        'block-snapshot.json',
+      );
       return req.query.redirect === 'false' ? link : reply.redirect(link.url, 302);
     },
   );
@@ -133,16 +173,24 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
   // Public checks: they tell only whether a session ended or is live, never its content.
   const publicRoute = { config: { public: true }, schema: { tags, security: [] } } as const;
 
-  api.get('/agent/sessions/:sessionUuid/redirect', { ...publicRoute, schema: { ...publicRoute.schema, params: z.object({ sessionUuid: uidParam }) } }, async (req) => {
-    const id = req.params.sessionUuid;
-    const newestId = (await conversationRuns(id)).at(-1);
-    const newest = newestId ? await runs.get(newestId) : null;
-    return newest && isTerminal(newest.state) ? { conversation_id: id } : {};
-  });
+  api.get(
+    '/agent/sessions/:sessionUuid/redirect',
+    { ...publicRoute, schema: { ...publicRoute.schema, params: z.object({ sessionUuid: uidParam }) } },
+    async (req) => {
+      const id = req.params.sessionUuid;
+      const newestId = (await conversationRuns(id)).at(-1);
+      const newest = newestId ? await runs.get(newestId) : null;
+      return newest && isTerminal(newest.state) ? { conversation_id: id } : {};
+    },
+  );
 
-  api.get('/agent/conversations/:conversation_id/redirect', { ...publicRoute, schema: { ...publicRoute.schema, params: conversationParams } }, async (req) => {
-    const id = req.params.conversation_id;
-    const states = await runs.getMany(await conversationRuns(id));
-    return [...states.values()].some((r) => r.state === 'INPROGRESS') ? { session_id: id } : {};
-  });
+  api.get(
+    '/agent/conversations/:conversation_id/redirect',
+    { ...publicRoute, schema: { ...publicRoute.schema, params: conversationParams } },
+    async (req) => {
+      const id = req.params.conversation_id;
+      const states = await runs.getMany(await conversationRuns(id));
+      return [...states.values()].some((r) => r.state === 'INPROGRESS') ? { session_id: id } : {};
+    },
+  );
 }

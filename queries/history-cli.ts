@@ -28,8 +28,17 @@ const row = (e: HistoryEntry) => ({
 });
 
 /** Prints the history; 1 when there is no such task or run, 2 on a usage error. */
-export async function history(events: EventStore, argv: string[], out: (line: string) => void = console.log): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, strict: true, options: { table: { type: 'boolean', default: false } } });
+export async function history(
+  events: EventStore,
+  argv: string[],
+  out: (line: string) => void = console.log,
+): Promise<number> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: { table: { type: 'boolean', default: false } },
+  });
   const [kind, id] = positionals;
   if ((kind !== 'task' && kind !== 'run') || !id || positionals.length > 2) {
     console.error(`usage:\n${USAGE}`);

@@ -9,18 +9,18 @@
  */
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
-import { canView } from '../commands/run/decider.js';
 import { type RunCreatedData, runStream } from '../commands/run/events.js';
 import { conversationStream } from '../commands/conversation/events.js';
 import { type TaskCreatedData, taskStream } from '../commands/task/events.js';
 import { comparePositions, type EventStore, type RecordedEvent } from '../src/eventstore/port.js';
-import type { Api } from '../src/http/app.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import { limitParam, uidParam } from '../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
+import { canView } from '../commands/run/resource.js';
+import type { Api } from '../src/http/api.js';
 
 export interface HistoryEntry {
   id: string;
@@ -51,13 +51,19 @@ export const toHistoryEntry = (e: RecordedEvent): HistoryEntry => ({
 });
 
 /** The run's creation (who may see it) and its events, or null for an unknown run. */
-export async function runHistory(events: EventStore, runId: string): Promise<{ run: RunCreatedData; events: RecordedEvent[] } | null> {
+export async function runHistory(
+  events: EventStore,
+  runId: string,
+): Promise<{ run: RunCreatedData; events: RecordedEvent[] } | null> {
   const all = await events.readStream(runStream(runId));
   return all[0]?.type === 'RunCreated' ? { run: all[0].data as RunCreatedData, events: all } : null;
 }
 
 /** The task's creation and the events of its stream and its conversation's, in log order. */
-export async function taskHistory(events: EventStore, taskUid: string): Promise<{ task: TaskCreatedData; events: RecordedEvent[] } | null> {
+export async function taskHistory(
+  events: EventStore,
+  taskUid: string,
+): Promise<{ task: TaskCreatedData; events: RecordedEvent[] } | null> {
   const own = await events.readStream(taskStream(taskUid));
   if (own[0]?.type !== 'TaskCreated') return null;
   const task = own[0].data as TaskCreatedData;
@@ -69,13 +75,20 @@ const query = z.object({ limit: limitParam(1000, 500), cursor: z.string().max(10
 
 // Cursors: a run's history pages by revision, a task's (two streams) by global position.
 const RUN_ORDER: Sort = [['revision', 'asc']];
-const TASK_ORDER: Sort = [['commit', 'asc'], ['prepare', 'asc']];
+const TASK_ORDER: Sort = [
+  ['commit', 'asc'],
+  ['prepare', 'asc'],
+];
 
 /** The cursor's keyset as non-negative integers; anything else was not issued here. */
 function cursorNumbers(cursor: string | undefined, sort: Sort): bigint[] | undefined {
   const values = decodeCursor(cursor, sort);
   if (values && !values.every((v) => /^\d{1,20}$/.test(String(v)))) {
-    throw new InvalidRequest('cursor is not valid: malformed cursor', [{ path: 'querystring.cursor', message: 'malformed cursor' }], 'invalid_cursor');
+    throw new InvalidRequest(
+      'cursor is not valid: malformed cursor',
+      [{ path: 'querystring.cursor', message: 'malformed cursor' }],
+      'invalid_cursor',
+    );
   }
   return values?.map((v) => BigInt(String(v)));
 }
@@ -83,7 +96,10 @@ function cursorNumbers(cursor: string | undefined, sort: Sort): bigint[] | undef
 function page(events: RecordedEvent[], limit: number, sort: Sort, key: (e: RecordedEvent) => Array<string | number>) {
   const shown = events.slice(0, limit);
   const last = shown.at(-1);
-  return { entries: shown.map(toHistoryEntry), page_info: pageInfo(sort, events.length > limit && last ? key(last) : null) };
+  return {
+    entries: shown.map(toHistoryEntry),
+    page_info: pageInfo(sort, events.length > limit && last ? key(last) : null),
+  };
 }
 
 const tags = ['history'];
@@ -98,24 +114,34 @@ export function taskHistoryRoutes(api: Api, rt: Runtime): void {
       const { uid, task_uid } = req.params;
       const history = await taskHistory(rt.events, task_uid);
       // A deleted task keeps its history: auditors read it after the task is gone.
-      if (!history || history.task.factory_uid !== uid || !(history.task.team_uid in viewer(req).teams)) throw new NotFound('task', task_uid);
+      if (!history || history.task.factory_uid !== uid || !(history.task.team_uid in viewer(req).teams))
+        throw new NotFound('task', task_uid);
       const after = cursorNumbers(req.query.cursor, TASK_ORDER);
-      const rest = after ? history.events.filter((e) => comparePositions(e.position, { commit: after[0]!, prepare: after[1]! }) > 0) : history.events;
-      return page(rest, req.query.limit, TASK_ORDER, (e) => [e.position.commit.toString(), e.position.prepare.toString()]);
+      const rest = after
+        ? history.events.filter((e) => comparePositions(e.position, { commit: after[0]!, prepare: after[1]! }) > 0)
+        : history.events;
+      return page(rest, req.query.limit, TASK_ORDER, (e) => [
+        e.position.commit.toString(),
+        e.position.prepare.toString(),
+      ]);
     },
   );
 }
 
 /** GET /agent/runs/{runId}/history */
 export function runHistoryRoutes(api: Api, rt: Runtime): void {
-  api.get('/agent/runs/:runId/history', { schema: { params: z.object({ runId: uidParam }), querystring: query, tags } }, async (req) => {
-    const { runId } = req.params;
-    const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
-    const run = first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
-    if (!run || !canView({ ...run, creator_uid: run.creator.uid }, viewer(req))) throw new NotFound('run', runId);
-    const after = cursorNumbers(req.query.cursor, RUN_ORDER);
-    const fromRevision = after ? after[0]! + 1n : 0n;
-    const events = await rt.events.readStream(runStream(runId), { fromRevision, maxCount: req.query.limit + 1 });
-    return page(events, req.query.limit, RUN_ORDER, (e) => [Number(e.revision)]);
-  });
+  api.get(
+    '/agent/runs/:runId/history',
+    { schema: { params: z.object({ runId: uidParam }), querystring: query, tags } },
+    async (req) => {
+      const { runId } = req.params;
+      const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
+      const run = first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
+      if (!run || !canView({ ...run, creator_uid: run.creator.uid }, viewer(req))) throw new NotFound('run', runId);
+      const after = cursorNumbers(req.query.cursor, RUN_ORDER);
+      const fromRevision = after ? after[0]! + 1n : 0n;
+      const events = await rt.events.readStream(runStream(runId), { fromRevision, maxCount: req.query.limit + 1 });
+      return page(events, req.query.limit, RUN_ORDER, (e) => [Number(e.revision)]);
+    },
+  );
 }

@@ -1,25 +1,11 @@
 /** GET /agent/identities (optionally by factory) and GET /agent/identities/{uid}. */
 import { z } from 'zod';
-import type { Api } from '../src/http/app.js';
 import { activeTeam } from '../src/http/auth.js';
 import { NotFound } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
-
-/** The hosted service's named-agent shape, with its defaults for fields never set. */
-export const toIdentityResource = (doc: IdentityDoc) => ({
-  description: null,
-  prompt: null,
-  base_model: null,
-  environment_id: null,
-  worker_host: null,
-  credential_strategy: null,
-  skills: [],
-  secrets: [],
-  memory: { attached_stores: [], auto_memory: { enabled: true } },
-  ...doc,
-  available: true,
-});
+import { toIdentityResource } from '../commands/identity/resource.js';
+import type { Api } from '../src/http/api.js';
 
 /** At most this many agents per list; teams have a handful. */
 const LIST_LIMIT = 500;
@@ -33,16 +19,23 @@ export default function identityQueries(api: Api, rt: Runtime): void {
     async (req) => {
       const page = await identities.find({
         filter: { team_uid: activeTeam(req).uid, factory_uid: req.query.factory_uid },
-        sort: [['created_at', 'asc'], ['id', 'asc']],
+        sort: [
+          ['created_at', 'asc'],
+          ['id', 'asc'],
+        ],
         limit: LIST_LIMIT,
       });
       return { agents: page.items.map(toIdentityResource) };
     },
   );
 
-  api.get('/agent/identities/:uid', { schema: { params: z.object({ uid: z.string().min(1) }), tags: ['agents'] } }, async (req) => {
-    const doc = await identities.get(req.params.uid);
-    if (!doc || !req.principal!.teams.has(doc.team_uid)) throw new NotFound('agent identity', req.params.uid);
-    return toIdentityResource(doc);
-  });
+  api.get(
+    '/agent/identities/:uid',
+    { schema: { params: z.object({ uid: z.string().min(1) }), tags: ['agents'] } },
+    async (req) => {
+      const doc = await identities.get(req.params.uid);
+      if (!doc || !req.principal!.teams.has(doc.team_uid)) throw new NotFound('agent identity', req.params.uid);
+      return toIdentityResource(doc);
+    },
+  );
 }

@@ -10,14 +10,14 @@
  */
 import type { MessageDoc, TurnDoc } from '../projections/conversation-messages.js';
 
-export interface NormalizedMessage {
+interface NormalizedMessage {
   role: string;
   timestamp: string;
   message_ids: string[];
   content: unknown[];
 }
 
-export interface NormalizedStep {
+interface NormalizedStep {
   id: string;
   description?: string;
   summary?: string;
@@ -32,10 +32,14 @@ export interface NormalizedConversation {
   steps: NormalizedStep[];
 }
 
-const optional = <K extends string>(key: K, value: string | null | undefined) => (value ? { [key]: value } : {}) as Partial<Record<K, string>>;
+const optional = <K extends string>(key: K, value: string | null | undefined) =>
+  (value ? { [key]: value } : {}) as Partial<Record<K, string>>;
 
 /** `items` in log order; turns and messages of other kinds are ignored. */
-export function normalizeConversation(conversationId: string, items: ReadonlyArray<TurnDoc | MessageDoc>): NormalizedConversation {
+export function normalizeConversation(
+  conversationId: string,
+  items: ReadonlyArray<TurnDoc | MessageDoc>,
+): NormalizedConversation {
   const turns = new Map<string, NormalizedStep>();
   const ended = new Set<string>();
   const steps = new Map<string, { node: NormalizedStep; turn: string }>();
@@ -74,7 +78,12 @@ export function normalizeConversation(conversationId: string, items: ReadonlyArr
       last.message_ids.push(item.message_id);
       last.content.push(...item.content);
     } else {
-      container.messages.push({ role: item.role, timestamp: item.timestamp, message_ids: [item.message_id], content: [...item.content] });
+      container.messages.push({
+        role: item.role,
+        timestamp: item.timestamp,
+        message_ids: [item.message_id],
+        content: [...item.content],
+      });
     }
     if (container !== turn) {
       container.started_at ??= item.timestamp;

@@ -8,8 +8,8 @@ import { InvalidRequest } from '../src/kernel/errors.js';
 import { dateTimeParam, limitParam, repeatable, sortOrderParam, uidParam } from '../src/http/schemas.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 
-export const MAX_METADATA_FILTERS = 5;
-export const EMPTY_ENVIRONMENT = 'empty-environment';
+const MAX_METADATA_FILTERS = 5;
+const EMPTY_ENVIRONMENT = 'empty-environment';
 
 const METADATA_PARAM = /^metadata\[(.*)\]$/;
 const METADATA_KEY = /^[a-zA-Z0-9._-]{1,64}$/;
@@ -38,7 +38,10 @@ export const listRunsQuery = z.looseObject({
   updated_after: dateTimeParam.optional(),
   environment_id: z
     .string()
-    .refine((v) => v === EMPTY_ENVIRONMENT || /^[A-Za-z0-9]{22}$/.test(v), `an environment ID is 22 characters [A-Za-z0-9], or ${EMPTY_ENVIRONMENT}`)
+    .refine(
+      (v) => v === EMPTY_ENVIRONMENT || /^[A-Za-z0-9]{22}$/.test(v),
+      `an environment ID is 22 characters [A-Za-z0-9], or ${EMPTY_ENVIRONMENT}`,
+    )
     .optional(),
   skill: text.optional(),
   skill_spec: text.optional(),
@@ -52,7 +55,8 @@ export const listRunsQuery = z.looseObject({
 
 export type ListRunsQuery = z.infer<typeof listRunsQuery>;
 
-const invalid = (param: string, message: string) => new InvalidRequest(message, [{ path: `querystring.${param}`, message }]);
+const invalid = (param: string, message: string) =>
+  new InvalidRequest(message, [{ path: `querystring.${param}`, message }]);
 
 /**
  * The `metadata[key]=value` pairs of the query, checked; any other parameter the schema does not
@@ -69,7 +73,8 @@ export function metadataPairs(query: Record<string, unknown>): Array<[string, st
     if (typeof value !== 'string') throw invalid(param, 'give each metadata key once');
     pairs.push([key, value]);
   }
-  if (pairs.length > MAX_METADATA_FILTERS) throw invalid('metadata', `filter on at most ${MAX_METADATA_FILTERS} metadata pairs`);
+  if (pairs.length > MAX_METADATA_FILTERS)
+    throw invalid('metadata', `filter on at most ${MAX_METADATA_FILTERS} metadata pairs`);
   return pairs;
 }
 
@@ -78,7 +83,7 @@ export function metadataPairs(query: Record<string, unknown>): Array<[string, st
  * URL, `<base>/runs/<id>` or the API's own `<base>/api/v1/agent/runs/<id>` (a trailing slash,
  * query or fragment is ignored). Anything else is searched for as text.
  */
-export function runNamedBy(q: string, baseUrl: string): string | null {
+function runNamedBy(q: string, baseUrl: string): string | null {
   const text = q.trim();
   if (UUID.test(text)) return text;
   if (!text.startsWith(`${baseUrl}/`)) return null;
@@ -99,10 +104,14 @@ export interface ListScope {
 }
 
 export function runsFilter(q: ListRunsQuery, scope: ListScope): Filter {
-  if (q.skill && q.skill_spec && q.skill !== q.skill_spec) throw invalid('skill', 'skill and skill_spec name the same filter; give one');
+  if (q.skill && q.skill_spec && q.skill !== q.skill_spec)
+    throw invalid('skill', 'skill and skill_spec name the same filter; give one');
   const named = q.q === undefined ? null : runNamedBy(q.q, scope.baseUrl);
   const pairs = [...scope.metadata, ...(q.automation_id ? [['automation_id', q.automation_id] as const] : [])];
-  const created = { ...(q.created_after ? { $gt: utc(q.created_after) } : {}), ...(q.created_before ? { $lt: utc(q.created_before) } : {}) };
+  const created = {
+    ...(q.created_after ? { $gt: utc(q.created_after) } : {}),
+    ...(q.created_before ? { $lt: utc(q.created_before) } : {}),
+  };
   return {
     $and: [
       scope.visible,
@@ -142,10 +151,20 @@ export function runsSort(sortBy: ListRunsQuery['sort_by'], order: ListRunsQuery[
   switch (sortBy) {
     case 'updated_at':
     case 'created_at':
-      return [[sortBy, order], ['id', order]];
+      return [
+        [sortBy, order],
+        ['id', order],
+      ];
     case 'title':
-      return [['title_key', order], ['id', order]];
+      return [
+        ['title_key', order],
+        ['id', order],
+      ];
     case 'agent':
-      return [['agent_missing', 'asc'], ['agent_key', order], ['id', order]];
+      return [
+        ['agent_missing', 'asc'],
+        ['agent_key', order],
+        ['id', order],
+      ];
   }
 }

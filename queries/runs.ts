@@ -9,12 +9,10 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { canView } from '../commands/run/decider.js';
 import { runStream } from '../commands/run/events.js';
 import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
 import { runTimelineProjection, type RunTimelineDoc } from '../projections/run-timeline.js';
 import { type RunDoc, runsProjection } from '../projections/runs.js';
-import type { Api } from '../src/http/app.js';
 import { activeTeam } from '../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import type { Principal } from '../src/http/principal.js';
@@ -24,13 +22,18 @@ import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
-import { toRunItem } from './run-item.js';
+import { toRunItem, canView } from '../commands/run/resource.js';
 import { listRunsQuery, metadataPairs, runsFilter, runsSort } from './run-list.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
+import type { Api } from '../src/http/api.js';
 
 const params = z.object({ runId: uidParam });
 
-const ownerOf = (run: RunDoc) => ({ team_uid: run.team_uid, creator_uid: run.creator.uid, executing_team_uid: run.executing_team_uid });
+const ownerOf = (run: RunDoc) => ({
+  team_uid: run.team_uid,
+  creator_uid: run.creator.uid,
+  executing_team_uid: run.executing_team_uid,
+});
 
 /** The runs `principal` may read, in the teams given. */
 function readableIn(principal: Principal, teams: string[]): Filter {
@@ -48,7 +51,8 @@ export default function runQueries(api: Api, rt: Runtime): void {
   const timelines = rt.readModel<RunTimelineDoc>(runTimelineProjection);
   const factories = rt.readModel<FactoryDoc>(factoriesProjection);
   const tags = ['runs'];
-  const item = (run: RunDoc, now = new Date().toISOString()) => toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now });
+  const item = (run: RunDoc, now = new Date().toISOString()) =>
+    toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now });
 
   /** The run if the caller may read it; any other answers 404, existing or not. */
   async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
@@ -71,7 +75,12 @@ export default function runQueries(api: Api, rt: Runtime): void {
     const q = req.query;
     const metadata = metadataPairs(q);
     if (metadata.length && !rt.config.RUN_METADATA_FILTERING) {
-      throw new DomainError(403, 'feature_not_available', 'Forbidden', 'filtering runs by metadata is not enabled on this server');
+      throw new DomainError(
+        403,
+        'feature_not_available',
+        'Forbidden',
+        'filtering runs by metadata is not enabled on this server',
+      );
     }
     if (q.ancestor_run_id) await visibleRun(req, q.ancestor_run_id);
     const sort = runsSort(q.sort_by, q.sort_order);
@@ -95,7 +104,11 @@ export default function runQueries(api: Api, rt: Runtime): void {
       const asOf = req.query.as_of;
       if (asOf === undefined) return item(run);
       // Who may read a run never changes, so today's check stands for any moment.
-      const then = (await projectAsOf(runsProjection, await eventsAsOf(rt.events, [runStream(run.run_id)], asOf), run.run_id)) as RunDoc | null;
+      const then = (await projectAsOf(
+        runsProjection,
+        await eventsAsOf(rt.events, [runStream(run.run_id)], asOf),
+        run.run_id,
+      )) as RunDoc | null;
       if (!then) throw new NotFound('run', `${run.run_id} as of ${asOf}`);
       return item(then, new Date(asOf).toISOString());
     },
@@ -104,7 +117,10 @@ export default function runQueries(api: Api, rt: Runtime): void {
   api.get('/agent/runs/:runId/timeline', { schema: { params, tags } }, async (req) => {
     const run = await visibleRun(req, req.params.runId);
     const timeline = await timelines.get(run.run_id);
-    const events = (timeline?.entries ?? []).map(({ execution_id, ...entry }) => ({ ...entry, ...(execution_id ? { execution_id } : {}) }));
+    const events = (timeline?.entries ?? []).map(({ execution_id, ...entry }) => ({
+      ...entry,
+      ...(execution_id ? { execution_id } : {}),
+    }));
     return { events };
   });
 
@@ -112,7 +128,13 @@ export default function runQueries(api: Api, rt: Runtime): void {
     const run = await visibleRun(req, req.params.runId);
     return run.usage
       ? { run_id: run.run_id, status: 'available', reported_at: run.usage_reported_at, usage: run.usage }
-      : { run_id: run.run_id, status: 'unavailable', reason: 'no usage has been reported for this run yet', reported_at: null, usage: null };
+      : {
+          run_id: run.run_id,
+          status: 'unavailable',
+          reason: 'no usage has been reported for this run yet',
+          reported_at: null,
+          usage: null,
+        };
   });
 
   api.get('/agent/runs/:runId/handoff/attachments', { schema: { params, tags } }, async (req) => {
@@ -134,8 +156,16 @@ export default function runQueries(api: Api, rt: Runtime): void {
     async (req) => {
       const principal = req.principal!;
       const page = await runs.find({
-        filter: { $and: [readableIn(principal, [...principal.teams.keys()]), { external_reference_urls: { $has: req.query.url } }] },
-        sort: [['created_at', 'asc'], ['id', 'asc']],
+        filter: {
+          $and: [
+            readableIn(principal, [...principal.teams.keys()]),
+            { external_reference_urls: { $has: req.query.url } },
+          ],
+        },
+        sort: [
+          ['created_at', 'asc'],
+          ['id', 'asc'],
+        ],
         limit: 1,
       });
       const [run] = page.items;

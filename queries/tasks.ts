@@ -3,27 +3,36 @@
  * GET /factory/{uid}/task-by-conversation and GET /factory/{uid}/task-by-run.
  */
 import { z } from 'zod';
-import type { Api } from '../src/http/app.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { booleanParam, dateTimeParam, limitParam, sortOrderParam, uidParam } from '../src/http/schemas.js';
+import {
+  booleanParam,
+  dateTimeParam,
+  limitParam,
+  sortOrderParam,
+  uidParam,
+  normalizeEmail,
+} from '../src/http/schemas.js';
 import { NotFound } from '../src/kernel/errors.js';
 import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { STAGES, taskStream } from '../commands/task/events.js';
-import { normalizeEmail } from '../commands/user/register.js';
 import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
 import { runsProjection, type RunDoc } from '../projections/runs.js';
 import { conversationKey, tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection, type UserDoc } from '../projections/users.js';
-import { visibleFactory } from './factories.js';
-import { taskResources } from './task-resource.js';
+import { taskResources } from '../commands/task/resource.js';
+import { visibleFactory } from '../commands/factory/resource.js';
+import type { Api } from '../src/http/api.js';
 
 /** How many values a repeatable filter takes. */
-export const MAX_FILTER_VALUES = 50;
+const MAX_FILTER_VALUES = 50;
 
 const repeatableMax = <T extends z.ZodType>(item: T) =>
-  z.preprocess((v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]), z.array(item).max(MAX_FILTER_VALUES).optional());
+  z.preprocess(
+    (v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]),
+    z.array(item).max(MAX_FILTER_VALUES).optional(),
+  );
 
 /** Stored times are UTC ISO strings: a bound with an offset is compared in the same form. */
 const instant = dateTimeParam.transform((s) => new Date(s).toISOString());
@@ -64,30 +73,47 @@ export default function taskQueries(api: Api, rt: Runtime): void {
 
   /** Uids of the users with these emails; unknown emails match no one. */
   async function userUids(emails: readonly string[]): Promise<string[]> {
-    const page = await users.find({ filter: { email: { $in: emails.map(normalizeEmail) } }, sort: [['id', 'asc']], limit: MAX_FILTER_VALUES });
+    const page = await users.find({
+      filter: { email: { $in: emails.map(normalizeEmail) } },
+      sort: [['id', 'asc']],
+      limit: MAX_FILTER_VALUES,
+    });
     return page.items.map((u) => u.uid);
   }
 
-  api.get('/factory/:uid/tasks', { schema: { params: factoryParams, querystring: listQuery, tags: ['tasks'] } }, async (req) => {
-    const factory = await visibleFactory(factories, req, req.params.uid);
-    const q = req.query;
-    const sort: Sort = [[q.sort_by, q.sort_order], ['id', q.sort_order]];
-    const after = decodeCursor(q.cursor, sort);
-    const filter: Filter = {
-      factory_uid: factory.uid,
-      stage: q.stage && { $in: q.stage },
-      author_uid: q.created_by && { $in: await userUids(q.created_by) },
-      title: q.q === undefined ? undefined : { $contains: q.q },
-      created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
-      updated_at: q.updated_after && { $gt: q.updated_after },
-    };
-    const page = await tasks.find({ filter, sort, limit: q.limit, after });
-    return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
-  });
+  api.get(
+    '/factory/:uid/tasks',
+    { schema: { params: factoryParams, querystring: listQuery, tags: ['tasks'] } },
+    async (req) => {
+      const factory = await visibleFactory(factories, req, req.params.uid);
+      const q = req.query;
+      const sort: Sort = [
+        [q.sort_by, q.sort_order],
+        ['id', q.sort_order],
+      ];
+      const after = decodeCursor(q.cursor, sort);
+      const filter: Filter = {
+        factory_uid: factory.uid,
+        stage: q.stage && { $in: q.stage },
+        author_uid: q.created_by && { $in: await userUids(q.created_by) },
+        title: q.q === undefined ? undefined : { $contains: q.q },
+        created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
+        updated_at: q.updated_after && { $gt: q.updated_after },
+      };
+      const page = await tasks.find({ filter, sort, limit: q.limit, after });
+      return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
+    },
+  );
 
   api.get(
     '/factory/:uid/tasks/:task_uid',
-    { schema: { params: taskParams, querystring: z.object({ as_of: dateTimeParam.optional() }).strict(), tags: ['tasks'] } },
+    {
+      schema: {
+        params: taskParams,
+        querystring: z.object({ as_of: dateTimeParam.optional() }).strict(),
+        tags: ['tasks'],
+      },
+    },
     async (req) => {
       const { uid, task_uid } = req.params;
       await visibleFactory(factories, req, uid);
@@ -97,7 +123,11 @@ export default function taskQueries(api: Api, rt: Runtime): void {
         return resources.detail(task);
       }
       // The task as its own events had left it then (read models of other streams are not replayed).
-      const then = (await projectAsOf(tasksProjection, await eventsAsOf(rt.events, [taskStream(task_uid)], req.query.as_of), task_uid)) as TaskDoc | null;
+      const then = (await projectAsOf(
+        tasksProjection,
+        await eventsAsOf(rt.events, [taskStream(task_uid)], req.query.as_of),
+        task_uid,
+      )) as TaskDoc | null;
       if (then?.factory_uid !== uid) throw new NotFound('task', task_uid);
       return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task);
     },
@@ -105,7 +135,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
 
   api.get(
     '/factory/:uid/task-by-conversation',
-    { schema: { params: factoryParams, querystring: z.object({ conversation_id: uidParam }).strict(), tags: ['tasks'] } },
+    {
+      schema: { params: factoryParams, querystring: z.object({ conversation_id: uidParam }).strict(), tags: ['tasks'] },
+    },
     async (req) => {
       await visibleFactory(factories, req, req.params.uid);
       const task = await taskOfConversation(req.params.uid, req.query.conversation_id);

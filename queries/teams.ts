@@ -1,7 +1,7 @@
 /** GET /teams: the caller's teams with its role in each. */
-import type { Api } from '../src/http/app.js';
 import type { Runtime } from '../src/runtime.js';
 import { teamsProjection, type TeamDoc } from '../projections/teams.js';
+import type { Api } from '../src/http/api.js';
 
 export default function teamQueries(api: Api, rt: Runtime): void {
   const teams = rt.readModel<TeamDoc>(teamsProjection);

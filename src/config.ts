@@ -19,15 +19,26 @@ const schema = z.object({
   /** Comma-separated CIDR ranges that outbound agent traffic leaves from. */
   EGRESS_RANGES: z.string().default(''),
   /** `metadata[key]=value` filters on GET /agent/runs; `false` answers them 403 `feature_not_available`. */
-  RUN_METADATA_FILTERING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  RUN_METADATA_FILTERING: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** How often a worker heartbeats; it loses its runs after 3 missed intervals (fractions allowed, for tests). */
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(3600).default(10),
   /** How long a worker has to acknowledge a run it was handed before the run is queued again. */
   WORKER_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** The largest file (artifact or handoff file) a worker may upload. */
-  WORKER_UPLOAD_MAX_BYTES: z.coerce.number().int().min(1).max(1024 * 1024 * 1024).default(50 * 1024 * 1024),
+  WORKER_UPLOAD_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1024 * 1024 * 1024)
+    .default(50 * 1024 * 1024),
   /** Seals stored secrets (AES-256-GCM): 32 bytes, base64. Generated into DATA_DIR when not given; share it between instances. */
-  SECRETS_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded').optional(),
+  SECRETS_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
+    .optional(),
   /** Failed webhook authentications allowed per webhook and minute before the ingress answers 429. */
   WEBHOOK_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(100000).default(30),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -3,17 +3,17 @@
  * routes, read models, reactors and background services. The composition root (`features.ts`)
  * lists the entries; nothing else in `src/` knows a feature.
  */
-import type { Api } from './http/app.js';
 import type { PrincipalResolver } from './http/auth.js';
 import type { AnyProjection } from './projector/projection.js';
 import type { AnyReactor } from './projector/reactor.js';
 import type { Runtime } from './runtime.js';
+import type { Api } from './http/api.js';
 
 /** Registers routes on `api` (relative to /api/v1, or to the root for `rootRoutes`). */
-export type Routes = (api: Api, rt: Runtime) => void;
+type Routes = (api: Api, rt: Runtime) => void;
 
 /** A background service of a running server; stopped before the stores close. */
-export interface Service {
+interface Service {
   stop(): Promise<void>;
 }
 
@@ -41,4 +41,5 @@ export interface Feature {
 
 export const feature = (f: Feature): Feature => f;
 
-export const projectionsOf = (features: readonly Feature[]): AnyProjection[] => features.flatMap((f) => f.projections ?? []);
+export const projectionsOf = (features: readonly Feature[]): AnyProjection[] =>
+  features.flatMap((f) => f.projections ?? []);

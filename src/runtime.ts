@@ -33,12 +33,22 @@ export interface Runtime {
    * Handles a command and returns once the read models show its events. Commands on one stream
    * are handled one at a time in this process (see kernel/one-at-a-time).
    */
-  execute<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
+  execute<C, E extends NewEvent, S>(
+    stream: string,
+    decider: Decider<C, E, S>,
+    command: C,
+    context: CommandContext,
+  ): Promise<Handled<E, S>>;
   /**
    * Handles a command without waiting for the read models: for the first steps of a command that
    * spans streams, whose last step's `execute` waits for them all (its events come later).
    */
-  handle<C, E extends NewEvent, S>(stream: string, decider: Decider<C, E, S>, command: C, context: CommandContext): Promise<Handled<E, S>>;
+  handle<C, E extends NewEvent, S>(
+    stream: string,
+    decider: Decider<C, E, S>,
+    command: C,
+    context: CommandContext,
+  ): Promise<Handled<E, S>>;
   readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
   /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
   state: StreamStates;
@@ -66,7 +76,11 @@ export async function openStores(config: Config): Promise<{ events: EventStore; 
   return { events, docs };
 }
 
-export async function openRuntime(config: Config, log: Logger, projections: readonly AnyProjection[]): Promise<Runtime> {
+export async function openRuntime(
+  config: Config,
+  log: Logger,
+  projections: readonly AnyProjection[],
+): Promise<Runtime> {
   const { events, docs } = await openStores(config);
   const projector = new Projector(events, docs, projections, log);
   await projector.start();
@@ -74,7 +88,8 @@ export async function openRuntime(config: Config, log: Logger, projections: read
   const running: Promise<void>[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
-  const handle: Runtime['handle'] = (stream, decider, command, context) => inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
+  const handle: Runtime['handle'] = (stream, decider, command, context) =>
+    inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
   const rt: Runtime = {
     config,
     log,

@@ -8,8 +8,6 @@ import { type Feature, projectionsOf } from './feature.js';
 import { buildApp } from './http/app.js';
 import { openRuntime, type Runtime } from './runtime.js';
 
-export type Server = Awaited<ReturnType<typeof openServer>>;
-
 export async function openServer(config: Config, log: Logger, features: readonly Feature[]) {
   const rt: Runtime = await openRuntime(config, log, projectionsOf(features));
   const started = new Map<string, unknown>();

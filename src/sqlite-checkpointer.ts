@@ -66,7 +66,14 @@ export function checkpointFromThread(db: Database.Database, file: string, endRea
   db.pragma('wal_autocheckpoint = 0');
   db.pragma(`journal_size_limit = ${WAL_KEPT_BYTES}`);
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const workerData = { file, driver, intervalMs: INTERVAL_MS, longLogFrames: LONG_LOG_FRAMES, fewFrames: FEW_FRAMES, maxPasses: MAX_PASSES };
+  const workerData = {
+    file,
+    driver,
+    intervalMs: INTERVAL_MS,
+    longLogFrames: LONG_LOG_FRAMES,
+    fewFrames: FEW_FRAMES,
+    maxPasses: MAX_PASSES,
+  };
   const worker = new Worker(THREAD, { eval: true, workerData });
   worker.unref();
   worker.on('message', () => {

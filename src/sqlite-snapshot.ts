@@ -19,7 +19,9 @@ export interface TurnSnapshot {
    * another process, or a checkpoint holding writers back) fails at once, as SQLite waits on a
    * busy lock only for a transaction's first one.
    */
-  writing<F extends (...args: never[]) => unknown>(write: Database.Transaction<F>): Database.Transaction<F>['immediate'];
+  writing<F extends (...args: never[]) => unknown>(
+    write: Database.Transaction<F>,
+  ): Database.Transaction<F>['immediate'];
   /** Before closing the connection. */
   end(): void;
 }

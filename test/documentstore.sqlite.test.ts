@@ -114,9 +114,9 @@ describe('sqlite document store', () => {
 
     const db = new Database(file);
     const where = compileFilter({ status: 'open' });
-    const plan = db
-      .prepare(`EXPLAIN QUERY PLAN SELECT id FROM runs WHERE ${where.sql}`)
-      .all(...where.params) as { detail: string }[];
+    const plan = db.prepare(`EXPLAIN QUERY PLAN SELECT id FROM runs WHERE ${where.sql}`).all(...where.params) as {
+      detail: string;
+    }[];
     db.close();
     expect(plan.map((p) => p.detail).join('\n')).toContain('USING INDEX runs:status,id (<expr>=?)');
   });
@@ -130,13 +130,20 @@ describe('sqlite document store', () => {
     const db = new Database(file);
     const where = compileFilter({ factory_uid: 'f1' });
     for (const order of ['asc', 'desc'] as const) {
-      const sort = [['created_at', order], ['id', order]] as const;
+      const sort = [
+        ['created_at', order],
+        ['id', order],
+      ] as const;
       const after = ['2026-01-01T00:00:00.000Z', 'x'];
       const conditions = [where, compileAfter(sort, after), compileLeadingRange(sort, after)!];
       const plan = db
-        .prepare(`EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE ${conditions.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${compileOrderBy(sort)}`)
+        .prepare(
+          `EXPLAIN QUERY PLAN SELECT id FROM tasks WHERE ${conditions.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${compileOrderBy(sort)}`,
+        )
         .all(...conditions.flatMap((c) => c.params)) as { detail: string }[];
-      expect(plan.map((p) => p.detail).join('\n')).toContain(`USING INDEX tasks:factory_uid,created_at (<expr>=? AND <expr>${order === 'asc' ? '>' : '<'}?)`);
+      expect(plan.map((p) => p.detail).join('\n')).toContain(
+        `USING INDEX tasks:factory_uid,created_at (<expr>=? AND <expr>${order === 'asc' ? '>' : '<'}?)`,
+      );
     }
     db.close();
   });
@@ -148,8 +155,18 @@ describe('sqlite document store', () => {
     const at = (n: bigint) => ({ commit: n, prepare: n });
     await expect(
       store.commitAll([
-        { writes: [{ collection: 'a', id: '1', doc: { x: 1 }, position: at(1n) }], checkpoint: 'a', position: at(1n), expected: null },
-        { writes: [{ collection: 'b', id: '1', doc: { y: 1 }, position: at(1n) }], checkpoint: 'b', position: at(1n), expected: at(7n) },
+        {
+          writes: [{ collection: 'a', id: '1', doc: { x: 1 }, position: at(1n) }],
+          checkpoint: 'a',
+          position: at(1n),
+          expected: null,
+        },
+        {
+          writes: [{ collection: 'b', id: '1', doc: { y: 1 }, position: at(1n) }],
+          checkpoint: 'b',
+          position: at(1n),
+          expected: at(7n),
+        },
       ]),
     ).rejects.toMatchObject({ checkpointName: 'b' });
     expect(await store.collection('a').get('1')).toBeNull();
@@ -164,7 +181,14 @@ describe('sqlite document store', () => {
     const at = (n: bigint) => ({ commit: n, prepare: n });
     await store.commit([{ collection: 'a', id: '1', doc: { x: 1 }, position: at(1n) }], 'a', at(1n));
     const lock = await holdWriteLock(file, 200);
-    await store.commitAll([{ writes: [{ collection: 'a', id: '1', doc: { x: 2 }, position: at(2n) }], checkpoint: 'a', position: at(2n), expected: at(1n) }]);
+    await store.commitAll([
+      {
+        writes: [{ collection: 'a', id: '1', doc: { x: 2 }, position: at(2n) }],
+        checkpoint: 'a',
+        position: at(2n),
+        expected: at(1n),
+      },
+    ]);
     await lock.released;
     expect(await store.collection('a').get('1')).toEqual({ x: 2 });
     await store.close();
@@ -177,11 +201,18 @@ describe('sqlite document store', () => {
     const before = fs.statSync(file).size;
     const at = (n: bigint) => ({ commit: n, prepare: n });
     for (let n = 1; n <= 20; n++) {
-      const writes = Array.from({ length: 100 }, (_, i) => ({ collection: 'docs', id: `${n}-${i}`, doc: { n, text: 'x'.repeat(1000) }, position: at(BigInt(n)) }));
+      const writes = Array.from({ length: 100 }, (_, i) => ({
+        collection: 'docs',
+        id: `${n}-${i}`,
+        doc: { n, text: 'x'.repeat(1000) },
+        position: at(BigInt(n)),
+      }));
       await store.commit(writes, 'docs', at(BigInt(n)));
     }
     // 2,000 documents of 1 KB: in the log at first, in the file once the thread has copied them.
-    await expect.poll(() => fs.statSync(file).size, { timeout: 5000, interval: 100 }).toBeGreaterThan(before + 2_000_000);
+    await expect
+      .poll(() => fs.statSync(file).size, { timeout: 5000, interval: 100 })
+      .toBeGreaterThan(before + 2_000_000);
     await store.close();
     const db = new Database(file, { readonly: true });
     expect(db.prepare('SELECT count(*) FROM docs').pluck().get()).toBe(2000);
@@ -195,7 +226,9 @@ describe('sqlite document store', () => {
       await store.ensureCollection('docs', []);
       await store.close();
       console.log('closed');`;
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], { encoding: 'utf8' });
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '--eval', script], {
+      encoding: 'utf8',
+    });
     expect(run.stderr).toBe('');
     expect([run.status, run.stdout.trim()]).toEqual([0, 'closed']);
   });
@@ -204,18 +237,28 @@ describe('sqlite document store', () => {
     const file = path.join(dir, 'jsonb.db');
     const old = new Database(file);
     old.exec(`CREATE TABLE runs (id TEXT PRIMARY KEY, doc TEXT NOT NULL)`);
-    old.prepare('INSERT INTO runs VALUES (?, ?)').run('old', JSON.stringify({ state: 'open', text: 'é "quoted" \u2028', n: 1.5 }));
+    old
+      .prepare('INSERT INTO runs VALUES (?, ?)')
+      .run('old', JSON.stringify({ state: 'open', text: 'é "quoted" \u2028', n: 1.5 }));
     old.close();
 
     const store = openSqliteDocumentStore(file);
     await store.ensureCollection('runs', [['state']]);
     const at = { commit: 1n, prepare: 1n };
-    await store.commit([{ collection: 'runs', id: 'new', doc: { state: 'open', text: 'ü', n: 2 }, position: at }], 'runs', at);
+    await store.commit(
+      [{ collection: 'runs', id: 'new', doc: { state: 'open', text: 'ü', n: 2 }, position: at }],
+      'runs',
+      at,
+    );
     const runs = store.collection('runs');
     expect(await runs.get('old')).toEqual({ state: 'open', text: 'é "quoted" \u2028', n: 1.5 });
     const page = await runs.find({ filter: { state: 'open' }, sort: [['n', 'asc']], limit: 10 });
     expect(page.items.map((d) => d.n)).toEqual([1.5, 2]);
-    await store.commit([{ collection: 'runs', id: 'old', doc: { state: 'closed', text: 'é', n: 1.5 }, position: at }], 'runs', at);
+    await store.commit(
+      [{ collection: 'runs', id: 'old', doc: { state: 'closed', text: 'é', n: 1.5 }, position: at }],
+      'runs',
+      at,
+    );
     expect(await runs.count({ state: 'open' })).toBe(1);
     await store.close();
 
@@ -234,14 +277,20 @@ describe('sqlite document store', () => {
     const at = (n: bigint) => ({ commit: n, prepare: n });
     const indexes = () => {
       const db = new Database(file, { readonly: true });
-      const rows = db.prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`).all();
+      const rows = db
+        .prepare(`SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name`)
+        .all();
       db.close();
       return rows;
     };
     await store.ensureCollection('runs', [['status']]);
     for (const _rebuild of [1, 2]) {
       await store.ensureCollection('runs_next', wanted);
-      await store.commit([{ collection: 'runs_next', id: 'x', doc: { status: 'open', a: { b: 1 } }, position: at(1n) }], 'runs_next', at(1n));
+      await store.commit(
+        [{ collection: 'runs_next', id: 'x', doc: { status: 'open', a: { b: 1 } }, position: at(1n) }],
+        'runs_next',
+        at(1n),
+      );
       await store.promote('runs_next', 'runs');
       await store.ensureCollection('runs', wanted); // already there: nothing built
     }

@@ -123,7 +123,9 @@ describe('sqlite event store', () => {
     other.close();
     const seen = await store.readStream('task-s'); // still the snapshot this turn opened
     expect(seen.map((e) => e.type)).toEqual(['First']);
-    await expect(store.append('task-s', [event('Late')], seen.at(-1)!.revision)).rejects.toBeInstanceOf(ConcurrencyError);
+    await expect(store.append('task-s', [event('Late')], seen.at(-1)!.revision)).rejects.toBeInstanceOf(
+      ConcurrencyError,
+    );
     expect((await store.readStream('task-s')).map((e) => e.type)).toEqual(['First', 'Foreign']);
     await store.close();
   });

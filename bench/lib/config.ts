@@ -12,7 +12,8 @@ function num(name: string, full: number, quick: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return QUICK ? quick : full;
   const value = Number(raw);
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(value) || value <= 0)
+    throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
   return value;
 }
 
@@ -33,7 +34,9 @@ export const params = {
   /** 2. Projection rebuild. */
   rebuildEvents: num('BENCH_REBUILD_EVENTS', 1_000_000, 20_000),
   /** Only these read models (comma-separated names), to profile one at a time. */
-  rebuildProjections: process.env.BENCH_PROJECTIONS ? process.env.BENCH_PROJECTIONS.split(',').map((s) => s.trim()) : null,
+  rebuildProjections: process.env.BENCH_PROJECTIONS
+    ? process.env.BENCH_PROJECTIONS.split(',').map((s) => s.trim())
+    : null,
 
   /** 3. HTTP. */
   /** Runs of the HTTP history; `httpTasks` of them have a task, the rest are free for POST /factory/{uid}/tasks. */

@@ -25,7 +25,16 @@ import { derivedId } from '../../src/projector/reactor.js';
 import type { ConversationEvent } from '../../commands/conversation/events.js';
 import type { FactoryEvent } from '../../commands/factory/events.js';
 import type { AgentType, IdentityEvent } from '../../commands/identity/events.js';
-import type { Artifact, FinishState, RunCreatedData, RunEvent, RunMode, RunSource, RunState, StatusMessage } from '../../commands/run/events.js';
+import type {
+  Artifact,
+  FinishState,
+  RunCreatedData,
+  RunEvent,
+  RunMode,
+  RunSource,
+  RunState,
+  StatusMessage,
+} from '../../commands/run/events.js';
 import type { Stage, TaskEvent } from '../../commands/task/events.js';
 import type { TeamEvent } from '../../commands/team/events.js';
 import type { EmailReserved, UserEvent } from '../../commands/user/events.js';
@@ -45,20 +54,74 @@ export type HistoryKind = 'mixed' | 'one-team' | 'tasks-runs';
 
 /** Words that occur in factory names. */
 const CITIES = [
-  'Lisbon', 'Porto', 'Madrid', 'Seville', 'Valencia', 'Bilbao', 'Lyon', 'Marseille', 'Toulouse', 'Nantes',
-  'Hamburg', 'Munich', 'Cologne', 'Dresden', 'Leipzig', 'Vienna', 'Graz', 'Zurich', 'Basel', 'Geneva',
-  'Milan', 'Turin', 'Naples', 'Florence', 'Bologna', 'Krakow', 'Gdansk', 'Prague', 'Brno', 'Budapest',
-  'Oslo', 'Bergen', 'Uppsala', 'Malmo', 'Helsinki', 'Tampere', 'Tallinn', 'Riga', 'Vilnius', 'Dublin',
-  'Cork', 'Glasgow', 'Leeds', 'Bristol', 'Antwerp', 'Ghent', 'Utrecht', 'Eindhoven', 'Aarhus', 'Odense',
+  'Lisbon',
+  'Porto',
+  'Madrid',
+  'Seville',
+  'Valencia',
+  'Bilbao',
+  'Lyon',
+  'Marseille',
+  'Toulouse',
+  'Nantes',
+  'Hamburg',
+  'Munich',
+  'Cologne',
+  'Dresden',
+  'Leipzig',
+  'Vienna',
+  'Graz',
+  'Zurich',
+  'Basel',
+  'Geneva',
+  'Milan',
+  'Turin',
+  'Naples',
+  'Florence',
+  'Bologna',
+  'Krakow',
+  'Gdansk',
+  'Prague',
+  'Brno',
+  'Budapest',
+  'Oslo',
+  'Bergen',
+  'Uppsala',
+  'Malmo',
+  'Helsinki',
+  'Tampere',
+  'Tallinn',
+  'Riga',
+  'Vilnius',
+  'Dublin',
+  'Cork',
+  'Glasgow',
+  'Leeds',
+  'Bristol',
+  'Antwerp',
+  'Ghent',
+  'Utrecht',
+  'Eindhoven',
+  'Aarhus',
+  'Odense',
 ] as const;
 const KINDS = ['assembly', 'packaging', 'paint shop', 'foundry', 'press line', 'welding', 'test bench', 'kitting'];
 const AGENT_TYPES: AgentType[] = ['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM'];
 
 const VERBS = ['Fix', 'Add', 'Refactor', 'Investigate', 'Speed up', 'Document', 'Remove', 'Upgrade', 'Test', 'Migrate'];
 const OBJECTS = [
-  'the flaky checkout test', 'retries in the payment client', 'the order export job', 'pagination of the audit log',
-  'the login rate limiter', 'stale cache entries after deploys', 'the nightly report', 'webhook signature checks',
-  'the inventory sync', 'dark mode on the settings page', 'the CSV importer', 'slow queries on the dashboard',
+  'the flaky checkout test',
+  'retries in the payment client',
+  'the order export job',
+  'pagination of the audit log',
+  'the login rate limiter',
+  'stale cache entries after deploys',
+  'the nightly report',
+  'webhook signature checks',
+  'the inventory sync',
+  'dark mode on the settings page',
+  'the CSV importer',
+  'slow queries on the dashboard',
 ];
 const MODELS = ['claude-sonnet-4', 'gpt-5', 'gemini-2.5-pro', 'claude-opus-4'];
 /** Run sources besides the API (imports from the hosted service); none of them is exempt from cancelling. */
@@ -152,7 +215,12 @@ const HTTP_FACTORIES = 5;
  * Yields `size` events (mixed), the events of `size` factories (one-team), or of `size` runs and
  * `tasks` tasks (tasks-runs).
  */
-export function* generateHistory(kind: HistoryKind, size: number, info: Partial<HistoryInfo> = {}, tasks = 0): Generator<HistoryRow> {
+export function* generateHistory(
+  kind: HistoryKind,
+  size: number,
+  info: Partial<HistoryInfo> = {},
+  tasks = 0,
+): Generator<HistoryRow> {
   const rand = prng(kind === 'mixed' ? 0x5eed : kind === 'one-team' ? 0xfac7 : 0x7a5c);
   const int = (n: number) => Math.floor(rand() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
@@ -163,7 +231,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
   };
   const hex = (n: number) => {
     let s = '';
-    while (s.length < n) s += Math.floor(rand() * 0x100000000).toString(16).padStart(8, '0');
+    while (s.length < n)
+      s += Math.floor(rand() * 0x100000000)
+        .toString(16)
+        .padStart(8, '0');
     return s.slice(0, n);
   };
 
@@ -194,7 +265,14 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       request_id: request,
       occurred_at: new Date(clock).toISOString(),
     };
-    return { id: uuid(), stream, revision, type: event.type, data: JSON.stringify(event.data), metadata: JSON.stringify(metadata) };
+    return {
+      id: uuid(),
+      stream,
+      revision,
+      type: event.type,
+      data: JSON.stringify(event.data),
+      metadata: JSON.stringify(metadata),
+    };
   };
 
   const asUser = (team: Team, uid = pick(team.members)) => {
@@ -217,14 +295,20 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     yield row<EmailReserved>(`email-${sha256(email)}`, { type: 'EmailReserved', data: { email, user_uid: uid } });
     yield row<UserEvent>(`user-${uid}`, { type: 'UserRegistered', data: { uid, email, display_name: displayName } });
     const keyHash = displayName === 'admin' ? sha256(BENCH_ADMIN_KEY) : hex(64);
-    yield row<UserEvent>(`user-${uid}`, { type: 'ApiKeyIssued', data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'user', uid } } });
+    yield row<UserEvent>(`user-${uid}`, {
+      type: 'ApiKeyIssued',
+      data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'user', uid } },
+    });
     return uid;
   }
 
   function* newTeam(name: string, adminUid: string): Generator<HistoryRow, Team> {
     const uid = uuid();
     yield row<TeamEvent>(`team-${uid}`, { type: 'TeamCreated', data: { uid, name } });
-    yield row<TeamEvent>(`team-${uid}`, { type: 'MemberAdded', data: { team_uid: uid, user_uid: adminUid, role: 'admin' } });
+    yield row<TeamEvent>(`team-${uid}`, {
+      type: 'MemberAdded',
+      data: { team_uid: uid, user_uid: adminUid, role: 'admin' },
+    });
     return { uid, members: [adminUid], agents: [] };
   }
 
@@ -235,13 +319,19 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
   yield row(`bootstrap`, { type: 'BootstrapClaimed', data: { team_uid: team0Uid, user_uid: adminUid } });
   const email = 'admin@example.com';
   yield row<EmailReserved>(`email-${sha256(email)}`, { type: 'EmailReserved', data: { email, user_uid: adminUid } });
-  yield row<UserEvent>(`user-${adminUid}`, { type: 'UserRegistered', data: { uid: adminUid, email, display_name: 'admin' } });
+  yield row<UserEvent>(`user-${adminUid}`, {
+    type: 'UserRegistered',
+    data: { uid: adminUid, email, display_name: 'admin' },
+  });
   yield row<UserEvent>(`user-${adminUid}`, {
     type: 'ApiKeyIssued',
     data: { key_id: uuid(), key_hash: sha256(BENCH_ADMIN_KEY), principal: { type: 'user', uid: adminUid } },
   });
   yield row<TeamEvent>(`team-${team0Uid}`, { type: 'TeamCreated', data: { uid: team0Uid, name: 'Default team' } });
-  yield row<TeamEvent>(`team-${team0Uid}`, { type: 'MemberAdded', data: { team_uid: team0Uid, user_uid: adminUid, role: 'admin' } });
+  yield row<TeamEvent>(`team-${team0Uid}`, {
+    type: 'MemberAdded',
+    data: { team_uid: team0Uid, user_uid: adminUid, role: 'admin' },
+  });
   const team0: Team = { uid: team0Uid, members: [adminUid], agents: [] };
   Object.assign(info, { kind, teamUid: team0Uid, adminUid });
 
@@ -263,7 +353,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
   function* createFactory(team: Team): Generator<HistoryRow, Factory> {
     asUser(team);
     const uid = uuid();
-    yield row<FactoryEvent>(`factory-${uid}`, { type: 'FactoryCreated', data: { uid, team_uid: team.uid, ...fields() } });
+    yield row<FactoryEvent>(`factory-${uid}`, {
+      type: 'FactoryCreated',
+      data: { uid, team_uid: team.uid, ...fields() },
+    });
     const factory: Factory = { uid, team, foreman: null, deleted: false };
     factories.push(factory);
     return factory;
@@ -275,17 +368,39 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     const f = factories[someFactory()]!;
     asUser(f.team);
     const all = fields();
-    const changes = rand() < 0.5 ? { description: all.description ?? 'updated' } : rand() < 0.5 ? { name: all.name } : { repositories: all.repositories };
+    const changes =
+      rand() < 0.5
+        ? { description: all.description ?? 'updated' }
+        : rand() < 0.5
+          ? { name: all.name }
+          : { repositories: all.repositories };
     yield row<FactoryEvent>(`factory-${f.uid}`, { type: 'FactoryUpdated', data: { uid: f.uid, changes } });
   }
   function* createIdentity(team: Team, agentType: AgentType, factory: Factory | null): Generator<HistoryRow> {
     asUser(team);
     const uid = uuid();
-    const profile = { name: `${agentType.toLowerCase()} ${serial++}`, agent_type: agentType, factory_uid: factory?.uid ?? null };
-    yield row<IdentityEvent>(`identity-${uid}`, { type: 'AgentIdentityCreated', data: { uid, team_uid: team.uid, profile } });
+    const profile = {
+      name: `${agentType.toLowerCase()} ${serial++}`,
+      agent_type: agentType,
+      factory_uid: factory?.uid ?? null,
+    };
+    yield row<IdentityEvent>(`identity-${uid}`, {
+      type: 'AgentIdentityCreated',
+      data: { uid, team_uid: team.uid, profile },
+    });
     const keyHash = hex(64);
-    yield row<IdentityEvent>(`identity-${uid}`, { type: 'ApiKeyIssued', data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'agent', uid } } });
-    const identity: Identity = { uid, team, factory, keyHashes: [keyHash], worker: `worker-${hex(12)}`, deleted: false };
+    yield row<IdentityEvent>(`identity-${uid}`, {
+      type: 'ApiKeyIssued',
+      data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'agent', uid } },
+    });
+    const identity: Identity = {
+      uid,
+      team,
+      factory,
+      keyHashes: [keyHash],
+      worker: `worker-${hex(12)}`,
+      deleted: false,
+    };
     identities.push(identity);
     team.agents.push(identity);
     if (agentType === 'FOREMAN' && factory) factory.foreman = identity;
@@ -306,12 +421,18 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
   const text = (s: string) => [{ type: 'text', text: s }];
 
   /** POST /agent/runs (or a dispatch): RunCreated, then the run joins its conversation. */
-  function* newRun(team: Team, o: RunOptions): Generator<HistoryRow, { run: Run; data: RunCreatedData; createdId: string }> {
+  function* newRun(
+    team: Team,
+    o: RunOptions,
+  ): Generator<HistoryRow, { run: Run; data: RunCreatedData; createdId: string }> {
     const run_id = uuid();
     const conversation_id = o.conversation ?? uuid();
     const agent = o.agent ?? null;
     const runTitle = title();
-    const config = rand() < 0.5 ? { model_id: pick(MODELS), ...(rand() < 0.3 ? { name: pick(['reviewer', 'fixer', 'planner']) } : {}) } : null;
+    const config =
+      rand() < 0.5
+        ? { model_id: pick(MODELS), ...(rand() < 0.3 ? { name: pick(['reviewer', 'fixer', 'planner']) } : {}) }
+        : null;
     const data: RunCreatedData = {
       run_id,
       conversation_id,
@@ -342,12 +463,31 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     yield created;
     const creator_uid = o.creator.uid;
     atOnce = Boolean(o.dispatchTo); // the dispatched-task reactor
-    yield row<ConversationEvent>(`conversation-${conversation_id}`, { type: 'ConversationRunAdded', data: { conversation_id, run_id, team_uid: team.uid, creator_uid } });
-    const run: Run = { id: run_id, conversation: conversation_id, team, creator: creator_uid, agent, depth: data.depth, root: data.root_run_id, mode: data.mode, state: 'QUEUED' };
+    yield row<ConversationEvent>(`conversation-${conversation_id}`, {
+      type: 'ConversationRunAdded',
+      data: { conversation_id, run_id, team_uid: team.uid, creator_uid },
+    });
+    const run: Run = {
+      id: run_id,
+      conversation: conversation_id,
+      team,
+      creator: creator_uid,
+      agent,
+      depth: data.depth,
+      root: data.root_run_id,
+      mode: data.mode,
+      state: 'QUEUED',
+    };
     return { run, data, createdId: created.id };
   }
 
-  const finishState = (): FinishState => weighted([['SUCCEEDED', 75], ['FAILED', 12], ['ERROR', 5], ['BLOCKED', 8]] as const);
+  const finishState = (): FinishState =>
+    weighted([
+      ['SUCCEEDED', 75],
+      ['FAILED', 12],
+      ['ERROR', 5],
+      ['BLOCKED', 8],
+    ] as const);
 
   /**
    * Executions of a queued run until it ends as `end`: by a worker of its team (its own agent
@@ -369,7 +509,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     execution: for (;;) {
       if (rich && rand() < 0.03) {
         user();
-        yield row<RunEvent>(stream, { type: 'RunPromptExtended', data: { run_id, message: 'Also update the changelog.', mode: null } });
+        yield row<RunEvent>(stream, {
+          type: 'RunPromptExtended',
+          data: { run_id, message: 'Also update the changelog.', mode: null },
+        });
       }
       if (end === 'CANCELLED' && (!rich || rand() < 0.4)) {
         yield* cancel();
@@ -380,7 +523,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       const held = { run_id, worker_id: w.worker, execution_id: uuid() };
       asAgent(w);
       run.state = 'PENDING';
-      yield row<RunEvent>(stream, { type: 'RunLeased', data: { ...held, lease_expires_at: new Date(clock + 30_000).toISOString() } });
+      yield row<RunEvent>(stream, {
+        type: 'RunLeased',
+        data: { ...held, lease_expires_at: new Date(clock + 30_000).toISOString() },
+      });
       if (rich && rand() < 0.03) {
         asSystem('worker-sweeper', run.team);
         run.state = 'QUEUED';
@@ -395,14 +541,25 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
           yield row<RunEvent>(stream, event);
         };
       const steps: Step[] = [report({ type: 'RunClaimed', data: held }, 'CLAIMED')];
-      if (rich) steps.push(report({ type: 'RunTimelineRecorded', data: { run_id, name: 'worker_container_ready', detail: { host: w.worker, image: 'acme/agent:2025.1' } } }));
+      if (rich)
+        steps.push(
+          report({
+            type: 'RunTimelineRecorded',
+            data: { run_id, name: 'worker_container_ready', detail: { host: w.worker, image: 'acme/agent:2025.1' } },
+          }),
+        );
       steps.push(report({ type: 'RunStarted', data: { run_id, execution_id: held.execution_id } }, 'INPROGRESS'));
       if (rich) steps.push(...richReports(run, w, held.execution_id, report));
       if (end === 'CANCELLED') {
         steps.push(cancel);
       } else {
         const status_message = end === 'SUCCEEDED' ? null : STATUS[end];
-        steps.push(report({ type: 'RunFinished', data: { run_id, execution_id: held.execution_id, state: end, status_message } }, end));
+        steps.push(
+          report(
+            { type: 'RunFinished', data: { run_id, execution_id: held.execution_id, state: end, status_message } },
+            end,
+          ),
+        );
       }
       for (const step of steps) {
         if (w.deleted) {
@@ -424,21 +581,64 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
   function richReports(run: Run, w: Identity, execution_id: string, report: (event: RunEvent) => Step): Step[] {
     const run_id = run.id;
     const message = (role: string, content: unknown[], step_id: string | null): Step =>
-      report({ type: 'RunMessageRecorded', data: { run_id, conversation_id: run.conversation, message_id: uuid(), step_id, parent_step_id: null, role, content } });
-    const steps: Step[] = [report({ type: 'RunTimelineRecorded', data: { run_id, name: 'repository_cloned', detail: { repository: `acme/svc-${hex(6)}` } } })];
+      report({
+        type: 'RunMessageRecorded',
+        data: {
+          run_id,
+          conversation_id: run.conversation,
+          message_id: uuid(),
+          step_id,
+          parent_step_id: null,
+          role,
+          content,
+        },
+      });
+    const steps: Step[] = [
+      report({
+        type: 'RunTimelineRecorded',
+        data: { run_id, name: 'repository_cloned', detail: { repository: `acme/svc-${hex(6)}` } },
+      }),
+    ];
     for (let i = 1 + int(3); i > 0; i--) {
       const step = uuid();
       const action = `call_${hex(8)}`;
-      if (rand() < 0.5) steps.push(message('assistant', text(`Looking at ${pick(OBJECTS)}: the failure comes from a missing null check.`), step));
+      if (rand() < 0.5)
+        steps.push(
+          message('assistant', text(`Looking at ${pick(OBJECTS)}: the failure comes from a missing null check.`), step),
+        );
       steps.push(
-        message('assistant', [{ type: 'action', id: action, category: 'command', name: 'run_command', input: { command: 'npm test' } }], step),
-        message('tool', [{ type: 'action_result', action_id: action, category: 'command', name: 'run_command', state: 'completed', output: { exit_code: int(2) } }], step),
+        message(
+          'assistant',
+          [{ type: 'action', id: action, category: 'command', name: 'run_command', input: { command: 'npm test' } }],
+          step,
+        ),
+        message(
+          'tool',
+          [
+            {
+              type: 'action_result',
+              action_id: action,
+              category: 'command',
+              name: 'run_command',
+              state: 'completed',
+              output: { exit_code: int(2) },
+            },
+          ],
+          step,
+        ),
       );
     }
     if (rand() < 0.05) {
       steps.splice(2, 0, function* () {
         asUser(run.team, run.creator);
-        const data = { run_id, execution_id, message: 'Please keep the public API unchanged.', mode: null, attachments: [], to: 'execution' as const };
+        const data = {
+          run_id,
+          execution_id,
+          message: 'Please keep the public API unchanged.',
+          mode: null,
+          attachments: [],
+          to: 'execution' as const,
+        };
         yield row<RunEvent>(`run-${run_id}`, { type: 'RunFollowupDelivered', data });
       });
     }
@@ -447,7 +647,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       for (let i = 1 + int(3); i > 0; i--) {
         steps.push(function* () {
           asAgent(w);
-          const { run: child } = yield* newRun(run.team, { creator: { type: 'service_account', uid: w.uid }, parent: run });
+          const { run: child } = yield* newRun(run.team, {
+            creator: { type: 'service_account', uid: w.uid },
+            parent: run,
+          });
           begin(runTurns(child));
         });
       }
@@ -456,23 +659,63 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     steps.push(
       report({
         type: 'RunUsageReported',
-        data: { run_id, usage: { inference_cost_usd: tokens / 250_000, compute_cost_usd: 0.01 * (1 + int(20)), total_tokens: tokens, model_token_usage: [{ model_id: pick(MODELS), usage_type: 'warp', total_tokens: tokens }] } },
+        data: {
+          run_id,
+          usage: {
+            inference_cost_usd: tokens / 250_000,
+            compute_cost_usd: 0.01 * (1 + int(20)),
+            total_tokens: tokens,
+            model_token_usage: [{ model_id: pick(MODELS), usage_type: 'warp', total_tokens: tokens }],
+          },
+        },
       }),
     );
-    const artifacts = weighted([[0, 40], [1, 45], [2, 15]] as const);
-    for (let i = 0; i < artifacts; i++) steps.push(report({ type: 'RunArtifactAdded', data: { run_id, artifact: artifact() } }));
+    const artifacts = weighted([
+      [0, 40],
+      [1, 45],
+      [2, 15],
+    ] as const);
+    for (let i = 0; i < artifacts; i++)
+      steps.push(report({ type: 'RunArtifactAdded', data: { run_id, artifact: artifact() } }));
     return steps;
   }
 
   function artifact(): Artifact {
     const artifact_uid = uuid();
-    switch (weighted([['PULL_REQUEST', 60], ['PLAN', 25], ['EXTERNAL_REFERENCE', 15]] as const)) {
+    switch (
+      weighted([
+        ['PULL_REQUEST', 60],
+        ['PLAN', 25],
+        ['EXTERNAL_REFERENCE', 15],
+      ] as const)
+    ) {
       case 'PULL_REQUEST':
-        return { artifact_uid, artifact_type: 'PULL_REQUEST', public: false, url: `https://github.com/acme/svc-${hex(6)}/pull/${1 + int(5000)}`, branch: `agent/${hex(8)}`, title: title() };
+        return {
+          artifact_uid,
+          artifact_type: 'PULL_REQUEST',
+          public: false,
+          url: `https://github.com/acme/svc-${hex(6)}/pull/${1 + int(5000)}`,
+          branch: `agent/${hex(8)}`,
+          title: title(),
+        };
       case 'PLAN':
-        return { artifact_uid, artifact_type: 'PLAN', public: false, document_uid: artifact_uid, title: `Plan: ${title()}`, content: '1. Reproduce\n2. Fix\n3. Add a regression test' };
+        return {
+          artifact_uid,
+          artifact_type: 'PLAN',
+          public: false,
+          document_uid: artifact_uid,
+          title: `Plan: ${title()}`,
+          content: '1. Reproduce\n2. Fix\n3. Add a regression test',
+        };
       case 'EXTERNAL_REFERENCE':
-        return { artifact_uid, artifact_type: 'EXTERNAL_REFERENCE', public: false, reference_type: 'linear_issue', url: `https://linear.app/acme/issue/PAY-${1 + int(9000)}`, title: title() };
+        return {
+          artifact_uid,
+          artifact_type: 'EXTERNAL_REFERENCE',
+          public: false,
+          reference_type: 'linear_issue',
+          url: `https://linear.app/acme/issue/PAY-${1 + int(9000)}`,
+          title: title(),
+        };
     }
   }
 
@@ -483,7 +726,15 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       if (run.state === 'QUEUED' || run.state === 'CANCELLED' || rand() >= 0.1) return;
       asUser(run.team, run.creator);
       run.state = 'QUEUED';
-      yield row<RunEvent>(`run-${run.id}`, { type: 'RunResumed', data: { run_id: run.id, message: 'The build still fails on CI, have another look.', mode: null, attachments: [] } });
+      yield row<RunEvent>(`run-${run.id}`, {
+        type: 'RunResumed',
+        data: {
+          run_id: run.id,
+          message: 'The build still fails on CI, have another look.',
+          mode: null,
+          attachments: [],
+        },
+      });
     }
   }
 
@@ -493,7 +744,11 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     const { run } = yield* newRun(team, {
       creator: { type: 'user', uid: creator },
       agent: rand() < 0.4 ? pick(team.agents) : null,
-      mode: weighted([['normal', 80], ['plan', 10], ['orchestrate', 10]] as const),
+      mode: weighted([
+        ['normal', 80],
+        ['plan', 10],
+        ['orchestrate', 10],
+      ] as const),
       source: rand() < 0.6 ? 'API' : pick(OTHER_SOURCES),
     });
     yield* runTurns(run);
@@ -524,7 +779,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     const uid = derivedId({ id: dispatched.createdId }, 'factory-task');
     asSystem('reactor', team);
     atOnce = true;
-    yield row<ConversationEvent>(`conversation-${conversation_id}`, { type: 'ConversationTaskBound', data: { conversation_id, task_uid: uid, factory_uid: f.uid } });
+    yield row<ConversationEvent>(`conversation-${conversation_id}`, {
+      type: 'ConversationTaskBound',
+      data: { conversation_id, task_uid: uid, factory_uid: f.uid },
+    });
     yield row<TaskEvent>(`task-${uid}`, {
       type: 'TaskCreated',
       data: {
@@ -554,15 +812,24 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       if (rand() < 0.02) {
         atOnce = true;
         yield row<TaskEvent>(stream, { type: 'TaskDeleted', data: { uid, conversation_id } });
-        yield row<ConversationEvent>(`conversation-${conversation_id}`, { type: 'ConversationTaskReleased', data: { conversation_id, task_uid: uid } });
+        yield row<ConversationEvent>(`conversation-${conversation_id}`, {
+          type: 'ConversationTaskReleased',
+          data: { conversation_id, task_uid: uid },
+        });
         return;
       }
       if (run.state !== 'SUCCEEDED' || rand() < 0.12) return; // left at this stage
       if (rand() < 0.1) {
         atOnce = true; // the same PATCH as the stage
-        yield row<TaskEvent>(stream, { type: 'TaskUpdated', data: { uid, changes: { description: `Seen in production again during ${FLOW[stage]}` } } });
+        yield row<TaskEvent>(stream, {
+          type: 'TaskUpdated',
+          data: { uid, changes: { description: `Seen in production again during ${FLOW[stage]}` } },
+        });
       }
-      yield row<TaskEvent>(stream, { type: 'TaskStageChanged', data: { uid, from: FLOW[stage]!, to: FLOW[stage + 1]! } });
+      yield row<TaskEvent>(stream, {
+        type: 'TaskStageChanged',
+        data: { uid, from: FLOW[stage]!, to: FLOW[stage + 1]! },
+      });
       if (FLOW[stage + 1] === 'COMPLETE') return;
       // The next stage's run continues the conversation (POST /agent/runs with its conversation_id).
       const next = yield* newRun(team, {
@@ -599,7 +866,14 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       const f = yield* createFactory(team0);
       yield* createIdentity(team0, 'FOREMAN', f);
     }
-    const ends = [['QUEUED', 5], ['SUCCEEDED', 62], ['FAILED', 12], ['ERROR', 5], ['BLOCKED', 6], ['CANCELLED', 10]] as const;
+    const ends = [
+      ['QUEUED', 5],
+      ['SUCCEEDED', 62],
+      ['FAILED', 12],
+      ['ERROR', 5],
+      ['BLOCKED', 6],
+      ['CANCELLED', 10],
+    ] as const;
     const creator = { type: 'user', uid: adminUid } as const;
     let tasksLeft = tasks;
     for (let i = 0; i < size; i++) {
@@ -614,12 +888,24 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
         tasksLeft -= 1;
         const uid = uuid();
         const conversation_id = run.conversation;
-        yield row<ConversationEvent>(`conversation-${conversation_id}`, { type: 'ConversationTaskBound', data: { conversation_id, task_uid: uid, factory_uid: f.uid } });
+        yield row<ConversationEvent>(`conversation-${conversation_id}`, {
+          type: 'ConversationTaskBound',
+          data: { conversation_id, task_uid: uid, factory_uid: f.uid },
+        });
         yield row<TaskEvent>(`task-${uid}`, {
           type: 'TaskCreated',
           data: {
-            uid, factory_uid: f.uid, team_uid: team0.uid, conversation_id, run_id: run.id, title: title(), description: null, stage: 'TRIAGE',
-            author: creator, ticket_id: null, ticket_source: null,
+            uid,
+            factory_uid: f.uid,
+            team_uid: team0.uid,
+            conversation_id,
+            run_id: run.id,
+            title: title(),
+            description: null,
+            stage: 'TRIAGE',
+            author: creator,
+            ticket_id: null,
+            ticket_source: null,
           },
         });
         if (end !== 'QUEUED') yield* execute(run, end, false);
@@ -628,8 +914,19 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
           yield row<TaskEvent>(`task-${uid}`, { type: 'TaskCancelled', data: { uid, from: 'TRIAGE', run_id: run.id } });
           continue;
         }
-        const stage = end === 'SUCCEEDED' ? weighted([['SPEC', 20], ['IMPLEMENT', 35], ['REVIEW', 15], ['COMPLETE', 30]] as const) : rand() < 0.6 ? 'TRIAGE' : pick(['SPEC', 'IMPLEMENT', 'REVIEW'] as const);
-        if (stage !== 'TRIAGE') yield row<TaskEvent>(`task-${uid}`, { type: 'TaskStageChanged', data: { uid, from: 'TRIAGE', to: stage } });
+        const stage =
+          end === 'SUCCEEDED'
+            ? weighted([
+                ['SPEC', 20],
+                ['IMPLEMENT', 35],
+                ['REVIEW', 15],
+                ['COMPLETE', 30],
+              ] as const)
+            : rand() < 0.6
+              ? 'TRIAGE'
+              : pick(['SPEC', 'IMPLEMENT', 'REVIEW'] as const);
+        if (stage !== 'TRIAGE')
+          yield row<TaskEvent>(`task-${uid}`, { type: 'TaskStageChanged', data: { uid, from: 'TRIAGE', to: stage } });
       } else if (end !== 'QUEUED') {
         yield* execute(run, end, false);
       }
@@ -671,7 +968,10 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
       const team = pick(teams);
       asUser(team);
       const uid = yield* newUser(`member${serial++}@example.org`, 'member');
-      yield row<TeamEvent>(`team-${team.uid}`, { type: 'MemberAdded', data: { team_uid: team.uid, user_uid: uid, role: 'member' } });
+      yield row<TeamEvent>(`team-${team.uid}`, {
+        type: 'MemberAdded',
+        data: { team_uid: team.uid, user_uid: uid, role: 'member' },
+      });
       team.members.push(uid);
     } else if (r < 21.2 || factories.length === 0) {
       yield* createFactory(pick(teams));
@@ -691,18 +991,27 @@ export function* generateHistory(kind: HistoryKind, size: number, info: Partial<
     } else if (r < 98) {
       const a = pick(identities);
       asUser(a.team);
-      yield row<IdentityEvent>(`identity-${a.uid}`, { type: 'AgentIdentityUpdated', data: { uid: a.uid, changes: { name: `agent ${serial++}` } } });
+      yield row<IdentityEvent>(`identity-${a.uid}`, {
+        type: 'AgentIdentityUpdated',
+        data: { uid: a.uid, changes: { name: `agent ${serial++}` } },
+      });
     } else if (r < 99) {
       const a = pick(identities);
       asUser(a.team);
       const keyHash = hex(64);
-      yield row<IdentityEvent>(`identity-${a.uid}`, { type: 'ApiKeyIssued', data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'agent', uid: a.uid } } });
+      yield row<IdentityEvent>(`identity-${a.uid}`, {
+        type: 'ApiKeyIssued',
+        data: { key_id: uuid(), key_hash: keyHash, principal: { type: 'agent', uid: a.uid } },
+      });
       a.keyHashes.push(keyHash);
     } else {
       const i = int(identities.length);
       const a = identities[i]!;
       asUser(a.team);
-      yield row<IdentityEvent>(`identity-${a.uid}`, { type: 'AgentIdentityDeleted', data: { uid: a.uid, revoked_key_hashes: a.keyHashes } });
+      yield row<IdentityEvent>(`identity-${a.uid}`, {
+        type: 'AgentIdentityDeleted',
+        data: { uid: a.uid, revoked_key_hashes: a.keyHashes },
+      });
       a.deleted = true;
       a.team.agents.splice(a.team.agents.indexOf(a), 1);
       if (a.factory?.foreman === a) a.factory.foreman = null;

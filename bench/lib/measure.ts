@@ -3,7 +3,8 @@
 export const now = (): number => performance.now();
 
 /** Whether an answer has the status a case expects: `expect` if given, else any 2xx. */
-export const statusExpected = (status: number, expect?: number): boolean => (expect ? status === expect : status >= 200 && status < 300);
+export const statusExpected = (status: number, expect?: number): boolean =>
+  expect ? status === expect : status >= 200 && status < 300;
 
 /** Runs `fn` and returns its result with the wall time in milliseconds. */
 export async function timed<T>(fn: () => Promise<T> | T): Promise<{ result: T; ms: number }> {
@@ -21,9 +22,10 @@ export function fmt(n: number, digits = 0): string {
   return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 }
 
-export const pct = (ratio: number): string => (Number.isFinite(ratio) ? `${(ratio * 100).toFixed(ratio < 0.1 ? 1 : 0)}%` : '—');
+export const pct = (ratio: number): string =>
+  Number.isFinite(ratio) ? `${(ratio * 100).toFixed(ratio < 0.1 ? 1 : 0)}%` : '—';
 
-export function quantile(sorted: readonly number[], q: number): number {
+function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
   return sorted[i]!;

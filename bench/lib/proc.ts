@@ -90,7 +90,9 @@ export async function waitFor200(url: string, proc: NodeProcess, timeoutMs: numb
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (proc.child.exitCode !== null || proc.child.signalCode !== null) {
-      throw new Error(`process exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${url} answered:\n${proc.output()}`);
+      throw new Error(
+        `process exited (${proc.child.exitCode ?? proc.child.signalCode}) before ${url} answered:\n${proc.output()}`,
+      );
     }
     try {
       const res = await fetch(url);

@@ -19,16 +19,19 @@ export interface WorkloadOutcome {
 
 const git = (cmd: string): string => {
   try {
-    return execSync(`git ${cmd}`, { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execSync(`git ${cmd}`, { stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {
     return '?';
   }
 };
 
-export function machine(): string[] {
+function machine(): string[] {
   const cpus = os.cpus();
   const sqlite = new Database(':memory:').prepare('SELECT sqlite_version() AS v').get() as { v: string };
-  const dirty = git('status --porcelain -- src commands projections queries').length > 0 ? ' (with uncommitted changes)' : '';
+  const dirty =
+    git('status --porcelain -- src commands projections queries').length > 0 ? ' (with uncommitted changes)' : '';
   return [
     `- Date: ${new Date().toISOString()}`,
     `- Machine: ${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB memory, ${os.type()} ${os.release()}`,

@@ -20,7 +20,7 @@ export async function createEventsDb(file: string): Promise<void> {
 }
 
 /** Appends rows with plain inserts, `perTransaction` to a transaction, durability off (seeding only). */
-export function insertRows(file: string, rows: Iterable<HistoryRow>, perTransaction = 20_000): number {
+function insertRows(file: string, rows: Iterable<HistoryRow>, perTransaction = 20_000): number {
   const db = new Database(file);
   db.pragma('synchronous = OFF');
   const insert = db.prepare(INSERT_SQL);
@@ -55,7 +55,11 @@ const removeDb = (file: string) => {
 };
 
 /** The cached event log of a history (generated on first use) and what it contains; `tasks` for `tasks-runs`. */
-export async function cachedHistory(kind: HistoryKind, size: number, tasks = 0): Promise<{ file: string; info: HistoryInfo }> {
+export async function cachedHistory(
+  kind: HistoryKind,
+  size: number,
+  tasks = 0,
+): Promise<{ file: string; info: HistoryInfo }> {
   fs.mkdirSync(CACHE_DIR, { recursive: true });
   const prefix = `history-${kind}-${size}${tasks ? `-${tasks}` : ''}-`;
   const file = path.join(CACHE_DIR, `${prefix}${generatorHash()}.db`);
@@ -68,7 +72,9 @@ export async function cachedHistory(kind: HistoryKind, size: number, tasks = 0):
   if (fs.existsSync(file) && fs.existsSync(infoFile)) {
     return { file, info: JSON.parse(fs.readFileSync(infoFile, 'utf8')) as HistoryInfo };
   }
-  log(`generating the ${kind} history (${size.toLocaleString('en-US')}${tasks ? `, ${tasks.toLocaleString('en-US')} tasks` : ''}) into ${path.relative(process.cwd(), file)}`);
+  log(
+    `generating the ${kind} history (${size.toLocaleString('en-US')}${tasks ? `, ${tasks.toLocaleString('en-US')} tasks` : ''}) into ${path.relative(process.cwd(), file)}`,
+  );
   const tmp = `${file}.tmp`;
   removeDb(tmp);
   await createEventsDb(tmp);

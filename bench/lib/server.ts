@@ -23,7 +23,13 @@ export async function startServer(dataDir: string, name: string, readyTimeoutMs 
   const start = now();
   const proc = startNode(
     params.serverEntry,
-    { DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: String(port), BOOTSTRAP_API_KEY: BENCH_ADMIN_KEY, LOG_LEVEL: params.logLevel },
+    {
+      DATA_DIR: dataDir,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      BOOTSTRAP_API_KEY: BENCH_ADMIN_KEY,
+      LOG_LEVEL: params.logLevel,
+    },
     name,
   );
   const base = `http://127.0.0.1:${port}`;
@@ -59,7 +65,7 @@ export interface LoadCase {
   expect?: number;
 }
 
-export type RequestContext = Record<string, unknown>;
+type RequestContext = Record<string, unknown>;
 
 export interface LoadResult {
   rps: number;
@@ -78,7 +84,12 @@ const sequence = (c: LoadCase | LoadCase[]): LoadCase[] => (Array.isArray(c) ? c
 
 const expected = (r: LoadCase, status: number) => statusExpected(status, r.expect);
 
-function once(base: string, c: LoadCase | LoadCase[], seconds: number, connections: number): Promise<autocannon.Result> {
+function once(
+  base: string,
+  c: LoadCase | LoadCase[],
+  seconds: number,
+  connections: number,
+): Promise<autocannon.Result> {
   return autocannon({
     url: base,
     connections,
@@ -88,8 +99,20 @@ function once(base: string, c: LoadCase | LoadCase[], seconds: number, connectio
       path: r.path,
       headers: r.headers ?? {},
       ...(r.body !== undefined ? { body: r.body } : {}),
-      ...(r.vary ? { setupRequest: (req: autocannon.Request, context: object) => ({ ...req, ...r.vary!(context as RequestContext) }) } : {}),
-      ...(r.onResponse ? { onResponse: (status: number, _body: string, context: object) => r.onResponse!(status, context as RequestContext) } : {}),
+      ...(r.vary
+        ? {
+            setupRequest: (req: autocannon.Request, context: object) => ({
+              ...req,
+              ...r.vary!(context as RequestContext),
+            }),
+          }
+        : {}),
+      ...(r.onResponse
+        ? {
+            onResponse: (status: number, _body: string, context: object) =>
+              r.onResponse!(status, context as RequestContext),
+          }
+        : {}),
     })),
   });
 }
@@ -98,7 +121,7 @@ function once(base: string, c: LoadCase | LoadCase[], seconds: number, connectio
  * Waits until the server answers /healthz quickly again: requests queued by a slow case keep it
  * busy after the load stops, and would otherwise be billed to the next case.
  */
-export async function drain(base: string, maxMs = 60_000): Promise<number> {
+async function drain(base: string, maxMs = 60_000): Promise<number> {
   const start = now();
   while (now() - start < maxMs) {
     const t = now();
@@ -125,7 +148,11 @@ export async function load(
     const context: RequestContext = {};
     const probe = r.vary?.(context) ?? {};
     const body = probe.body ?? r.body;
-    const res = await fetch(base + (probe.path ?? r.path), { method: r.method, headers: probe.headers ?? r.headers ?? {}, ...(body !== undefined ? { body } : {}) });
+    const res = await fetch(base + (probe.path ?? r.path), {
+      method: r.method,
+      headers: probe.headers ?? r.headers ?? {},
+      ...(body !== undefined ? { body } : {}),
+    });
     const text = await res.text();
     r.onResponse?.(res.status, context);
     if (!expected(r, res.status)) throw new Error(`${r.method} ${r.path}: ${res.status} ${text.slice(0, 500)}`);
@@ -135,7 +162,9 @@ export async function load(
   const r = await once(base, c, seconds, connections);
   const drained = await drain(base);
   if (drained > 1000) log(`the server needed ${Math.round(drained)} ms to finish the requests queued by this case`);
-  const unexpected = Object.entries(r.statusCodeStats ?? {}).filter(([code]) => !sequence(c).some((q) => expected(q, Number(code))));
+  const unexpected = Object.entries(r.statusCodeStats ?? {}).filter(
+    ([code]) => !sequence(c).some((q) => expected(q, Number(code))),
+  );
   const result: LoadResult = {
     rps: r.requests.total / r.duration,
     p50: r.latency.p50,
@@ -150,7 +179,9 @@ export async function load(
     ].join(', '),
   };
   log(
-    `${sequence(c).map((r) => `${r.method} ${r.path}`).join(', ')}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
+    `${sequence(c)
+      .map((r) => `${r.method} ${r.path}`)
+      .join(', ')}: ${Math.round(result.rps)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms` +
       (result.failures ? `, ${result.failures} failed (${result.failureDetail})` : ''),
   );
   return result;
@@ -173,7 +204,12 @@ export async function paced(base: string, c: LoadCase, rate: number, seconds: nu
   const total = Math.max(1, Math.floor(rate * seconds));
   const requests = Array.from({ length: untimed + total }, (): PacedRequest => {
     const v = c.vary?.({}) ?? {};
-    return { method: c.method, url: base + (v.path ?? c.path), headers: v.headers ?? c.headers ?? {}, body: v.body ?? c.body };
+    return {
+      method: c.method,
+      url: base + (v.path ?? c.path),
+      headers: v.headers ?? c.headers ?? {},
+      body: v.body ?? c.body,
+    };
   });
   const client = fork(path.join(BENCH_DIR, 'lib', 'paced-client.ts'), { execArgv: nodeFlags('paced-client') });
   const answered = new Promise<PacedReport>((resolve, reject) => {
@@ -193,7 +229,9 @@ export async function paced(base: string, c: LoadCase, rate: number, seconds: nu
     failures,
     failureDetail: failures ? `${failures} not 2xx or failed` : '',
   };
-  log(`${c.method} ${c.path} paced at ${rate} req/s: p50 ${result.p50} ms, p99 ${result.p99} ms${failures ? `, ${failures} failed` : ''}`);
+  log(
+    `${c.method} ${c.path} paced at ${rate} req/s: p50 ${result.p50} ms, p99 ${result.p99} ms${failures ? `, ${failures} failed` : ''}`,
+  );
   await drain(base);
   return result;
 }

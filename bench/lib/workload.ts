@@ -4,13 +4,13 @@
  * of one never counts against another.
  */
 
-export interface Ceiling {
+interface Ceiling {
   /** What the figure is compared with, e.g. "raw better-sqlite3 inserts, 100 rows/transaction". */
   name: string;
   value: number;
 }
 
-export interface Target {
+interface Target {
   text: string;
   met: boolean;
 }
@@ -44,5 +44,3 @@ export interface ChildReport {
   /** Peak resident memory of the benchmark process itself (not of any server it started). */
   maxRssMb: number;
 }
-
-export const ratio = (value: number, ceiling: number): number => (ceiling > 0 ? value / ceiling : NaN);

@@ -30,7 +30,10 @@ const metadata: EventMetadata = {
 const event = (i: number): EventToAppend => ({
   id: randomUUID(),
   type: 'FactoryUpdated',
-  data: { uid: 'c1f0e4a2-5b7d-4e8f-9a0b-1c2d3e4f5a6b', changes: { description: `Line ${i} of the Lisbon plant, shift 2` } },
+  data: {
+    uid: 'c1f0e4a2-5b7d-4e8f-9a0b-1c2d3e4f5a6b',
+    changes: { description: `Line ${i} of the Lisbon plant, shift 2` },
+  },
   metadata,
 });
 
@@ -43,7 +46,8 @@ interface Run {
 }
 const rate = (r: Run) => perSecond(r.events, r.ms);
 /** The run with the median rate. */
-const median = <R extends Run>(runs: R[]): R => [...runs].sort((a, b) => rate(a) - rate(b))[Math.floor(runs.length / 2)]!;
+const median = <R extends Run>(runs: R[]): R =>
+  [...runs].sort((a, b) => rate(a) - rate(b))[Math.floor(runs.length / 2)]!;
 
 interface Row {
   stream: string;
@@ -58,9 +62,18 @@ async function raw(groups: (emit: (rows: Row[]) => void) => void): Promise<{ eve
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
-  const insert = db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO events (id, stream, revision, type, data, metadata) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const one = (r: Row) =>
-    insert.run(r.event.id, r.stream, r.revision, r.event.type, JSON.stringify(r.event.data), JSON.stringify(r.event.metadata));
+    insert.run(
+      r.event.id,
+      r.stream,
+      r.revision,
+      r.event.type,
+      JSON.stringify(r.event.data),
+      JSON.stringify(r.event.metadata),
+    );
   const many = db.transaction((rows: Row[]) => rows.forEach(one));
   let events = 0;
   const start = now();
@@ -140,24 +153,39 @@ const workload: Workload = {
       runs.rawSingleRow.push(
         await raw((emit) => {
           const stop = now() + rawSingleRowMs / ROUNDS;
-          for (let i = 0; i < singleRound && now() < stop; i++) emit([{ stream: `factory-w${i % writers}`, revision: Math.floor(i / writers), event: event(i) }]);
+          for (let i = 0; i < singleRound && now() < stop; i++)
+            emit([{ stream: `factory-w${i % writers}`, revision: Math.floor(i / writers), event: event(i) }]);
         }),
       );
       log(`round ${round}/${ROUNDS}: raw, ${writers} rows per transaction (the groups of group commit)`);
       runs.rawGrouped.push(
         await raw((emit) => {
           for (let i = 0; i < singleRound; i += writers) {
-            emit(Array.from({ length: writers }, (_, w) => ({ stream: `factory-w${w}`, revision: i / writers, event: event(i + w) })));
+            emit(
+              Array.from({ length: writers }, (_, w) => ({
+                stream: `factory-w${w}`,
+                revision: i / writers,
+                event: event(i + w),
+              })),
+            );
           }
         }),
       );
-      log(`round ${round}/${ROUNDS}: ours, ${writers} concurrent writers of single events (${fmt(singleRound)} events)`);
+      log(
+        `round ${round}/${ROUNDS}: ours, ${writers} concurrent writers of single events (${fmt(singleRound)} events)`,
+      );
       runs.single.push(await oursSingle(writers, singleRound));
       log(`round ${round}/${ROUNDS}: raw, ${batchSize} rows per transaction`);
       runs.rawBatched.push(
         await raw((emit) => {
           for (let b = 0; b * batchSize < batchRound; b++) {
-            emit(Array.from({ length: batchSize }, (_, i) => ({ stream: `factory-b${b}`, revision: i, event: event(b * batchSize + i) })));
+            emit(
+              Array.from({ length: batchSize }, (_, i) => ({
+                stream: `factory-b${b}`,
+                revision: i,
+                event: event(b * batchSize + i),
+              })),
+            );
           }
         }),
       );
@@ -177,7 +205,9 @@ const workload: Workload = {
           }
         }),
       );
-      log(`round ${round}/${ROUNDS}: ours, appends of ${batchSize} events, ${BATCH_WRITERS} concurrent writers (${fmt(batchRound)} events)`);
+      log(
+        `round ${round}/${ROUNDS}: ours, appends of ${batchSize} events, ${BATCH_WRITERS} concurrent writers (${fmt(batchRound)} events)`,
+      );
       runs.batchedConcurrent.push(await oursBatched(BATCH_WRITERS, batchSize, batchRound));
     }
     const rawSingleRow = median(runs.rawSingleRow);
@@ -218,7 +248,10 @@ const workload: Workload = {
         value: rate(batchedConcurrent),
         unit: 'events/s',
         detail: `${fmt(perSecond(batchedConcurrent.events / batchSize, batchedConcurrent.ms))} appends/s`,
-        ceiling: { name: `raw inserts, ${batchWriters * batchSize} rows per transaction`, value: rate(rawBatchedGrouped) },
+        ceiling: {
+          name: `raw inserts, ${batchWriters * batchSize} rows per transaction`,
+          value: rate(rawBatchedGrouped),
+        },
         target: { text: '≥ 50,000 events/s', met: rate(batchedConcurrent) >= 50_000 },
       },
     ];

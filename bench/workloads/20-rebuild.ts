@@ -33,11 +33,15 @@ const workload: Workload = {
     const db = new Database(eventsFile, { readonly: true });
     db.prepare('SELECT count(*), sum(length(data) + length(metadata)) FROM events').get();
     const perType = new Map(
-      (db.prepare('SELECT type, count(*) AS n FROM events GROUP BY type').all() as Array<{ type: string; n: number }>).map((r) => [r.type, r.n]),
+      (
+        db.prepare('SELECT type, count(*) AS n FROM events GROUP BY type').all() as Array<{ type: string; n: number }>
+      ).map((r) => [r.type, r.n]),
     );
 
     log('raw SQL: SELECT * in pages, no parsing');
-    const page = db.prepare<[number, number], { position: number }>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?');
+    const page = db.prepare<[number, number], { position: number }>(
+      'SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?',
+    );
     const rawSql = await timed(() => {
       let n = 0;
       for (let after = 0; ; ) {
@@ -68,21 +72,30 @@ const workload: Workload = {
       log(`rebuildProjection ${p.name}`);
       const { result: count, ms } = await timed(() => rebuildProjections(events, docs, [p]));
       const handled = Object.keys(p.on).reduce((sum, type) => sum + (perType.get(type) ?? 0), 0);
-      if (count !== handled) throw new Error(`${p.name}: rebuilt from ${count} events, but the log has ${handled} of its types`);
+      if (count !== handled)
+        throw new Error(`${p.name}: rebuilt from ${count} events, but the log has ${handled} of its types`);
       rebuilt.push({ name: p.name, count, ms, handled });
     }
     log('rebuildProjections of every read model in one pass (`projections rebuild all`)');
     const onePass = await timed(() => rebuildProjections(events, docs, chosen));
-    const documents = await Promise.all(chosen.map(async (p) => `${p.name} ${fmt(await docs.collection(`${p.name}_v${p.version}`).count())}`));
+    const documents = await Promise.all(
+      chosen.map(async (p) => `${p.name} ${fmt(await docs.collection(`${p.name}_v${p.version}`).count())}`),
+    );
     await docs.close();
     await events.close();
 
     const readAllRate = perSecond(readAll.result, readAll.ms);
     const n = (type: string) => perType.get(type) ?? 0;
-    const runsAndTasks = [...perType].filter(([type]) => /^(Run|Task|Conversation)/.test(type)).reduce((sum, [, count]) => sum + count, 0);
+    const runsAndTasks = [...perType]
+      .filter(([type]) => /^(Run|Task|Conversation)/.test(type))
+      .reduce((sum, [, count]) => sum + count, 0);
     const skipped = rebuilt.filter((r) => r.handled === 0).map((r) => r.name);
     const figures: Figure[] = [
-      { name: 'Raw SQL read (SELECT * in pages of 5,000, rows only)', value: perSecond(rawSql.result, rawSql.ms), unit: 'events/s' },
+      {
+        name: 'Raw SQL read (SELECT * in pages of 5,000, rows only)',
+        value: perSecond(rawSql.result, rawSql.ms),
+        unit: 'events/s',
+      },
       {
         name: 'readAll loop (the port: rows → RecordedEvent, JSON parsed)',
         value: readAllRate,
@@ -96,7 +109,9 @@ const workload: Workload = {
           unit: 'log events/s',
           detail:
             `${fmt(r.ms / 1000, 1)} s; reads and handles the ${fmt(r.handled)} events of its types` +
-            (r.handled === 0 ? ': none in this history, so no target' : ` (${fmt(perSecond(r.handled, r.ms))} handled/s)`),
+            (r.handled === 0
+              ? ': none in this history, so no target'
+              : ` (${fmt(perSecond(r.handled, r.ms))} handled/s)`),
           ceiling: { name: 'readAll loop', value: readAllRate },
           ...(r.handled > 0 ? { target: { text: '≥ 100,000 events/s', met: perSecond(total, r.ms) >= 100_000 } } : {}),
         }),
@@ -122,7 +137,10 @@ const workload: Workload = {
           `${pct(n('FactoryDeleted') / n('FactoryCreated'))} deleted; ${fmt(n('AgentIdentityCreated'))} agent identities (half of them foremen of a factory) ` +
           `with keys, updates and deletions; ${fmt(n('UserRegistered'))} users joining teams. Generated once into bench/.cache and copied per run.` +
           (skipped.length ? ` No events of ${skipped.join(', ')}: their rebuilds only skip events.` : ''),
-        `Events by type: ${[...perType].sort((a, b) => b[1] - a[1]).map(([type, count]) => `${type} ${fmt(count)}`).join(', ')}.`,
+        `Events by type: ${[...perType]
+          .sort((a, b) => b[1] - a[1])
+          .map(([type, count]) => `${type} ${fmt(count)}`)
+          .join(', ')}.`,
         `A rebuild reads only the events of the types its read models handle (the type filter runs inside SQLite), so its rate is ` +
           `given over the whole log: the ${fmt(total)} events it rebuilds from, divided by the time taken. The time includes dropping the ` +
           `shadow collection, loading it, building its indexes after the load, and swapping it in. The target is judged per read model ` +

@@ -48,7 +48,10 @@ const shares = (values: Iterable<string>): string => {
     counts.set(v, (counts.get(v) ?? 0) + 1);
     total += 1;
   }
-  return [...counts].sort((a, b) => b[1] - a[1]).map(([v, n]) => `${v} ${pct(n / total)}`).join(', ');
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .map(([v, n]) => `${v} ${pct(n / total)}`)
+    .join(', ');
 };
 
 /** The answer to `init` at `base` + `path`; any status but 2xx stops the benchmark. */
@@ -67,7 +70,11 @@ async function sampleAnswers(base: string, c: Case): Promise<unknown[]> {
 
 /** Bare Fastify answering with `answers`; their mean size in bytes beside its figures. */
 async function bareAnswering(base: string, answers: unknown[]): Promise<{ r: LoadResult; bytes: number }> {
-  await answerOf(base, '/answers', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(answers) });
+  await answerOf(base, '/answers', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(answers),
+  });
   const bytes = answers.reduce((sum: number, a) => sum + Buffer.byteLength(JSON.stringify(a)), 0) / answers.length;
   return { r: await load(base, { method: 'GET', path: '/answer' }), bytes };
 }
@@ -77,9 +84,14 @@ const workload: Workload = {
   async run() {
     const { file, info } = await cachedHistory('tasks-runs', params.httpRuns, params.httpTasks);
     const db = new Database(file, { readonly: true });
-    const factories = db.prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`).pluck().all() as string[];
+    const factories = db
+      .prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`)
+      .pluck()
+      .all() as string[];
     const tasks = new Map<string, { factory: string; stage: Stage }>();
-    const taskEvents = db.prepare(`SELECT type, data FROM events WHERE type IN ('TaskCreated', 'TaskStageChanged', 'TaskCancelled') ORDER BY position`);
+    const taskEvents = db.prepare(
+      `SELECT type, data FROM events WHERE type IN ('TaskCreated', 'TaskStageChanged', 'TaskCancelled') ORDER BY position`,
+    );
     for (const { type, data } of taskEvents.iterate() as Iterable<{ type: string; data: string }>) {
       const d = JSON.parse(data) as { uid: string; factory_uid: string; stage: Stage; to: Stage };
       if (type === 'TaskCreated') tasks.set(d.uid, { factory: d.factory_uid, stage: d.stage });
@@ -91,7 +103,12 @@ const workload: Workload = {
       `SELECT type, json_extract(data, '$.run_id') AS id, json_extract(data, '$.factory_uid') AS factory, json_extract(data, '$.state') AS state
        FROM events WHERE type IN ('RunCreated', 'RunFinished', 'RunCancelled') ORDER BY position`,
     );
-    for (const r of runEvents.iterate() as Iterable<{ type: string; id: string; factory: string | null; state: string | null }>) {
+    for (const r of runEvents.iterate() as Iterable<{
+      type: string;
+      id: string;
+      factory: string | null;
+      state: string | null;
+    }>) {
       if (r.type === 'RunCreated') runs.set(r.id, { factory: r.factory, state: 'QUEUED' });
       else runs.get(r.id)!.state = r.state ?? 'CANCELLED';
     }
@@ -113,7 +130,9 @@ const workload: Workload = {
 
     const dir = tempDir('http');
     copyHistory(file, dir);
-    log(`starting the server on ${fmt(info.events)} events (${fmt(tasks.size)} tasks, ${fmt(runs.size)} runs); the projector catches up first`);
+    log(
+      `starting the server on ${fmt(info.events)} events (${fmt(tasks.size)} tasks, ${fmt(runs.size)} runs); the projector catches up first`,
+    );
     const server = await startServer(dir, 'server-http');
     log(`ready after ${fmt(server.readyMs)} ms`);
     const bare = await startBare();
@@ -122,7 +141,8 @@ const workload: Workload = {
     const pages: Array<{ factory: string; cursor: string }> = [];
     for (const factory of factories) {
       for (let cursor = '', page = 0; page < LIST_PAGES; page++) {
-        const next = ((await answerOf(server.base, `${listPath(factory)}${cursor}`)) as { page_info: PageInfo }).page_info.next_cursor;
+        const next = ((await answerOf(server.base, `${listPath(factory)}${cursor}`)) as { page_info: PageInfo })
+          .page_info.next_cursor;
         if (!next) break;
         pages.push({ factory, cursor: next });
         cursor = `&cursor=${next}`;
@@ -212,7 +232,10 @@ const workload: Workload = {
         path: `/api/v1/factory/${factories[0]}/tasks`,
         headers: authHeaders,
         // Each conversation takes one task: once all are used, the next ones are refused (409).
-        vary: () => ({ path: `/api/v1/factory/${any(factories)}/tasks`, body: JSON.stringify({ title: 'Bench task', conversation_id: free[used++ % free.length] }) }),
+        vary: () => ({
+          path: `/api/v1/factory/${any(factories)}/tasks`,
+          body: JSON.stringify({ title: 'Bench task', conversation_id: free[used++ % free.length] }),
+        }),
       },
       {
         name: 'POST /agent/runs (create, in a new conversation)',
@@ -229,7 +252,10 @@ const workload: Workload = {
         method: 'PATCH',
         path: `/api/v1/factory/${factories[0]}`,
         headers: authHeaders,
-        vary: () => ({ path: `/api/v1/factory/${any(factories)}`, body: JSON.stringify({ description: `Bench edit ${++edits}` }) }),
+        vary: () => ({
+          path: `/api/v1/factory/${any(factories)}`,
+          body: JSON.stringify({ description: `Bench edit ${++edits}` }),
+        }),
       },
     ];
 
@@ -246,8 +272,14 @@ const workload: Workload = {
         const r = await load(server.base, c);
         log(`(server profile window for this case: --window ${from.toFixed(0)}-${server.uptime().toFixed(0)})`);
         // Latency without queueing: the same case paced at a quarter of the throughput just measured.
-        const steady = await paced(server.base, c, Math.min(PACED_MAX_RPS, Math.max(1, Math.round(r.rps / 4))), Math.min(5, params.httpSeconds));
-        const same = c.kind === 'query' ? await bareAnswering(bare.base, await sampleAnswers(server.base, c)) : undefined;
+        const steady = await paced(
+          server.base,
+          c,
+          Math.min(PACED_MAX_RPS, Math.max(1, Math.round(r.rps / 4))),
+          Math.min(5, params.httpSeconds),
+        );
+        const same =
+          c.kind === 'query' ? await bareAnswering(bare.base, await sampleAnswers(server.base, c)) : undefined;
         results.push({ c, r, open: steady, same });
       }
       bareAfter = await load(bare.base, hello);
@@ -265,16 +297,31 @@ const workload: Workload = {
       (r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : '');
 
     const figures: Figure[] = [
-      { name: 'Bare Fastify hello world (before the cases)', value: bareBefore.rps, unit: 'req/s', detail: lat(bareBefore) },
-      { name: 'Bare Fastify hello world (after the cases)', value: bareAfter.rps, unit: 'req/s', detail: lat(bareAfter) },
-      { name: 'Bare Fastify hello world, open loop (control for the open-loop latencies)', value: bareOpen.rps, unit: 'req/s', detail: lat(bareOpen) },
+      {
+        name: 'Bare Fastify hello world (before the cases)',
+        value: bareBefore.rps,
+        unit: 'req/s',
+        detail: lat(bareBefore),
+      },
+      {
+        name: 'Bare Fastify hello world (after the cases)',
+        value: bareAfter.rps,
+        unit: 'req/s',
+        detail: lat(bareAfter),
+      },
+      {
+        name: 'Bare Fastify hello world, open loop (control for the open-loop latencies)',
+        value: bareOpen.rps,
+        unit: 'req/s',
+        detail: lat(bareOpen),
+      },
       ...results.flatMap(({ c, r, open, same }): Figure[] => {
         const t = TARGETS[c.kind];
         const figure: Figure = {
           name: `${c.kind === 'command' ? 'Command' : 'Query'}${c.reference ? ' (reference)' : ''}: ${c.name}`,
           value: r.rps,
           unit: 'req/s',
-          detail: `${lat(r)}; open loop at ${fmt(open.rps)} req/s: ${lat(open)}` + (same ? `; ${pct(r.rps / same.r.rps)} of bare Fastify sending its answers (next row)` : ''),
+          detail: `${lat(r)}; open loop at ${fmt(open.rps)} req/s: ${lat(open)}${same ? `; ${pct(r.rps / same.r.rps)} of bare Fastify sending its answers (next row)` : ''}`,
           ceiling,
           target: c.reference
             ? undefined
@@ -286,7 +333,13 @@ const workload: Workload = {
         if (!same) return [figure];
         return [
           figure,
-          { name: `↳ bare Fastify sending ${ANSWERS} of these answers (${fmt(same.bytes / 1024, 1)} KiB each on average)`, value: same.r.rps, unit: 'req/s', detail: lat(same.r), ceiling },
+          {
+            name: `↳ bare Fastify sending ${ANSWERS} of these answers (${fmt(same.bytes / 1024, 1)} KiB each on average)`,
+            value: same.r.rps,
+            unit: 'req/s',
+            detail: lat(same.r),
+            ceiling,
+          },
         ];
       }),
     ];

@@ -22,7 +22,9 @@ import { tempDir } from '../lib/tmp.js';
 import type { Figure, Workload } from '../lib/workload.js';
 
 /** The server's budget of failed authentications per webhook and minute (it inherits this environment). */
-const FAILED_AUTH_PER_MINUTE = loadConfig({ WEBHOOK_FAILED_AUTH_PER_MINUTE: process.env.WEBHOOK_FAILED_AUTH_PER_MINUTE }).WEBHOOK_FAILED_AUTH_PER_MINUTE;
+const FAILED_AUTH_PER_MINUTE = loadConfig({
+  WEBHOOK_FAILED_AUTH_PER_MINUTE: process.env.WEBHOOK_FAILED_AUTH_PER_MINUTE,
+}).WEBHOOK_FAILED_AUTH_PER_MINUTE;
 /** A repeat resends one of this many latest new deliveries: some still in flight, so they race for the reservation. */
 const RECENT = 100;
 
@@ -53,12 +55,16 @@ interface Tally {
 const newTally = (): Tally => ({ identities: 0, unanswered: new Map() });
 
 const secretOf = (scheme: SignatureScheme) =>
-  scheme === 'standard_webhooks' ? `whsec_${randomBytes(24).toString('base64')}` : `whsec_${randomBytes(24).toString('hex')}`;
+  scheme === 'standard_webhooks'
+    ? `whsec_${randomBytes(24).toString('base64')}`
+    : `whsec_${randomBytes(24).toString('hex')}`;
 
-const hmac = (algorithm: 'sha256' | 'sha1', key: string, data: string) => createHmac(algorithm, key).update(data).digest('hex');
+const hmac = (algorithm: 'sha256' | 'sha1', key: string, data: string) =>
+  createHmac(algorithm, key).update(data).digest('hex');
 
 const standardSigners = new Map<string, Webhook>();
-const standardSigner = (secret: string) => standardSigners.get(secret) ?? standardSigners.set(secret, new Webhook(secret)).get(secret)!;
+const standardSigner = (secret: string) =>
+  standardSigners.get(secret) ?? standardSigners.set(secret, new Webhook(secret)).get(secret)!;
 
 /** The headers a provider sends with `body`, signed now (a resend is signed anew, as providers retry). */
 function signed(scheme: SignatureScheme, secret: string, id: string, body: string): Record<string, string> {
@@ -66,13 +72,29 @@ function signed(scheme: SignatureScheme, secret: string, id: string, body: strin
   const json = { 'content-type': 'application/json' };
   switch (scheme) {
     case 'standard_webhooks':
-      return { ...json, 'webhook-id': id, 'webhook-timestamp': String(at), 'webhook-signature': standardSigner(secret).sign(id, new Date(at * 1000), body) };
+      return {
+        ...json,
+        'webhook-id': id,
+        'webhook-timestamp': String(at),
+        'webhook-signature': standardSigner(secret).sign(id, new Date(at * 1000), body),
+      };
     case 'stripe':
       return { ...json, 'stripe-signature': `t=${at},v1=${hmac('sha256', secret, `${at}.${body}`)}` };
     case 'github':
-      return { ...json, 'x-github-event': 'issues', 'x-github-delivery': id, 'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}` };
+      return {
+        ...json,
+        'x-github-event': 'issues',
+        'x-github-delivery': id,
+        'x-hub-signature-256': `sha256=${hmac('sha256', secret, body)}`,
+      };
     case 'sentry':
-      return { ...json, 'sentry-hook-resource': 'issue', 'sentry-hook-timestamp': String(at), 'request-id': id, 'sentry-hook-signature': hmac('sha256', secret, body) };
+      return {
+        ...json,
+        'sentry-hook-resource': 'issue',
+        'sentry-hook-timestamp': String(at),
+        'request-id': id,
+        'sentry-hook-signature': hmac('sha256', secret, body),
+      };
     case 'pagerduty':
       return { ...json, 'x-webhook-id': id, 'x-pagerduty-signature': `v1=${hmac('sha256', secret, body)}` };
     case 'vercel':
@@ -89,7 +111,9 @@ const payload = (id: string, n: number) =>
     data: {
       number: n,
       title: `Checkout fails with a 502 when the cart holds more than ${n % 50} items`,
-      body: 'Steps to reproduce: add the items, open the cart, press pay. Expected: the order is placed. Actual: a 502 from the payment gateway after 30 s; the gateway log shows the request never arrived. '.repeat(3),
+      body: 'Steps to reproduce: add the items, open the cart, press pay. Expected: the order is placed. Actual: a 502 from the payment gateway after 30 s; the gateway log shows the request never arrived. '.repeat(
+        3,
+      ),
       labels: ['bug', 'checkout', 'p1'],
       repository: { full_name: 'acme/shop', default_branch: 'main' },
       sender: { login: 'octo-reporter', type: 'User' },
@@ -109,13 +133,20 @@ async function createHooks(base: string, factories: string[], count: number): Pr
     for (let i = f * MAX_WEBHOOKS_PER_FACTORY; i < Math.min(count, (f + 1) * MAX_WEBHOOKS_PER_FACTORY); i++) {
       const scheme = signatureSchemes[i % signatureSchemes.length]!;
       const secret = secretOf(scheme);
-      const hook = await post(base, `/api/v1/factory/${factory}/webhooks`, { name: `${scheme} ${i}`, authMode: 'signature', signatureScheme: scheme, secret });
+      const hook = await post(base, `/api/v1/factory/${factory}/webhooks`, {
+        name: `${scheme} ${i}`,
+        authMode: 'signature',
+        signatureScheme: scheme,
+        secret,
+      });
       hooks[i] = { uid: String(hook.uid), factory, scheme, secret, wrongSecret: secretOf(scheme), sent: 0 };
     }
   });
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    for (let job = jobs.shift(); job; job = jobs.shift()) await job();
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let job = jobs.shift(); job; job = jobs.shift()) await job();
+    }),
+  );
   return hooks;
 }
 
@@ -137,7 +168,11 @@ function deliveries(hooks: Hook[], repeat: number, tally: Tally): LoadCase {
       }
       d.hook.sent += 1;
       context.delivery = d;
-      return { path: `/webhooks/w/${d.hook.uid}`, body: d.body, headers: signed(d.hook.scheme, d.hook.secret, d.id, d.body) };
+      return {
+        path: `/webhooks/w/${d.hook.uid}`,
+        body: d.body,
+        headers: signed(d.hook.scheme, d.hook.secret, d.id, d.body),
+      };
     },
     // 202 answers both Accepted and Duplicate: either way the identity is in the log.
     onResponse: (status, context) => {
@@ -167,7 +202,11 @@ function badlySigned(hooks: Hook[]): LoadCase {
 async function resendUnanswered(base: string, tally: Tally): Promise<number> {
   const resent = tally.unanswered.size;
   for (const d of [...tally.unanswered.values()]) {
-    const res = await fetch(`${base}/webhooks/w/${d.hook.uid}`, { method: 'POST', headers: signed(d.hook.scheme, d.hook.secret, d.id, d.body), body: d.body });
+    const res = await fetch(`${base}/webhooks/w/${d.hook.uid}`, {
+      method: 'POST',
+      headers: signed(d.hook.scheme, d.hook.secret, d.id, d.body),
+      body: d.body,
+    });
     await res.arrayBuffer();
     if (res.status === 202) tally.unanswered.delete(d.id);
   }
@@ -203,7 +242,10 @@ const workload: Workload = {
     const hookCount = 6 * n;
     const { file, info } = await cachedHistory('one-team', Math.ceil(hookCount / MAX_WEBHOOKS_PER_FACTORY));
     const db = new Database(file, { readonly: true });
-    const factories = db.prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`).pluck().all() as string[];
+    const factories = db
+      .prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`)
+      .pluck()
+      .all() as string[];
     db.close();
     const dir = tempDir('webhooks');
     copyHistory(file, dir);
@@ -230,13 +272,24 @@ const workload: Workload = {
       };
 
       const ceiling = { name: 'bare Fastify hello world', value: (bareBefore.rps + bareAfter.rps) / 2 };
-      const lat = (r: LoadResult) => `p50 ${r.p50} ms, p99 ${r.p99} ms` + (r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : '');
+      const lat = (r: LoadResult) =>
+        `p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`;
       const identities = tallies.unique.identities + tallies.repeats.identities;
       const accepted = (logs.unique.accepted ?? 0) + (logs.repeats.accepted ?? 0);
       const unanswered = tallies.unique.unanswered.size + tallies.repeats.unanswered.size;
       const figures: Figure[] = [
-        { name: 'Bare Fastify hello world (before the cases)', value: bareBefore.rps, unit: 'req/s', detail: lat(bareBefore) },
-        { name: 'Bare Fastify hello world (after the cases)', value: bareAfter.rps, unit: 'req/s', detail: lat(bareAfter) },
+        {
+          name: 'Bare Fastify hello world (before the cases)',
+          value: bareBefore.rps,
+          unit: 'req/s',
+          detail: lat(bareBefore),
+        },
+        {
+          name: 'Bare Fastify hello world (after the cases)',
+          value: bareAfter.rps,
+          unit: 'req/s',
+          detail: lat(bareAfter),
+        },
         {
           name: `Signed deliveries, each new, over ${fmt(n)} webhooks of the six signature schemes`,
           value: unique.rps,

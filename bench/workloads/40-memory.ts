@@ -43,7 +43,9 @@ const fileMb = (file: string): number => {
 /** The largest size each of the data dir's write-ahead logs reached, sampled every `everyMs`. */
 function sampleWalSizes(dir: string, everyMs: number): { stop(): Map<string, number> } {
   const largest = new Map(WAL_FILES.map((f) => [f, 0]));
-  const sample = () => WAL_FILES.forEach((f) => largest.set(f, Math.max(largest.get(f)!, fileMb(path.join(dir, f)))));
+  const sample = () => {
+    for (const f of WAL_FILES) largest.set(f, Math.max(largest.get(f)!, fileMb(path.join(dir, f))));
+  };
   const timer = setInterval(sample, everyMs);
   return {
     stop() {
@@ -71,7 +73,11 @@ const workload: Workload = {
       // Factories of our own for the load to read and change.
       const uids: string[] = [];
       for (let i = 0; i < 200; i++) {
-        const res = await fetch(`${base}/api/v1/factory`, { method: 'POST', headers: authHeaders, body: JSON.stringify({ name: `Soak ${i}` }) });
+        const res = await fetch(`${base}/api/v1/factory`, {
+          method: 'POST',
+          headers: authHeaders,
+          body: JSON.stringify({ name: `Soak ${i}` }),
+        });
         if (res.status !== 201) throw new Error(`POST /factory: ${res.status} ${await res.text()}`);
         uids.push(((await res.json()) as { uid: string }).uid);
       }
@@ -79,14 +85,27 @@ const workload: Workload = {
       /** Each connection sends these four in turn: list, get, change, create. */
       const mixed: LoadCase[] = [
         { method: 'GET', path: '/api/v1/factory?limit=50', headers: authHeaders },
-        { method: 'GET', path: `/api/v1/factory/${pick()}`, headers: authHeaders, vary: () => ({ path: `/api/v1/factory/${pick()}` }) },
+        {
+          method: 'GET',
+          path: `/api/v1/factory/${pick()}`,
+          headers: authHeaders,
+          vary: () => ({ path: `/api/v1/factory/${pick()}` }),
+        },
         {
           method: 'PATCH',
           path: `/api/v1/factory/${pick()}`,
           headers: authHeaders,
-          vary: () => ({ path: `/api/v1/factory/${pick()}`, body: JSON.stringify({ description: `soak ${Math.random()}` }) }),
+          vary: () => ({
+            path: `/api/v1/factory/${pick()}`,
+            body: JSON.stringify({ description: `soak ${Math.random()}` }),
+          }),
         },
-        { method: 'POST', path: '/api/v1/factory', headers: authHeaders, vary: () => ({ body: JSON.stringify({ name: `Soak factory ${Math.random()}` }) }) },
+        {
+          method: 'POST',
+          path: '/api/v1/factory',
+          headers: authHeaders,
+          vary: () => ({ body: JSON.stringify({ name: `Soak factory ${Math.random()}` }) }),
+        },
       ];
 
       log(`sustained mixed load for ${params.soakSeconds} s`);
@@ -119,7 +138,8 @@ const workload: Workload = {
           name: `RSS during ${params.soakSeconds} s of mixed load: start → end (peak)`,
           value: end,
           unit: 'MiB',
-          detail: `start ${fmt(start)} MiB, end ${fmt(end)} MiB, peak ${fmt(peak)} MiB, 3 s after the load ${fmt(idle)} MiB; ` +
+          detail:
+            `start ${fmt(start)} MiB, end ${fmt(end)} MiB, peak ${fmt(peak)} MiB, 3 s after the load ${fmt(idle)} MiB; ` +
             `${fmt(r.rps)} req/s, ${fmt(r.requests)} requests, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`,
           target: { text: 'flat: growth over the second half ≤ max(5%, 8 MiB)', met: flat },
         },
@@ -133,7 +153,9 @@ const workload: Workload = {
           name: 'Write-ahead logs during the load: the largest size reached',
           value: Math.max(...walLargest.values()),
           unit: 'MiB',
-          detail: WAL_FILES.map((f) => `${f} ${fmt(walLargest.get(f)!, 1)} MiB (${fmt(fileMb(path.join(dir, f)), 1)} MiB after the load)`).join(', '),
+          detail: WAL_FILES.map(
+            (f) => `${f} ${fmt(walLargest.get(f)!, 1)} MiB (${fmt(fileMb(path.join(dir, f)), 1)} MiB after the load)`,
+          ).join(', '),
         },
       ];
       return {

@@ -4,8 +4,18 @@
  * (append with group commit, then wait for the live projector, as a command does).
  */
 import path from 'node:path';
-import { type Event, projections as emmettProjections, type ProjectionDefinition, STREAM_DOES_NOT_EXIST } from '@event-driven-io/emmett';
-import { getSQLiteEventStore, type SQLiteConnection, sqliteConnection, type SQLiteReadEventMetadata } from '@event-driven-io/emmett-sqlite';
+import {
+  type Event,
+  projections as emmettProjections,
+  type ProjectionDefinition,
+  STREAM_DOES_NOT_EXIST,
+} from '@event-driven-io/emmett';
+import {
+  getSQLiteEventStore,
+  type SQLiteConnection,
+  sqliteConnection,
+  type SQLiteReadEventMetadata,
+} from '@event-driven-io/emmett-sqlite';
 import { pino } from 'pino';
 import type { EventMetadata, ExpectedRevision } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
@@ -32,7 +42,10 @@ const metadata: EventMetadata = {
 const uidOf = (k: number) => `00000000-0000-4000-8000-${String(k).padStart(12, '0')}`;
 const eventOf = (i: number, created: boolean): { type: 'FactoryCreated' | 'FactoryUpdated'; data: PeerData } =>
   created
-    ? { type: 'FactoryCreated', data: { uid: uidOf(i % STREAMS), name: `Factory ${i % STREAMS}`, description: null as unknown as string } }
+    ? {
+        type: 'FactoryCreated',
+        data: { uid: uidOf(i % STREAMS), name: `Factory ${i % STREAMS}`, description: null as unknown as string },
+      }
     : { type: 'FactoryUpdated', data: { uid: uidOf(i % STREAMS), description: `changed by operation ${i}` } };
 
 /** Runs `op(i)` for i < n from `concurrency` loops; each stream is only ever used by one loop. */
@@ -54,15 +67,18 @@ async function drive(n: number, concurrency: number, op: (i: number) => Promise<
 async function ours(dir: string, n: number, concurrency: number) {
   const events = openSqliteEventStore(path.join(dir, 'events.db'));
   const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
-  const readModel = projection<{ type: 'FactoryCreated'; data: PeerData } | { type: 'FactoryUpdated'; data: PeerData }>({
-    name: 'peer_factories',
-    version: 1,
-    indexes: [],
-    on: {
-      FactoryCreated: (e, d) => d.put(e.data.uid, { ...e.data, updated_at: e.metadata.occurred_at }),
-      FactoryUpdated: (e, d) => d.patch(e.data.uid, { description: e.data.description, updated_at: e.metadata.occurred_at }),
+  const readModel = projection<{ type: 'FactoryCreated'; data: PeerData } | { type: 'FactoryUpdated'; data: PeerData }>(
+    {
+      name: 'peer_factories',
+      version: 1,
+      indexes: [],
+      on: {
+        FactoryCreated: (e, d) => d.put(e.data.uid, { ...e.data, updated_at: e.metadata.occurred_at }),
+        FactoryUpdated: (e, d) =>
+          d.patch(e.data.uid, { description: e.data.description, updated_at: e.metadata.occurred_at }),
+      },
     },
-  });
+  );
   const projector = new Projector(events, docs, [readModel], pino({ level: 'silent' }));
   await projector.start();
   const revisions = new Map<number, bigint>();
@@ -70,7 +86,11 @@ async function ours(dir: string, n: number, concurrency: number) {
     const k = i % STREAMS;
     const expected: ExpectedRevision = revisions.get(k) ?? 'no_stream';
     const e = eventOf(i, expected === 'no_stream');
-    const { nextRevision, position } = await events.append(`factory-${uidOf(k)}`, [{ id: crypto.randomUUID(), ...e, metadata }], expected);
+    const { nextRevision, position } = await events.append(
+      `factory-${uidOf(k)}`,
+      [{ id: crypto.randomUUID(), ...e, metadata }],
+      expected,
+    );
     revisions.set(k, nextRevision);
     await projector.waitFor(position);
   });
@@ -78,7 +98,8 @@ async function ours(dir: string, n: number, concurrency: number) {
   await projector.stop();
   await events.close();
   await docs.close();
-  if ((last as PeerData | null)?.description !== eventOf(n - 1, n - 1 < STREAMS).data.description) throw new Error('ours: the read model missed the last event');
+  if ((last as PeerData | null)?.description !== eventOf(n - 1, n - 1 < STREAMS).data.description)
+    throw new Error('ours: the read model missed the last event');
   return run;
 }
 
@@ -98,10 +119,10 @@ async function emmett(dir: string, n: number, concurrency: number) {
       for (const e of events) {
         const at = e.metadata.occurred_at;
         if (e.type === 'FactoryCreated') {
-          await connection.command('INSERT INTO peer_factories (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc', [
-            e.data.uid,
-            JSON.stringify({ ...e.data, updated_at: at }),
-          ]);
+          await connection.command(
+            'INSERT INTO peer_factories (id, doc) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc',
+            [e.data.uid, JSON.stringify({ ...e.data, updated_at: at })],
+          );
         } else {
           await connection.command('UPDATE peer_factories SET doc = json_patch(doc, ?) WHERE id = ?', [
             JSON.stringify({ description: e.data.description, updated_at: at }),
@@ -133,7 +154,9 @@ async function emmett(dir: string, n: number, concurrency: number) {
     }
   });
   const check = sqliteConnection({ fileName });
-  const last = await check.querySingle<{ doc: string }>('SELECT doc FROM peer_factories WHERE id = ?', [uidOf((n - 1) % STREAMS)]);
+  const last = await check.querySingle<{ doc: string }>('SELECT doc FROM peer_factories WHERE id = ?', [
+    uidOf((n - 1) % STREAMS),
+  ]);
   check.close();
   if ((JSON.parse(last?.doc ?? '{}') as PeerData).description !== eventOf(n - 1, n - 1 < STREAMS).data.description) {
     throw new Error('emmett: the read model missed the last event');
@@ -153,7 +176,8 @@ const workload: Workload = {
     log(`ours, ${fmt(n)} operations, ${c} at a time`);
     const mineConcurrent = await ours(tempDir('peer-ours-c'), n, c);
 
-    const lat = (r: { latency: { p50: number; p99: number } }) => `p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms`;
+    const lat = (r: { latency: { p50: number; p99: number } }) =>
+      `p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms`;
     const theirsRate = perSecond(theirs.ops, theirs.ms);
     const figures: Figure[] = [
       {

@@ -4,11 +4,17 @@
  * live webhook of the same factory, or one it already named (a deleted webhook's trigger stays).
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
-import { Conflict, type FieldError, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
+import {
+  Conflict,
+  type FieldError,
+  Forbidden,
+  InvalidRequest,
+  LimitExceeded,
+  NotFound,
+} from '../../src/kernel/errors.js';
 import type { AutomationEvent, AutomationFields } from './events.js';
-import { webhookOf } from './triggers.js';
-
-export const MAX_AUTOMATIONS_PER_FACTORY = 100;
+import { webhookOf } from './events.js';
+import { MAX_AUTOMATIONS_PER_FACTORY } from './resource.js';
 
 /** The factory's webhooks as its stream says: live or deleted; an unknown uid is absent. */
 export type WebhookStatuses = Readonly<Record<string, 'live' | 'deleted'>>;
@@ -36,7 +42,11 @@ function live(state: AutomationsState, id: string): Automation {
 }
 
 /** A webhook trigger must name a live webhook of this factory, unless the automation already named it. */
-function checkWebhooks(fields: Partial<AutomationFields>, webhooks: WebhookStatuses, already: ReadonlySet<string>): void {
+function checkWebhooks(
+  fields: Partial<AutomationFields>,
+  webhooks: WebhookStatuses,
+  already: ReadonlySet<string>,
+): void {
   const errors: FieldError[] = [];
   (fields.triggers ?? []).forEach((t, i) => {
     const uid = webhookOf(t);
@@ -81,9 +91,16 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
       }
       case 'UpdateAutomation': {
         const automation = live(state, id);
-        checkWebhooks(command.data.changes, command.webhooks, new Set(automation.triggers.map(webhookOf).filter((u) => u !== null)));
+        checkWebhooks(
+          command.data.changes,
+          command.webhooks,
+          new Set(automation.triggers.map(webhookOf).filter((u) => u !== null)),
+        );
         const changes = Object.fromEntries(
-          Object.entries(command.data.changes).filter(([k, v]) => v !== undefined && JSON.stringify(v) !== JSON.stringify(automation[k as keyof AutomationFields])),
+          Object.entries(command.data.changes).filter(
+            ([k, v]) =>
+              v !== undefined && JSON.stringify(v) !== JSON.stringify(automation[k as keyof AutomationFields]),
+          ),
         );
         return Object.keys(changes).length ? [{ type: 'AutomationUpdated', data: { id, factory_uid, changes } }] : [];
       }

@@ -7,30 +7,42 @@
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type FilterFailure, matchFilter } from './filter.js';
-import { type AutomationDoc, automationsProjection, type DeliveryDoc, deliveryKey } from '../../projections/automations.js';
+import {
+  type AutomationDoc,
+  automationsProjection,
+  type DeliveryDoc,
+  deliveryKey,
+} from '../../projections/automations.js';
 import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
-import { automationOf, automationParams } from '../../queries/automations.js';
-import { visibleFactory as visibleFactoryDoc } from '../../queries/factories.js';
 import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
-import { type DeliveryReplayed, replayStream } from './events.js';
+import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
 import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
 import { replayDecider } from './replay.js';
-import { webhookOf } from './triggers.js';
+import { visibleFactory as visibleFactoryDoc } from '../factory/resource.js';
+import { automationOf, automationParams } from './resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const deliveryBody = z.object({ delivery_id: uidParam }).strict();
 const replayParams = z.object({ uid: uidParam, webhook_uid: uidParam, delivery_id: uidParam });
 
 /** The accepted delivery, read from the stream the read model names; 404 for any other. */
-async function acceptedDelivery(rt: Runtime, doc: DeliveryDoc | null, factoryUid: string, deliveryId: string): Promise<RecordedEvent<DeliveryAccepted>> {
-  const events = doc && doc.kind === 'delivery' && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
-  const accepted = events.find((e) => e.type === 'DeliveryAccepted' && (e.data as DeliveryAccepted['data']).delivery_id === deliveryId);
+async function acceptedDelivery(
+  rt: Runtime,
+  doc: DeliveryDoc | null,
+  factoryUid: string,
+  deliveryId: string,
+): Promise<RecordedEvent<DeliveryAccepted>> {
+  const events =
+    doc && doc.kind === 'delivery' && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
+  const accepted = events.find(
+    (e) => e.type === 'DeliveryAccepted' && (e.data as DeliveryAccepted['data']).delivery_id === deliveryId,
+  );
   if (!accepted) throw new NotFound('accepted delivery', deliveryId);
   return accepted as RecordedEvent<DeliveryAccepted>;
 }
@@ -91,7 +103,12 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
       const { delivery_id } = req.body;
       const delivery = (await acceptedDelivery(rt, await deliveryDoc(delivery_id), factory.uid, delivery_id)).data;
       const body = await payloadOf(rt, delivery);
-      return { automation_id: automation.id, delivery_id, webhook_uid: delivery.webhook_uid, ...verdict(automation, delivery.webhook_uid, body) };
+      return {
+        automation_id: automation.id,
+        delivery_id,
+        webhook_uid: delivery.webhook_uid,
+        ...verdict(automation, delivery.webhook_uid, body),
+      };
     },
   );
 
@@ -104,15 +121,27 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
       if (context.actor.type !== 'user') throw new Forbidden('only users can replay deliveries');
       const webhook = await liveWebhook(rt, factory.uid, req.params.webhook_uid);
       if (!webhook) throw new NotFound('webhook', req.params.webhook_uid);
-      const accepted = await acceptedDelivery(rt, await deliveryDoc(req.params.delivery_id), factory.uid, req.params.delivery_id);
+      const accepted = await acceptedDelivery(
+        rt,
+        await deliveryDoc(req.params.delivery_id),
+        factory.uid,
+        req.params.delivery_id,
+      );
       if (accepted.data.webhook_uid !== webhook.uid) throw new NotFound('accepted delivery', req.params.delivery_id);
 
       const replay_id = timeOrderedId();
-      await rt.execute(replayStream(replay_id), replayDecider, { type: 'ReplayDelivery', data: { ...accepted.data, replay_id } }, context);
+      await rt.execute(
+        replayStream(replay_id),
+        replayDecider,
+        { type: 'ReplayDelivery', data: { ...accepted.data, replay_id } },
+        context,
+      );
       const [replayed] = (await rt.events.readStream(replayStream(replay_id))) as RecordedEvent<DeliveryReplayed>[];
       // The reactor reacts to the same event too; run ids derived from it make that a no-op.
       const runs = await startAutomationRuns(rt, replayed!);
-      return reply.code(201).send({ replay_id, delivery_id: accepted.data.delivery_id, webhook_uid: webhook.uid, runs });
+      return reply
+        .code(201)
+        .send({ replay_id, delivery_id: accepted.data.delivery_id, webhook_uid: webhook.uid, runs });
     },
   );
 }

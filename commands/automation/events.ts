@@ -37,3 +37,7 @@ export type DeliveryReplayed = {
 
 export const automationsStream = (factoryUid: string) => `automations-${factoryUid}`;
 export const replayStream = (replayId: string) => `replay-${replayId}`;
+
+/** The webhook a trigger listens to, or null for a trigger of another provider. */
+export const webhookOf = (t: Trigger): string | null =>
+  t.provider === 'webhook' ? ((t.filter?.webhook_ids as string[] | undefined)?.[0] ?? null) : null;

@@ -21,9 +21,9 @@
  */
 import type { FieldError } from '../../src/kernel/errors.js';
 
-export type JsonScalar = string | number | boolean | null;
-export type FilterCondition = JsonScalar | JsonScalar[] | OperatorObject | FieldMap;
-export interface OperatorObject {
+type JsonScalar = string | number | boolean | null;
+type FilterCondition = JsonScalar | JsonScalar[] | OperatorObject | FieldMap;
+interface OperatorObject {
   in?: JsonScalar[];
   not_in?: JsonScalar[];
   exists?: boolean;
@@ -43,7 +43,8 @@ export const FILTER_LIMITS = {
 
 const OPERATORS = ['in', 'not_in', 'exists'] as const;
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is JsonScalar =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
 const isOperatorObject = (v: Record<string, unknown>) => OPERATORS.some((op) => op in v);
@@ -69,15 +70,17 @@ export function validateFilter(filter: unknown, path: string): FieldError[] {
     if (!Array.isArray(list)) return add(at, 'a list of allowed values');
     if (list.length === 0) return add(at, 'an empty list would match nothing');
     if (list.length > FILTER_LIMITS.maxListValues) add(at, `at most ${FILTER_LIMITS.maxListValues} values`);
-    list.forEach((v, i) => scalar(v, key(at, i)));
+    for (const [i, v] of list.entries()) scalar(v, key(at, i));
   };
   const scalar = (v: unknown, at: string) => {
     if (!isScalar(v)) return add(at, 'a value is a string, number, boolean or null');
-    if (typeof v === 'string' && v.length > FILTER_LIMITS.maxStringLength) add(at, `at most ${FILTER_LIMITS.maxStringLength} characters`);
+    if (typeof v === 'string' && v.length > FILTER_LIMITS.maxStringLength)
+      add(at, `at most ${FILTER_LIMITS.maxStringLength} characters`);
   };
   const operators = (ops: Record<string, unknown>, at: string) => {
     for (const op of Object.keys(ops)) {
-      if (!(OPERATORS as readonly string[]).includes(op)) add(key(at, op), 'an operator object holds only in, not_in and exists');
+      if (!(OPERATORS as readonly string[]).includes(op))
+        add(key(at, op), 'an operator object holds only in, not_in and exists');
     }
     if ('in' in ops) scalarList(ops.in, `${at}.in`);
     if ('not_in' in ops) scalarList(ops.not_in, `${at}.not_in`);
@@ -92,11 +95,13 @@ export function validateFilter(filter: unknown, path: string): FieldError[] {
     if (depth > FILTER_LIMITS.maxDepth) return add(at, `filters nest at most ${FILTER_LIMITS.maxDepth} levels deep`);
     for (const [field, condition] of Object.entries(map)) {
       const here = key(at, field);
-      if (++keys > FILTER_LIMITS.maxKeys) return add(path, `a payload filter has at most ${FILTER_LIMITS.maxKeys} keys`);
+      if (++keys > FILTER_LIMITS.maxKeys)
+        return add(path, `a payload filter has at most ${FILTER_LIMITS.maxKeys} keys`);
       if (Array.isArray(condition)) scalarList(condition, here);
       else if (isPlainObject(condition)) {
         if (isOperatorObject(condition)) operators(condition, here);
-        else if (Object.keys(condition).length === 0) add(here, 'an empty object constrains nothing; use {"exists": true}');
+        else if (Object.keys(condition).length === 0)
+          add(here, 'an empty object constrains nothing; use {"exists": true}');
         else fieldMap(condition, here, depth + 1);
       } else scalar(condition, here);
     }
@@ -121,8 +126,7 @@ const shown = (v: unknown) => {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };
 
-const fieldOf = (v: Value, field: string): Value =>
-  isPlainObject(v) && Object.prototype.hasOwnProperty.call(v, field) ? v[field] : MISSING;
+const fieldOf = (v: Value, field: string): Value => (isPlainObject(v) && Object.hasOwn(v, field) ? v[field] : MISSING);
 
 const allowed = (list: readonly JsonScalar[], v: Value): boolean => {
   if (v === MISSING) return false;
@@ -133,13 +137,19 @@ const allowed = (list: readonly JsonScalar[], v: Value): boolean => {
 
 /** Why `condition` fails on `v`, or null when it holds. */
 function leafFailure(condition: JsonScalar | JsonScalar[] | OperatorObject, v: Value): string | null {
-  const ops: OperatorObject = Array.isArray(condition) ? { in: condition } : isPlainObject(condition) ? condition : { in: [condition] };
-  if (ops.exists !== undefined && (v !== MISSING) !== ops.exists) return ops.exists ? 'the field is missing' : 'the field exists';
+  const ops: OperatorObject = Array.isArray(condition)
+    ? { in: condition }
+    : isPlainObject(condition)
+      ? condition
+      : { in: [condition] };
+  if (ops.exists !== undefined && (v !== MISSING) !== ops.exists)
+    return ops.exists ? 'the field is missing' : 'the field exists';
   if (ops.in && !allowed(ops.in, v)) {
     if (v === MISSING) return 'the field is missing';
     return `${shown(v)} is not ${Array.isArray(v) ? 'an array holding any' : 'one'} of ${shown(ops.in)}`;
   }
-  if (ops.not_in && allowed(ops.not_in, v)) return `${shown(v)} is ${Array.isArray(v) ? 'an array holding one' : 'one'} of the excluded ${shown(ops.not_in)}`;
+  if (ops.not_in && allowed(ops.not_in, v))
+    return `${shown(v)} is ${Array.isArray(v) ? 'an array holding one' : 'one'} of the excluded ${shown(ops.not_in)}`;
   return null;
 }
 
@@ -153,7 +163,8 @@ function mapFailures(map: FieldMap, v: Value, path: string, element = false): Fi
   for (const [field, condition] of Object.entries(map)) {
     const here = key(path, field);
     const value = fieldOf(v, field);
-    if (isPlainObject(condition) && !isOperatorObject(condition)) failures.push(...mapFailures(condition as FieldMap, value, here));
+    if (isPlainObject(condition) && !isOperatorObject(condition))
+      failures.push(...mapFailures(condition as FieldMap, value, here));
     else {
       const reason = leafFailure(condition as JsonScalar | JsonScalar[] | OperatorObject, value);
       if (reason) failures.push({ path: here, reason });

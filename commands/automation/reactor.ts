@@ -21,10 +21,9 @@ import { type LiveFactory, liveFactory } from '../factory/live.js';
 import type { WebhookState } from '../webhook/decider.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type Automation, automationsDecider } from './decider.js';
-import { automationsStream, type DeliveryReplayed, type Trigger } from './events.js';
-import { webhookOf } from './triggers.js';
+import { automationsStream, type DeliveryReplayed, type Trigger, webhookOf } from './events.js';
 
-export const PAYLOAD_FILE_NAME = 'event-payload.json';
+const PAYLOAD_FILE_NAME = 'event-payload.json';
 
 type DeliveryEvent = RecordedEvent<DeliveryAccepted> | RecordedEvent<DeliveryReplayed>;
 
@@ -36,7 +35,11 @@ export interface StartedRun {
 export const payloadFilterOf = (t: Trigger) => (t.filter?.payload ?? null) as FieldMap | null;
 
 /** The prompt of a run an automation starts: its own prompt, then the platform's envelope. */
-export function automationPrompt(automation: Pick<Automation, 'prompt'>, webhook: Pick<WebhookState, 'uid' | 'name'>, deliveryId: string): string {
+function automationPrompt(
+  automation: Pick<Automation, 'prompt'>,
+  webhook: Pick<WebhookState, 'uid' | 'name'>,
+  deliveryId: string,
+): string {
   return [
     automation.prompt,
     '',
@@ -47,16 +50,20 @@ export function automationPrompt(automation: Pick<Automation, 'prompt'>, webhook
   ].join('\n');
 }
 
-export const liveWebhook = async (rt: Runtime, factoryUid: string, webhookUid: string): Promise<WebhookState | null> => {
+export const liveWebhook = async (
+  rt: Runtime,
+  factoryUid: string,
+  webhookUid: string,
+): Promise<WebhookState | null> => {
   const webhook = await webhookState(rt, factoryUid, webhookUid);
   return webhook && !webhook.deleted ? webhook : null;
 };
 
-export const factoryAutomations = async (rt: Runtime, factoryUid: string): Promise<Automation[]> =>
+const factoryAutomations = async (rt: Runtime, factoryUid: string): Promise<Automation[]> =>
   Object.values((await rt.state(automationsDecider, automationsStream(factoryUid))).automations);
 
 /** Whether the automation has a webhook trigger for this webhook whose payload filter matches the body. */
-export const triggeredBy = (automation: Automation, webhookUid: string, body: unknown) =>
+const triggeredBy = (automation: Automation, webhookUid: string, body: unknown) =>
   automation.triggers.some((t) => webhookOf(t) === webhookUid && matchFilter(payloadFilterOf(t), body).matched);
 
 /** The automation's own agent when it is still a live agent of the factory's team. */
@@ -86,7 +93,10 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
 
   const bytes = await rt.blobs.read(delivery.payload_blob);
   if (!bytes) {
-    rt.log.error({ event: event.id, delivery_id: delivery.delivery_id }, 'the payload of an accepted delivery is missing; no automation can run');
+    rt.log.error(
+      { event: event.id, delivery_id: delivery.delivery_id },
+      'the payload of an accepted delivery is missing; no automation can run',
+    );
     return [];
   }
   const body: unknown = JSON.parse(bytes.toString('utf8'));
@@ -140,7 +150,11 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
     } catch (error) {
       // Another reaction to the same event created it first.
       if (error instanceof Conflict) started.push({ automation_id: automation.id, run_id });
-      else if (error instanceof DomainError) rt.log.warn({ event: event.id, automation: automation.id, code: error.code, detail: error.message }, 'automation run refused');
+      else if (error instanceof DomainError)
+        rt.log.warn(
+          { event: event.id, automation: automation.id, code: error.code, detail: error.message },
+          'automation run refused',
+        );
       else throw error;
     }
   }

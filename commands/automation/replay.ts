@@ -10,7 +10,7 @@ export const replayDecider: Decider<ReplayCommand, DeliveryReplayed, { replayed:
   evolve: () => ({ replayed: true }),
   decide: (command, state, context) => {
     if (context.actor.type !== 'user') throw new Forbidden('only users can replay deliveries');
-    if (!(command.data.team_uid in context.teams)) throw new Forbidden('not a member of the webhook\'s team');
+    if (!(command.data.team_uid in context.teams)) throw new Forbidden("not a member of the webhook's team");
     if (state.replayed) throw new Conflict(`replay ${command.data.replay_id} exists`);
     return [{ type: 'DeliveryReplayed', data: command.data }];
   },

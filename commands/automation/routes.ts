@@ -1,13 +1,11 @@
 /** POST /factory/{uid}/automations, PATCH and DELETE /factory/{uid}/automations/{id}. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../../projections/automations.js';
-import { automationOf, automationParams, toAutomationResource } from '../../queries/automations.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
@@ -16,19 +14,30 @@ import { webhooksStream } from '../webhook/events.js';
 import { automationsDecider, type WebhookStatuses } from './decider.js';
 import { automationsStream } from './events.js';
 import { MAX_TRIGGERS, normalizeTrigger, triggerErrors, triggerSchema, type TriggerRequest } from './triggers.js';
+import { automationOf, automationParams, toAutomationResource } from './resource.js';
+import type { Api } from '../../src/http/api.js';
 
-export const MAX_PROMPT_LENGTH = 100_000;
+const MAX_PROMPT_LENGTH = 100_000;
 
 const fields = {
   name: z.string().trim().min(1).max(200),
-  prompt: z.string().max(MAX_PROMPT_LENGTH).refine((p) => p.trim() !== '', 'the prompt must not be empty'),
+  prompt: z
+    .string()
+    .max(MAX_PROMPT_LENGTH)
+    .refine((p) => p.trim() !== '', 'the prompt must not be empty'),
   agent: uidParam.nullable(),
   enabled: z.boolean(),
   triggers: z.array(triggerSchema).min(1).max(MAX_TRIGGERS),
 };
 
 const createBody = z
-  .object({ name: fields.name, prompt: fields.prompt, agent: fields.agent.optional(), enabled: fields.enabled.optional(), triggers: fields.triggers })
+  .object({
+    name: fields.name,
+    prompt: fields.prompt,
+    agent: fields.agent.optional(),
+    enabled: fields.enabled.optional(),
+    triggers: fields.triggers,
+  })
   .strict();
 
 const patchBody = z
@@ -60,50 +69,80 @@ async function checkAgent(rt: Runtime, agent: string | null | undefined, factory
   if (!agent) return;
   const identity = await rt.state(identityDecider, identityStream(agent));
   if (identity.status !== 'live' || identity.team_uid !== factory.team_uid) {
-    throw new InvalidRequest('no such agent in the factory\'s team', [{ path: 'body.agent', message: 'an agent identity UID of the factory\'s team' }]);
+    throw new InvalidRequest("no such agent in the factory's team", [
+      { path: 'body.agent', message: "an agent identity UID of the factory's team" },
+    ]);
   }
 }
 
 export default function automationRoutes(api: Api, rt: Runtime): void {
   const automations = rt.readModel<AutomationDoc>(automationsProjection);
-  const current = async (factoryUid: string, id: string) => toAutomationResource(await automationOf(automations, factoryUid, id));
+  const current = async (factoryUid: string, id: string) =>
+    toAutomationResource(await automationOf(automations, factoryUid, id));
 
-  api.post('/factory/:uid/automations', { schema: { params: z.object({ uid: uidParam }), body: createBody, tags: ['automations'] } }, async (req, reply) => {
-    const context = commandContext(req);
-    const factory = await liveFactory(rt, req.params.uid, context);
-    const triggers = checkTriggers(req.body.triggers)!;
-    await checkAgent(rt, req.body.agent, factory);
-    const id = timeOrderedId();
-    const { name, prompt, agent = null, enabled = true } = req.body;
-    await rt.execute(automationsStream(factory.uid), automationsDecider, {
-      type: 'CreateAutomation',
-      data: { id, factory_uid: factory.uid, team_uid: factory.team_uid, name, prompt, agent, enabled, triggers },
-      webhooks: await webhookStatuses(rt, factory.uid),
-    }, context);
-    return reply.code(201).send(await current(factory.uid, id));
-  });
+  api.post(
+    '/factory/:uid/automations',
+    { schema: { params: z.object({ uid: uidParam }), body: createBody, tags: ['automations'] } },
+    async (req, reply) => {
+      const context = commandContext(req);
+      const factory = await liveFactory(rt, req.params.uid, context);
+      const triggers = checkTriggers(req.body.triggers)!;
+      await checkAgent(rt, req.body.agent, factory);
+      const id = timeOrderedId();
+      const { name, prompt, agent = null, enabled = true } = req.body;
+      await rt.execute(
+        automationsStream(factory.uid),
+        automationsDecider,
+        {
+          type: 'CreateAutomation',
+          data: { id, factory_uid: factory.uid, team_uid: factory.team_uid, name, prompt, agent, enabled, triggers },
+          webhooks: await webhookStatuses(rt, factory.uid),
+        },
+        context,
+      );
+      return reply.code(201).send(await current(factory.uid, id));
+    },
+  );
 
-  api.patch('/factory/:uid/automations/:id', { schema: { params: automationParams, body: patchBody, tags: ['automations'] } }, async (req) => {
-    const context = commandContext(req);
-    const factory = await liveFactory(rt, req.params.uid, context);
-    const { triggers, ...rest } = req.body;
-    const changes = { ...rest, ...(triggers ? { triggers: checkTriggers(triggers) } : {}) };
-    await checkAgent(rt, req.body.agent, factory);
-    await rt.execute(automationsStream(factory.uid), automationsDecider, {
-      type: 'UpdateAutomation',
-      data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid, changes },
-      webhooks: await webhookStatuses(rt, factory.uid),
-    }, context);
-    return current(factory.uid, req.params.id);
-  });
+  api.patch(
+    '/factory/:uid/automations/:id',
+    { schema: { params: automationParams, body: patchBody, tags: ['automations'] } },
+    async (req) => {
+      const context = commandContext(req);
+      const factory = await liveFactory(rt, req.params.uid, context);
+      const { triggers, ...rest } = req.body;
+      const changes = { ...rest, ...(triggers ? { triggers: checkTriggers(triggers) } : {}) };
+      await checkAgent(rt, req.body.agent, factory);
+      await rt.execute(
+        automationsStream(factory.uid),
+        automationsDecider,
+        {
+          type: 'UpdateAutomation',
+          data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid, changes },
+          webhooks: await webhookStatuses(rt, factory.uid),
+        },
+        context,
+      );
+      return current(factory.uid, req.params.id);
+    },
+  );
 
-  api.delete('/factory/:uid/automations/:id', { schema: { params: automationParams, tags: ['automations'] } }, async (req, reply) => {
-    const context = commandContext(req);
-    const factory = await liveFactory(rt, req.params.uid, context);
-    await rt.execute(automationsStream(factory.uid), automationsDecider, {
-      type: 'DeleteAutomation',
-      data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid },
-    }, context);
-    return reply.code(204).send();
-  });
+  api.delete(
+    '/factory/:uid/automations/:id',
+    { schema: { params: automationParams, tags: ['automations'] } },
+    async (req, reply) => {
+      const context = commandContext(req);
+      const factory = await liveFactory(rt, req.params.uid, context);
+      await rt.execute(
+        automationsStream(factory.uid),
+        automationsDecider,
+        {
+          type: 'DeleteAutomation',
+          data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid },
+        },
+        context,
+      );
+      return reply.code(204).send();
+    },
+  );
 }

@@ -14,7 +14,15 @@ export const MAX_TRIGGERS = 20;
 const MAX_MATCHER_VALUES = 100;
 
 const GITHUB_PR = ['repos', 'base_branches', 'pr_numbers', 'paths', 'assignees', 'authors', 'labels'];
-const LINEAR_ISSUE = ['team_ids', 'project_ids', 'labels', 'state_ids', 'assignee_ids', 'mentioned_user_ids', 'creator_ids'];
+const LINEAR_ISSUE = [
+  'team_ids',
+  'project_ids',
+  'labels',
+  'state_ids',
+  'assignee_ids',
+  'mentioned_user_ids',
+  'creator_ids',
+];
 const SLACK_MESSAGE = ['channel_ids', 'user_ids', 'keywords'];
 
 /** provider -> event -> the filter keys it takes. */
@@ -23,7 +31,12 @@ const CATALOGUE: Record<string, Record<string, readonly string[]>> = {
     push: ['repos', 'branches', 'paths'],
     issue_created: ['repos', 'labels', 'assignees', 'authors'],
     issue_labeled: ['repos', 'labels', 'assignees', 'authors'],
-    ...Object.fromEntries(['opened', 'ready', 'closed', 'merged', 'labeled', 'synchronized', 'reopened'].map((e) => [`pull_request_${e}`, GITHUB_PR])),
+    ...Object.fromEntries(
+      ['opened', 'ready', 'closed', 'merged', 'labeled', 'synchronized', 'reopened'].map((e) => [
+        `pull_request_${e}`,
+        GITHUB_PR,
+      ]),
+    ),
     issue_mentioned: ['repos', 'mentioned', 'labels'],
     pull_request_mentioned: ['repos', 'mentioned', 'labels'],
     issue_assigned: ['repos', 'assignees', 'labels'],
@@ -66,7 +79,8 @@ const CATALOGUE: Record<string, Record<string, readonly string[]>> = {
 
 const IN_ONLY = new Set(['webhook_ids', 'schedule_ids']);
 
-const CRON_DESCRIPTOR = /^@(annually|yearly|monthly|weekly|daily|midnight|hourly|every \d+(\.\d+)?(ns|us|µs|ms|s|m|h)(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*)$/;
+const CRON_DESCRIPTOR =
+  /^@(annually|yearly|monthly|weekly|daily|midnight|hourly|every \d+(\.\d+)?(ns|us|µs|ms|s|m|h)(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*)$/;
 const CRON_FIELD = /^[\dA-Za-z*?/,-]+$/;
 
 /** The request shape; the rules of each provider are checked by `triggerErrors`. */
@@ -75,7 +89,10 @@ export const triggerSchema = z
     provider: z.string().min(1).max(50),
     event: z.string().min(1).max(100),
     filter: z.record(z.string(), z.unknown()).nullable().optional(),
-    schedule: z.object({ name: z.string().trim().min(1).max(200).optional(), cron: z.string().min(1).max(200) }).strict().optional(),
+    schedule: z
+      .object({ name: z.string().trim().min(1).max(200).optional(), cron: z.string().min(1).max(200) })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -84,12 +101,14 @@ export type TriggerRequest = z.infer<typeof triggerSchema>;
 function matcherErrors(value: unknown, key: string, at: string): FieldError[] {
   const errors: FieldError[] = [];
   if (value === null) return errors;
-  const typeOk = (v: unknown) => (key === 'pr_numbers' ? Number.isInteger(v) : typeof v === 'string' && v.length > 0 && v.length <= 1024);
+  const typeOk = (v: unknown) =>
+    key === 'pr_numbers' ? Number.isInteger(v) : typeof v === 'string' && v.length > 0 && v.length <= 1024;
   const list = (v: unknown, path: string) => {
     if (!Array.isArray(v)) return errors.push({ path, message: 'a list of values' });
     if (v.length > MAX_MATCHER_VALUES) errors.push({ path, message: `at most ${MAX_MATCHER_VALUES} values` });
     v.forEach((x, i) => {
-      if (!typeOk(x)) errors.push({ path: `${path}.${i}`, message: key === 'pr_numbers' ? 'an integer' : 'a non-empty string' });
+      if (!typeOk(x))
+        errors.push({ path: `${path}.${i}`, message: key === 'pr_numbers' ? 'an integer' : 'a non-empty string' });
     });
   };
   if (Array.isArray(value)) list(value, at);
@@ -97,11 +116,16 @@ function matcherErrors(value: unknown, key: string, at: string): FieldError[] {
     const ops = value as Record<string, unknown>;
     for (const op of Object.keys(ops)) {
       const allowed = IN_ONLY.has(key) ? ['in'] : ['in', 'not_in'];
-      if (!allowed.includes(op)) errors.push({ path: `${at}.${op}`, message: `${key} takes ${allowed.join(' and ')} only` });
+      if (!allowed.includes(op))
+        errors.push({ path: `${at}.${op}`, message: `${key} takes ${allowed.join(' and ')} only` });
     }
     if ('in' in ops) list(ops.in, `${at}.in`);
     if ('not_in' in ops) list(ops.not_in, `${at}.not_in`);
-    if (Array.isArray(ops.in) && Array.isArray(ops.not_in) && ops.in.some((v) => (ops.not_in as unknown[]).includes(v))) {
+    if (
+      Array.isArray(ops.in) &&
+      Array.isArray(ops.not_in) &&
+      ops.in.some((v) => (ops.not_in as unknown[]).includes(v))
+    ) {
       errors.push({ path: at, message: 'a value is listed in both in and not_in' });
     }
   } else errors.push({ path: at, message: 'a list of values, or {in, not_in}' });
@@ -109,13 +133,19 @@ function matcherErrors(value: unknown, key: string, at: string): FieldError[] {
 }
 
 const webhookIdsOf = (value: unknown): unknown[] | null =>
-  Array.isArray(value) ? value : value && typeof value === 'object' && Array.isArray((value as { in?: unknown }).in) ? (value as { in: unknown[] }).in : null;
+  Array.isArray(value)
+    ? value
+    : value && typeof value === 'object' && Array.isArray((value as { in?: unknown }).in)
+      ? (value as { in: unknown[] }).in
+      : null;
 
 function cronErrors(cron: string, at: string): FieldError[] {
-  if (/^\s*(CRON_TZ|TZ)=/.test(cron)) return [{ path: at, message: 'schedules run in UTC; CRON_TZ= and TZ= are not accepted' }];
+  if (/^\s*(CRON_TZ|TZ)=/.test(cron))
+    return [{ path: at, message: 'schedules run in UTC; CRON_TZ= and TZ= are not accepted' }];
   if (cron.startsWith('@')) return CRON_DESCRIPTOR.test(cron) ? [] : [{ path: at, message: 'an unknown @ descriptor' }];
   const fields = cron.trim().split(/\s+/);
-  if (fields.length !== 5 || !fields.every((f) => CRON_FIELD.test(f))) return [{ path: at, message: 'a cron expression has 5 fields (minute hour day month weekday)' }];
+  if (fields.length !== 5 || !fields.every((f) => CRON_FIELD.test(f)))
+    return [{ path: at, message: 'a cron expression has 5 fields (minute hour day month weekday)' }];
   return [];
 }
 
@@ -124,25 +154,36 @@ function oneTriggerErrors(t: TriggerRequest, at: string): FieldError[] {
   const events = CATALOGUE[t.provider];
   if (!events) return [{ path: `${at}.provider`, message: `one of ${Object.keys(CATALOGUE).join(', ')}` }];
   const keys = events[t.event];
-  if (!keys) return [{ path: `${at}.event`, message: `a ${t.provider} trigger's event is one of ${Object.keys(events).join(', ')}` }];
+  if (!keys)
+    return [
+      { path: `${at}.event`, message: `a ${t.provider} trigger's event is one of ${Object.keys(events).join(', ')}` },
+    ];
   const errors: FieldError[] = [];
   const filter = t.filter ?? {};
   for (const [key, value] of Object.entries(filter)) {
     const path = `${at}.filter.${key}`;
-    if (!keys.includes(key)) errors.push({ path, message: `not a filter key of ${t.provider}/${t.event} (${keys.join(', ')})` });
+    if (!keys.includes(key))
+      errors.push({ path, message: `not a filter key of ${t.provider}/${t.event} (${keys.join(', ')})` });
     else if (key === 'payload') {
-      if (value !== null && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0)) errors.push(...validateFilter(value, path));
+      if (value !== null && !(typeof value === 'object' && !Array.isArray(value) && Object.keys(value).length === 0))
+        errors.push(...validateFilter(value, path));
     } else errors.push(...matcherErrors(value, key, path));
   }
-  if (t.schedule && t.provider !== 'schedule') errors.push({ path: `${at}.schedule`, message: 'only schedule/cron_fired triggers take a schedule' });
+  if (t.schedule && t.provider !== 'schedule')
+    errors.push({ path: `${at}.schedule`, message: 'only schedule/cron_fired triggers take a schedule' });
   if (t.provider === 'schedule') {
     const ids = webhookIdsOf(filter.schedule_ids);
-    if (!t.schedule === !ids?.length) errors.push({ path: at, message: 'give exactly one of schedule or filter.schedule_ids' });
+    if (!t.schedule === !ids?.length)
+      errors.push({ path: at, message: 'give exactly one of schedule or filter.schedule_ids' });
     if (t.schedule) errors.push(...cronErrors(t.schedule.cron, `${at}.schedule.cron`));
   }
   if (t.provider === 'webhook') {
     const ids = webhookIdsOf(filter.webhook_ids);
-    if (!ids || ids.length !== 1) errors.push({ path: `${at}.filter.webhook_ids`, message: 'a list of exactly one webhook UID; add one trigger per webhook' });
+    if (ids?.length !== 1)
+      errors.push({
+        path: `${at}.filter.webhook_ids`,
+        message: 'a list of exactly one webhook UID; add one trigger per webhook',
+      });
   }
   return errors;
 }
@@ -152,7 +193,8 @@ export function triggerErrors(triggers: readonly TriggerRequest[], at = 'body.tr
   if (triggers.length === 0) return [{ path: at, message: 'an automation has at least one trigger' }];
   if (triggers.length > MAX_TRIGGERS) return [{ path: at, message: `at most ${MAX_TRIGGERS} triggers` }];
   const errors = triggers.flatMap((t, i) => oneTriggerErrors(t, `${at}.${i}`));
-  if (triggers.filter((t) => t.schedule && !t.schedule.name).length > 1) errors.push({ path: at, message: 'at most one unnamed inline schedule per automation' });
+  if (triggers.filter((t) => t.schedule && !t.schedule.name).length > 1)
+    errors.push({ path: at, message: 'at most one unnamed inline schedule per automation' });
   return errors;
 }
 
@@ -162,7 +204,3 @@ export function normalizeTrigger(t: TriggerRequest): Trigger {
   if (t.provider === 'webhook' && filter) filter.webhook_ids = webhookIdsOf(filter.webhook_ids);
   return { provider: t.provider, event: t.event, filter, ...(t.schedule ? { schedule: t.schedule } : {}) };
 }
-
-/** The webhook a trigger listens to, or null for a trigger of another provider. */
-export const webhookOf = (t: Trigger): string | null =>
-  t.provider === 'webhook' ? ((t.filter?.webhook_ids as string[] | undefined)?.[0] ?? null) : null;

@@ -5,7 +5,6 @@
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
@@ -17,12 +16,16 @@ import { runStream } from '../run/events.js';
 import { attachmentSchema, MAX_ATTACHMENTS, runModeSchema } from '../run/schema.js';
 import { conversationDecider } from './decider.js';
 import { conversationStream } from './events.js';
+import type { Api } from '../../src/http/api.js';
 
 const params = z.object({ conversation_id: uidParam });
 
 const followupBody = z
   .object({
-    message: z.string().max(1_000_000).refine((m) => m.trim() !== '', 'a follow-up needs a message'),
+    message: z
+      .string()
+      .max(1_000_000)
+      .refine((m) => m.trim() !== '', 'a follow-up needs a message'),
     mode: runModeSchema.optional(),
     attachments: z.array(uidParam).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).default([]),
   })
@@ -52,17 +55,26 @@ const execute = (rt: Runtime, runId: string, command: RunCommand, context: Comma
 export default function conversationRoutes(api: Api, rt: Runtime): void {
   const tags = ['conversations'];
 
-  api.post('/agent/conversations/:conversation_id/followups', { schema: { params, body: followupBody, tags } }, async (req) => {
-    const { conversation_id } = req.params;
-    const { message, mode, attachments } = req.body;
-    return onNewestRun(rt, conversation_id, async (run_id) => {
-      const { state } = await execute(rt, run_id, {
-        type: 'SendFollowup',
-        data: { run_id, message, mode: mode ?? null, attachments, execution_id: timeOrderedId() },
-      }, commandContext(req));
-      return { conversation_id, run_id, state: state.status === 'live' ? state.state : null };
-    });
-  });
+  api.post(
+    '/agent/conversations/:conversation_id/followups',
+    { schema: { params, body: followupBody, tags } },
+    async (req) => {
+      const { conversation_id } = req.params;
+      const { message, mode, attachments } = req.body;
+      return onNewestRun(rt, conversation_id, async (run_id) => {
+        const { state } = await execute(
+          rt,
+          run_id,
+          {
+            type: 'SendFollowup',
+            data: { run_id, message, mode: mode ?? null, attachments, execution_id: timeOrderedId() },
+          },
+          commandContext(req),
+        );
+        return { conversation_id, run_id, state: state.status === 'live' ? state.state : null };
+      });
+    },
+  );
 
   api.post('/agent/conversations/:conversation_id/interrupt', { schema: { params, tags } }, async (req, reply) => {
     const { conversation_id } = req.params;
@@ -76,7 +88,9 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
     '/agent/conversations/:conversation_id/attachments',
     { bodyLimit: ATTACHMENT_BODY_LIMIT, schema: { params, body: attachmentSchema, tags } },
     async (req, reply) => {
-      const prepared = await onNewestRun(rt, req.params.conversation_id, (runId) => prepareAttachment(rt, runId, req.body, commandContext(req)));
+      const prepared = await onNewestRun(rt, req.params.conversation_id, (runId) =>
+        prepareAttachment(rt, runId, req.body, commandContext(req)),
+      );
       return reply.code(201).send({ ...prepared, conversation_id: req.params.conversation_id });
     },
   );

@@ -13,7 +13,11 @@ export type FactoryState =
   | ({ status: 'live'; uid: string; team_uid: string } & FactoryFields);
 
 /** A factory of a team the caller is not in does not exist for that caller. */
-function assertVisible(state: FactoryState, uid: string, context: DecideContext): asserts state is Extract<FactoryState, { status: 'live' }> {
+function assertVisible(
+  state: FactoryState,
+  uid: string,
+  context: DecideContext,
+): asserts state is Extract<FactoryState, { status: 'live' }> {
   if (state.status !== 'live' || !(state.team_uid in context.teams)) throw new NotFound('factory', uid);
 }
 

@@ -7,8 +7,13 @@ import { factoryStream } from './events.js';
 
 export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
 
-export async function liveFactory(rt: Runtime, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>): Promise<LiveFactory> {
+export async function liveFactory(
+  rt: Runtime,
+  uid: string,
+  context: Pick<DecideContext, 'actor' | 'teams'>,
+): Promise<LiveFactory> {
   const factory = await rt.state(factoryDecider, factoryStream(uid));
-  if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams))) throw new NotFound('factory', uid);
+  if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams)))
+    throw new NotFound('factory', uid);
   return factory;
 }

@@ -1,19 +1,21 @@
 /** POST /factory, PATCH /factory/{uid}, DELETE /factory/{uid}. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
-import { toFactoryResource } from '../../queries/factories.js';
 import { factoryDecider } from './decider.js';
 import { factoryStream } from './events.js';
+import { toFactoryResource } from './resource.js';
+import type { Api } from '../../src/http/api.js';
 
-const repository = z.object({
-  owner: z.string().trim().min(1).max(100),
-  repo: z.string().trim().min(1).max(100),
-}).strict();
+const repository = z
+  .object({
+    owner: z.string().trim().min(1).max(100),
+    repo: z.string().trim().min(1).max(100),
+  })
+  .strict();
 
 const fields = {
   name: z.string().trim().min(1).max(200),
@@ -22,12 +24,14 @@ const fields = {
   repositories: z.array(repository).max(100),
 };
 
-const createBody = z.object({
-  name: fields.name,
-  alias: fields.alias.optional(),
-  description: fields.description.optional(),
-  repositories: fields.repositories.optional(),
-}).strict();
+const createBody = z
+  .object({
+    name: fields.name,
+    alias: fields.alias.optional(),
+    description: fields.description.optional(),
+    repositories: fields.repositories.optional(),
+  })
+  .strict();
 
 const patchBody = z
   .object({
@@ -48,16 +52,26 @@ export default function factoryRoutes(api: Api, rt: Runtime): void {
   api.post('/factory', { schema: { body: createBody, tags: ['factories'] } }, async (req, reply) => {
     const uid = timeOrderedId();
     const { name, alias = null, description = null, repositories = [] } = req.body;
-    await rt.execute(factoryStream(uid), factoryDecider, {
-      type: 'CreateFactory',
-      data: { uid, team_uid: activeTeam(req).uid, name, alias, description, repositories },
-    }, commandContext(req));
+    await rt.execute(
+      factoryStream(uid),
+      factoryDecider,
+      {
+        type: 'CreateFactory',
+        data: { uid, team_uid: activeTeam(req).uid, name, alias, description, repositories },
+      },
+      commandContext(req),
+    );
     return reply.code(201).send(await current(uid));
   });
 
   api.patch('/factory/:uid', { schema: { params, body: patchBody, tags: ['factories'] } }, async (req) => {
     const { uid } = req.params;
-    await rt.execute(factoryStream(uid), factoryDecider, { type: 'UpdateFactory', data: { uid, changes: req.body } }, commandContext(req));
+    await rt.execute(
+      factoryStream(uid),
+      factoryDecider,
+      { type: 'UpdateFactory', data: { uid, changes: req.body } },
+      commandContext(req),
+    );
     return current(uid);
   });
 

@@ -4,7 +4,10 @@ import type { FactoryState } from '../factory/decider.js';
 import type { AgentProfile, IdentityEvent } from './events.js';
 
 export type IdentityCommand =
-  | { type: 'CreateIdentity'; data: { uid: string; team_uid: string; profile: AgentProfile; factory: FactoryState | null } }
+  | {
+      type: 'CreateIdentity';
+      data: { uid: string; team_uid: string; profile: AgentProfile; factory: FactoryState | null };
+    }
   | { type: 'UpdateIdentity'; data: { uid: string; changes: Partial<AgentProfile>; factory: FactoryState | null } }
   | { type: 'DeleteIdentity'; data: { uid: string } }
   | { type: 'IssueAgentApiKey'; data: { uid: string; key_id: string; key_hash: string } };
@@ -20,10 +23,16 @@ function assertManager(context: DecideContext, teamUid: string, uid: string): vo
   if (context.actor.type !== 'user') throw new Forbidden('only users can manage agent identities');
 }
 
-function assertFactoryOfTeam(factory: FactoryState | null, factoryUid: string | null | undefined, teamUid: string): void {
+function assertFactoryOfTeam(
+  factory: FactoryState | null,
+  factoryUid: string | null | undefined,
+  teamUid: string,
+): void {
   if (!factoryUid) return;
-  if (!factory || factory.status !== 'live' || factory.team_uid !== teamUid) {
-    throw new InvalidRequest(`factory ${factoryUid} is not a factory of this team`, [{ path: 'body.factory_uid', message: 'unknown factory' }]);
+  if (factory?.status !== 'live' || factory.team_uid !== teamUid) {
+    throw new InvalidRequest(`factory ${factoryUid} is not a factory of this team`, [
+      { path: 'body.factory_uid', message: 'unknown factory' },
+    ]);
   }
 }
 
@@ -71,7 +80,11 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         return [
           {
             type: 'ApiKeyIssued',
-            data: { key_id: command.data.key_id, key_hash: command.data.key_hash, principal: { type: 'agent', uid: state.uid } },
+            data: {
+              key_id: command.data.key_id,
+              key_hash: command.data.key_hash,
+              principal: { type: 'agent', uid: state.uid },
+            },
           },
         ];
     }

@@ -4,7 +4,7 @@ import { AGENT_TYPES } from './events.js';
 
 const json = z.record(z.string(), z.unknown());
 
-export const profileFields = {
+const profileFields = {
   name: z.string().trim().min(1).max(200),
   agent_type: z.enum(AGENT_TYPES),
   description: z.string().max(2000),
@@ -41,7 +41,10 @@ export const createIdentityBody = z
 export const updateIdentityBody = z
   .object(
     Object.fromEntries(
-      Object.entries(profileFields).map(([k, v]) => [k, (k === 'name' || k === 'agent_type' ? v : z.union([v, z.literal('')])).nullish()]),
+      Object.entries(profileFields).map(([k, v]) => [
+        k,
+        (k === 'name' || k === 'agent_type' ? v : z.union([v, z.literal('')])).nullish(),
+      ]),
     ) as { [K in keyof Fields]: z.ZodOptional<z.ZodNullable<Fields[K]>> },
   )
   .strict();

@@ -5,7 +5,6 @@
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
@@ -14,6 +13,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { runDecider } from './decider.js';
 import { type Attachment, runStream } from './events.js';
 import { attachmentSchema, MAX_ATTACHMENT_BYTES } from './schema.js';
+import type { Api } from '../../src/http/api.js';
 
 export type AttachmentBody = z.infer<typeof attachmentSchema>;
 
@@ -23,7 +23,9 @@ export const ATTACHMENT_BODY_LIMIT = Math.ceil((MAX_ATTACHMENT_BYTES * 4) / 3) +
 export async function prepareAttachment(rt: Runtime, runId: string, body: AttachmentBody, context: CommandContext) {
   const bytes = Buffer.from(body.data, 'base64');
   if (bytes.length > MAX_ATTACHMENT_BYTES) {
-    throw new InvalidRequest('an attachment is at most 10 MB', [{ path: 'body.data', message: `at most ${MAX_ATTACHMENT_BYTES} bytes` }]);
+    throw new InvalidRequest('an attachment is at most 10 MB', [
+      { path: 'body.data', message: `at most ${MAX_ATTACHMENT_BYTES} bytes` },
+    ]);
   }
   const attachment: Attachment = {
     attachment_id: timeOrderedId(),
@@ -32,7 +34,12 @@ export async function prepareAttachment(rt: Runtime, runId: string, body: Attach
     size_bytes: bytes.length,
     blob: await rt.blobs.put(bytes),
   };
-  await rt.execute(runStream(runId), runDecider, { type: 'PrepareAttachment', data: { run_id: runId, attachment } }, context);
+  await rt.execute(
+    runStream(runId),
+    runDecider,
+    { type: 'PrepareAttachment', data: { run_id: runId, attachment } },
+    context,
+  );
   const { blob: _blob, ...shown } = attachment;
   return { ...shown, run_id: runId };
 }
@@ -40,7 +47,11 @@ export async function prepareAttachment(rt: Runtime, runId: string, body: Attach
 export default function runAttachmentRoutes(api: Api, rt: Runtime): void {
   api.post(
     '/agent/runs/:runId/attachments',
-    { bodyLimit: ATTACHMENT_BODY_LIMIT, schema: { params: z.object({ runId: uidParam }), body: attachmentSchema, tags: ['runs'] } },
-    async (req, reply) => reply.code(201).send(await prepareAttachment(rt, req.params.runId, req.body, commandContext(req))),
+    {
+      bodyLimit: ATTACHMENT_BODY_LIMIT,
+      schema: { params: z.object({ runId: uidParam }), body: attachmentSchema, tags: ['runs'] },
+    },
+    async (req, reply) =>
+      reply.code(201).send(await prepareAttachment(rt, req.params.runId, req.body, commandContext(req))),
   );
 }

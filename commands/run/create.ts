@@ -11,9 +11,10 @@ import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
-import { canView, runDecider, type RunView } from './decider.js';
+import { runDecider, type RunView } from './decider.js';
 import { type Artifact, type Attachment, type RunCreatedData, type RunSource, runStream } from './events.js';
 import type { RunRequest } from './schema.js';
+import { canView } from './resource.js';
 
 /** How deep orchestration may nest runs below a root. */
 export const MAX_RUN_DEPTH = 5;
@@ -45,7 +46,12 @@ const defaultTitle = (request: RunRequest) => {
   return line.length > 80 ? `${line.slice(0, 77)}...` : line;
 };
 
-export async function createRun(rt: Runtime, request: RunRequest, context: CommandContext, options: CreateRunOptions): Promise<RunView> {
+export async function createRun(
+  rt: Runtime,
+  request: RunRequest,
+  context: CommandContext,
+  options: CreateRunOptions,
+): Promise<RunView> {
   const run_id = options.run_id ?? timeOrderedId();
   const teamRun = request.team ?? true;
 
@@ -53,15 +59,18 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
   if (request.parent_run_id) {
     parent = await created(rt, request.parent_run_id);
     const view = parent && (await rt.state(runDecider, runStream(parent.run_id)));
-    if (!parent || view?.status !== 'live' || !canView(view, context)) throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
-    if (parent.depth + 1 > MAX_RUN_DEPTH) throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
+    if (!parent || view?.status !== 'live' || !canView(view, context))
+      throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
+    if (parent.depth + 1 > MAX_RUN_DEPTH)
+      throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
   }
 
   const conversation_id = request.conversation_id ?? timeOrderedId();
   if (request.conversation_id) {
     const conversation = await rt.state(conversationDecider, conversationStream(conversation_id));
     const latest = conversation.runs.at(-1);
-    const visible = latest && (latest.team_uid ? latest.team_uid in context.teams : latest.creator_uid === context.actor.uid);
+    const visible =
+      latest && (latest.team_uid ? latest.team_uid in context.teams : latest.creator_uid === context.actor.uid);
     if (!visible) throw new NotFound('conversation', conversation_id);
   }
 
@@ -69,16 +78,24 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
   if (request.agent_identity_uid) {
     if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
     const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
-    if (agent.status !== 'live' || agent.team_uid !== options.team_uid) throw invalid('agent_identity_uid', 'no such agent in the active team');
+    if (agent.status !== 'live' || agent.team_uid !== options.team_uid)
+      throw invalid('agent_identity_uid', 'no such agent in the active team');
     const [createdAgent] = await rt.events.readStream(identityStream(request.agent_identity_uid), { maxCount: 1 });
-    factory_uid ??= ((createdAgent?.data as { profile?: { factory_uid?: string | null } }).profile?.factory_uid ?? null);
+    factory_uid ??=
+      (createdAgent?.data as { profile?: { factory_uid?: string | null } } | undefined)?.profile?.factory_uid ?? null;
   }
   if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
 
   const attachments: Attachment[] = [];
   for (const a of request.attachments ?? []) {
     const bytes = Buffer.from(a.data, 'base64');
-    attachments.push({ attachment_id: timeOrderedId(), file_name: a.file_name, mime_type: a.mime_type, size_bytes: bytes.length, blob: await rt.blobs.put(bytes) });
+    attachments.push({
+      attachment_id: timeOrderedId(),
+      file_name: a.file_name,
+      mime_type: a.mime_type,
+      size_bytes: bytes.length,
+      blob: await rt.blobs.put(bytes),
+    });
   }
 
   const config = request.config ?? null;
@@ -109,10 +126,20 @@ export async function createRun(rt: Runtime, request: RunRequest, context: Comma
     schedule_id: null,
     attachments,
   };
-  const { state } = await rt.handle(runStream(run_id), runDecider, { type: 'CreateRun', data, artifacts: options.artifacts }, context);
-  await rt.execute(conversationStream(conversation_id), conversationDecider, {
-    type: 'AddRun',
-    data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },
-  }, context);
+  const { state } = await rt.handle(
+    runStream(run_id),
+    runDecider,
+    { type: 'CreateRun', data, artifacts: options.artifacts },
+    context,
+  );
+  await rt.execute(
+    conversationStream(conversation_id),
+    conversationDecider,
+    {
+      type: 'AddRun',
+      data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },
+    },
+    context,
+  );
   return state as RunView;
 }

@@ -1,5 +1,6 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, InvalidRequest, NotFound, Unprocessable } from '../../src/kernel/errors.js';
+import { canView, isCancellableType, isTerminal } from './resource.js';
 import {
   type Artifact,
   type Attachment,
@@ -9,7 +10,6 @@ import {
   type RunMode,
   type RunState,
   type StatusMessage,
-  TERMINAL_STATES,
   WORKER_LOST,
 } from './events.js';
 
@@ -18,7 +18,10 @@ type Held = { worker_id: string; execution_id: string };
 export type RunCommand =
   /** `artifacts`: what the run starts with (an automation's event payload), recorded with its creation. */
   | { type: 'CreateRun'; data: RunCreatedData; artifacts?: Artifact[] }
-  | { type: 'SendFollowup'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string } }
+  | {
+      type: 'SendFollowup';
+      data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string };
+    }
   | { type: 'CancelRun'; data: { run_id: string; reason: string } }
   | { type: 'InterruptRun'; data: { run_id: string } }
   | { type: 'PrepareAttachment'; data: { run_id: string; attachment: Attachment } }
@@ -27,7 +30,17 @@ export type RunCommand =
   | { type: 'ClaimRun'; data: Held & { run_id: string } }
   | { type: 'StartRun'; data: Held & { run_id: string } }
   | { type: 'RecordTimeline'; data: Held & { run_id: string; name: string; detail: Record<string, unknown> } }
-  | { type: 'RecordMessage'; data: Held & { run_id: string; message_id: string; step_id: string | null; parent_step_id: string | null; role: string; content: unknown[] } }
+  | {
+      type: 'RecordMessage';
+      data: Held & {
+        run_id: string;
+        message_id: string;
+        step_id: string | null;
+        parent_step_id: string | null;
+        role: string;
+        content: unknown[];
+      };
+    }
   | { type: 'AddArtifact'; data: Held & { run_id: string; artifact: Artifact } }
   | { type: 'ReportUsage'; data: Held & { run_id: string; usage: Record<string, unknown> } }
   | { type: 'AddHandoffFile'; data: Held & { run_id: string; attachment: Attachment } }
@@ -54,25 +67,6 @@ export type RunView = {
 
 export type RunDeciderState = { status: 'none' } | RunView;
 
-/** Local runs and code-host actions run where the server cannot stop them. */
-export const isCancellableType = (run: Pick<RunCreatedData, 'execution_location' | 'source'>) =>
-  run.execution_location !== 'LOCAL' && run.source !== 'GITHUB_ACTION';
-
-export const isTerminal = (state: RunState) => TERMINAL_STATES.includes(state);
-
-/**
- * A team run is visible to its team, a personal run to its creator; the agents (workers) of the
- * executing team see the runs they may execute, and the system sees everything.
- */
-export function canView(
-  run: Pick<RunView, 'team_uid' | 'creator_uid' | 'executing_team_uid'>,
-  context: Pick<DecideContext, 'actor' | 'teams'>,
-): boolean {
-  if (context.actor.type === 'system') return true;
-  if (context.actor.type === 'agent' && run.executing_team_uid in context.teams) return true;
-  return run.team_uid ? run.team_uid in context.teams : run.creator_uid === context.actor.uid;
-}
-
 function visible(state: RunDeciderState, runId: string, context: DecideContext): RunView {
   if (state.status !== 'live' || !canView(state, context)) throw new NotFound('run', runId);
   return state;
@@ -80,7 +74,12 @@ function visible(state: RunDeciderState, runId: string, context: DecideContext):
 
 /** Worker reports must come from the execution that holds the run. */
 function heldBy(run: RunView, held: Held, states: readonly RunState[]): void {
-  if (!run.held || run.held.worker_id !== held.worker_id || run.held.execution_id !== held.execution_id || !states.includes(run.state)) {
+  if (
+    !run.held ||
+    run.held.worker_id !== held.worker_id ||
+    run.held.execution_id !== held.execution_id ||
+    !states.includes(run.state)
+  ) {
     throw new Conflict(`run ${run.run_id} is not held by this execution (state ${run.state})`, 'not_claimed');
   }
 }
@@ -110,7 +109,11 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     if (state.status !== 'live') return state;
     switch (event.type) {
       case 'RunLeased':
-        return { ...state, state: 'PENDING', held: { worker_id: event.data.worker_id, execution_id: event.data.execution_id } };
+        return {
+          ...state,
+          state: 'PENDING',
+          held: { worker_id: event.data.worker_id, execution_id: event.data.execution_id },
+        };
       case 'RunLeaseExpired':
         return { ...state, state: 'QUEUED', held: null };
       case 'RunClaimed':
@@ -138,7 +141,13 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     if (command.type === 'CreateRun') {
       if (state.status !== 'none') throw new Conflict(`run ${command.data.run_id} exists`);
       const run_id = command.data.run_id;
-      return [{ type: 'RunCreated', data: command.data }, ...(command.artifacts ?? []).map((artifact) => ({ type: 'RunArtifactAdded' as const, data: { run_id, artifact } }))];
+      return [
+        { type: 'RunCreated', data: command.data },
+        ...(command.artifacts ?? []).map((artifact) => ({
+          type: 'RunArtifactAdded' as const,
+          data: { run_id, artifact },
+        })),
+      ];
     }
     const run = visible(state, command.data.run_id, context);
     const run_id = run.run_id;
@@ -146,24 +155,48 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
         const unknown = attachments.filter((id) => !run.prepared_attachments.includes(id));
-        if (unknown.length) throw new Unprocessable(`attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`, 'unknown_attachment');
-        if (run.state === 'QUEUED' || run.state === 'PENDING') return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
+        if (unknown.length)
+          throw new Unprocessable(
+            `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
+            'unknown_attachment',
+          );
+        if (run.state === 'QUEUED' || run.state === 'PENDING')
+          return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
         if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
-          return [{ type: 'RunFollowupDelivered', data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' } }];
+          return [
+            {
+              type: 'RunFollowupDelivered',
+              data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' },
+            },
+          ];
         }
         const debug = run.status_message;
-        if (run.state === 'FAILED' && debug?.error_code === 'environment_setup_failed' && debug.session_debug_until && debug.session_debug_until > context.now) {
-          return [{ type: 'RunFollowupDelivered', data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' } }];
+        if (
+          run.state === 'FAILED' &&
+          debug?.error_code === 'environment_setup_failed' &&
+          debug.session_debug_until &&
+          debug.session_debug_until > context.now
+        ) {
+          return [
+            {
+              type: 'RunFollowupDelivered',
+              data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
+            },
+          ];
         }
         return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
       }
       case 'CancelRun':
         if (!run.cancellable_type) throw new Unprocessable('this type of run cannot be cancelled on the server');
-        if (isTerminal(run.state)) throw new InvalidRequest(`run ${run_id} has already ended (${run.state})`, undefined, 'invalid_request');
-        if (run.state === 'PENDING') throw new Conflict('the run is being handed to a worker; retry in a moment', 'conflict', true);
+        if (isTerminal(run.state))
+          throw new InvalidRequest(`run ${run_id} has already ended (${run.state})`, undefined, 'invalid_request');
+        if (run.state === 'PENDING')
+          throw new Conflict('the run is being handed to a worker; retry in a moment', 'conflict', true);
         return [{ type: 'RunCancelled', data: { run_id, reason: command.data.reason } }];
       case 'InterruptRun':
-        return run.state === 'INPROGRESS' && run.held ? [{ type: 'RunInterruptRequested', data: { run_id, execution_id: run.held.execution_id } }] : [];
+        return run.state === 'INPROGRESS' && run.held
+          ? [{ type: 'RunInterruptRequested', data: { run_id, execution_id: run.held.execution_id } }]
+          : [];
       case 'PrepareAttachment':
         return [{ type: 'RunAttachmentPrepared', data: { run_id, attachment: command.data.attachment } }];
       case 'LeaseRun':
@@ -181,11 +214,18 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
         return [{ type: 'RunStarted', data: { run_id, execution_id: command.data.execution_id } }];
       case 'RecordTimeline':
         heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
-        return [{ type: 'RunTimelineRecorded', data: { run_id, name: command.data.name, detail: command.data.detail } }];
+        return [
+          { type: 'RunTimelineRecorded', data: { run_id, name: command.data.name, detail: command.data.detail } },
+        ];
       case 'RecordMessage': {
         heldBy(run, command.data, ['INPROGRESS']);
         const { message_id, step_id, parent_step_id, role, content } = command.data;
-        return [{ type: 'RunMessageRecorded', data: { run_id, conversation_id: run.conversation_id, message_id, step_id, parent_step_id, role, content } }];
+        return [
+          {
+            type: 'RunMessageRecorded',
+            data: { run_id, conversation_id: run.conversation_id, message_id, step_id, parent_step_id, role, content },
+          },
+        ];
       }
       case 'AddArtifact':
         heldBy(run, command.data, ['INPROGRESS']);
@@ -195,13 +235,33 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
         return [{ type: 'RunUsageReported', data: { run_id, usage: command.data.usage } }];
       case 'AddHandoffFile':
         heldBy(run, command.data, ['INPROGRESS']);
-        return [{ type: 'RunHandoffFileAdded', data: { run_id, execution_id: command.data.execution_id, attachment: command.data.attachment } }];
+        return [
+          {
+            type: 'RunHandoffFileAdded',
+            data: { run_id, execution_id: command.data.execution_id, attachment: command.data.attachment },
+          },
+        ];
       case 'FinishRun':
         heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
-        return [{ type: 'RunFinished', data: { run_id, execution_id: command.data.execution_id, state: command.data.state, status_message: command.data.status_message } }];
+        return [
+          {
+            type: 'RunFinished',
+            data: {
+              run_id,
+              execution_id: command.data.execution_id,
+              state: command.data.state,
+              status_message: command.data.status_message,
+            },
+          },
+        ];
       case 'LoseWorker':
         if (!run.held || run.held.worker_id !== command.data.worker_id || isTerminal(run.state)) return [];
-        return [{ type: 'RunWorkerLost', data: { run_id, worker_id: command.data.worker_id, requeued: run.state !== 'INPROGRESS' } }];
+        return [
+          {
+            type: 'RunWorkerLost',
+            data: { run_id, worker_id: command.data.worker_id, requeued: run.state !== 'INPROGRESS' },
+          },
+        ];
     }
   },
 };

@@ -1,6 +1,16 @@
 /** The life of one agent run: `run-<run_id>`. */
 
-export const RUN_STATES = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS', 'SUCCEEDED', 'FAILED', 'ERROR', 'BLOCKED', 'CANCELLED'] as const;
+export const RUN_STATES = [
+  'QUEUED',
+  'PENDING',
+  'CLAIMED',
+  'INPROGRESS',
+  'SUCCEEDED',
+  'FAILED',
+  'ERROR',
+  'BLOCKED',
+  'CANCELLED',
+] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
 /** States a worker reports when it finishes an execution. */
@@ -12,8 +22,23 @@ export const TERMINAL_STATES: readonly RunState[] = [...FINISH_STATES, 'CANCELLE
 export const WORKING_STATES: readonly RunState[] = ['QUEUED', 'PENDING', 'CLAIMED', 'INPROGRESS'];
 
 export const RUN_SOURCES = [
-  'LINEAR', 'API', 'SLACK', 'LOCAL', 'SCHEDULED_AGENT', 'WEB_APP', 'GITHUB_ACTION', 'CLOUD_MODE', 'CLI', 'JIRA',
-  'SELF_IMPROVEMENT', 'GITHUB_WEBHOOK', 'GITLAB_WEBHOOK', 'AUTOFIX', 'RUN_SCORER', 'ORCHESTRATION', 'BENCHMARK_TRIAL',
+  'LINEAR',
+  'API',
+  'SLACK',
+  'LOCAL',
+  'SCHEDULED_AGENT',
+  'WEB_APP',
+  'GITHUB_ACTION',
+  'CLOUD_MODE',
+  'CLI',
+  'JIRA',
+  'SELF_IMPROVEMENT',
+  'GITHUB_WEBHOOK',
+  'GITLAB_WEBHOOK',
+  'AUTOFIX',
+  'RUN_SCORER',
+  'ORCHESTRATION',
+  'BENCHMARK_TRIAL',
 ] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
@@ -29,11 +54,21 @@ export interface StatusMessage {
 }
 
 /** Why a run errs when its worker disappears mid-execution. */
-export const WORKER_LOST: StatusMessage = { message: 'The worker executing the run stopped heartbeating', error_code: 'resource_unavailable', retryable: true };
+export const WORKER_LOST: StatusMessage = {
+  message: 'The worker executing the run stopped heartbeating',
+  error_code: 'resource_unavailable',
+  retryable: true,
+};
 
-export type Principal = { type: 'user' | 'service_account'; uid: string };
+type Principal = { type: 'user' | 'service_account'; uid: string };
 
-export type Attachment = { attachment_id: string; file_name: string; mime_type: string; size_bytes: number; blob: string };
+export type Attachment = {
+  attachment_id: string;
+  file_name: string;
+  mime_type: string;
+  size_bytes: number;
+  blob: string;
+};
 
 export type ArtifactType = 'PLAN' | 'PULL_REQUEST' | 'SCREENSHOT' | 'FILE' | 'EXTERNAL_REFERENCE';
 
@@ -85,17 +120,41 @@ export type RunEvent =
   | { type: 'RunClaimed'; data: { run_id: string; worker_id: string; execution_id: string } }
   | { type: 'RunStarted'; data: { run_id: string; execution_id: string } }
   | { type: 'RunTimelineRecorded'; data: { run_id: string; name: string; detail: Record<string, unknown> } }
-  | { type: 'RunMessageRecorded'; data: { run_id: string; conversation_id: string; message_id: string; step_id: string | null; parent_step_id: string | null; role: string; content: unknown[] } }
+  | {
+      type: 'RunMessageRecorded';
+      data: {
+        run_id: string;
+        conversation_id: string;
+        message_id: string;
+        step_id: string | null;
+        parent_step_id: string | null;
+        role: string;
+        content: unknown[];
+      };
+    }
   | { type: 'RunArtifactAdded'; data: { run_id: string; artifact: Artifact } }
   /** A file uploaded ahead of a follow-up; the follow-up names it by `attachment_id`. */
   | { type: 'RunAttachmentPrepared'; data: { run_id: string; attachment: Attachment } }
   | { type: 'RunUsageReported'; data: { run_id: string; usage: Record<string, unknown> } }
   | { type: 'RunHandoffFileAdded'; data: { run_id: string; execution_id: string; attachment: Attachment } }
-  | { type: 'RunFinished'; data: { run_id: string; execution_id: string; state: FinishState; status_message: StatusMessage | null } }
+  | {
+      type: 'RunFinished';
+      data: { run_id: string; execution_id: string; state: FinishState; status_message: StatusMessage | null };
+    }
   | { type: 'RunCancelled'; data: { run_id: string; reason: string } }
   | { type: 'RunInterruptRequested'; data: { run_id: string; execution_id: string } }
   /** Delivered to the live execution (running) or to the retained debug session (setup failure). */
-  | { type: 'RunFollowupDelivered'; data: { run_id: string; execution_id: string; message: string; mode: RunMode | null; attachments: string[]; to: 'execution' | 'debug_session' } }
+  | {
+      type: 'RunFollowupDelivered';
+      data: {
+        run_id: string;
+        execution_id: string;
+        message: string;
+        mode: RunMode | null;
+        attachments: string[];
+        to: 'execution' | 'debug_session';
+      };
+    }
   /** An ended run starts a new execution, in a new sandbox, with the follow-up as its prompt. */
   | { type: 'RunResumed'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[] } }
   /** Its worker stopped heartbeating: a run that never started is queued again, else it errs. */

@@ -4,7 +4,6 @@
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
@@ -14,12 +13,16 @@ import { createRun } from './create.js';
 import { type RunCommand, runDecider } from './decider.js';
 import { type RunEvent, runStream } from './events.js';
 import { RUN_REQUEST_BODY_LIMIT, runModeSchema, runRequestSchema } from './schema.js';
+import type { Api } from '../../src/http/api.js';
 
 const params = z.object({ runId: uidParam });
 
 const followupBody = z
   .object({
-    message: z.string().max(1_000_000).refine((m) => m.trim() !== '', 'a follow-up needs a message'),
+    message: z
+      .string()
+      .max(1_000_000)
+      .refine((m) => m.trim() !== '', 'a follow-up needs a message'),
     mode: runModeSchema.optional(),
   })
   .strict();
@@ -28,13 +31,15 @@ const followupBody = z
 function routedTo(events: RunEvent[]): 'queued_prompt' | 'live_execution' | 'debug_session' | 'new_execution' {
   const [event] = events;
   if (event?.type === 'RunPromptExtended') return 'queued_prompt';
-  if (event?.type === 'RunFollowupDelivered') return event.data.to === 'debug_session' ? 'debug_session' : 'live_execution';
+  if (event?.type === 'RunFollowupDelivered')
+    return event.data.to === 'debug_session' ? 'debug_session' : 'live_execution';
   return 'new_execution';
 }
 
 export default function runRoutes(api: Api, rt: Runtime): void {
   const tags = ['runs'];
-  const execute = (runId: string, command: RunCommand, context: CommandContext) => rt.execute(runStream(runId), runDecider, command, context);
+  const execute = (runId: string, command: RunCommand, context: CommandContext) =>
+    rt.execute(runStream(runId), runDecider, command, context);
 
   for (const url of ['/agent/runs', '/agent/run']) {
     const schema = { body: runRequestSchema, tags, ...(url === '/agent/run' ? { deprecated: true } : {}) };
@@ -46,7 +51,11 @@ export default function runRoutes(api: Api, rt: Runtime): void {
 
   api.post('/agent/runs/:runId/cancel', { schema: { params, tags } }, async (req, reply) => {
     const { runId } = req.params;
-    await execute(runId, { type: 'CancelRun', data: { run_id: runId, reason: 'cancelled through the API' } }, commandContext(req));
+    await execute(
+      runId,
+      { type: 'CancelRun', data: { run_id: runId, reason: 'cancelled through the API' } },
+      commandContext(req),
+    );
     // The hosted service answers with the run id as a JSON string.
     return reply.type('application/json').send(JSON.stringify(runId));
   });
@@ -63,7 +72,10 @@ export default function runRoutes(api: Api, rt: Runtime): void {
     // A follow-up to a retained debug session starts a debug agent there: a new execution id.
     const { state, events } = await execute(
       runId,
-      { type: 'SendFollowup', data: { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: timeOrderedId() } },
+      {
+        type: 'SendFollowup',
+        data: { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: timeOrderedId() },
+      },
       commandContext(req),
     );
     return { run_id: runId, state: state.status === 'live' ? state.state : null, routed_to: routedTo(events) };

@@ -3,25 +3,31 @@ import { z } from 'zod';
 
 export const MAX_ATTACHMENTS = 5;
 export const MAX_ATTACHMENT_BYTES = 10 * 1024 * 1024;
-export const MAX_METADATA_KEYS = 20;
+const MAX_METADATA_KEYS = 20;
 /** Room for every attachment at its largest, base64-encoded, beside a prompt of a million characters. */
 export const RUN_REQUEST_BODY_LIMIT = MAX_ATTACHMENTS * Math.ceil((MAX_ATTACHMENT_BYTES * 4) / 3) + 8 * 1024 * 1024;
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
-export const metadataSchema = z
+const metadataSchema = z
   .record(
-    z.string().refine((k) => /^[a-zA-Z0-9._-]+$/.test(k) && utf8Bytes(k) <= 64, 'keys are 1-64 bytes of [a-zA-Z0-9._-]'),
-    z.string().refine((v) => utf8Bytes(v) <= 256 && !v.includes('\0'), 'values are at most 256 bytes of UTF-8 without NUL'),
+    z
+      .string()
+      .refine((k) => /^[a-zA-Z0-9._-]+$/.test(k) && utf8Bytes(k) <= 64, 'keys are 1-64 bytes of [a-zA-Z0-9._-]'),
+    z
+      .string()
+      .refine((v) => utf8Bytes(v) <= 256 && !v.includes('\0'), 'values are at most 256 bytes of UTF-8 without NUL'),
   )
   .refine((m) => Object.keys(m).length <= MAX_METADATA_KEYS, `at most ${MAX_METADATA_KEYS} metadata keys`);
 
-export const skillSpec = z.string().regex(/^[\w.-]+(\/[\w.-]+)?:[^\s]+$/, 'a skill is repo:name, repo:path, org/repo:name or org/repo:path');
+const skillSpec = z
+  .string()
+  .regex(/^[\w.-]+(\/[\w.-]+)?:[^\s]+$/, 'a skill is repo:name, repo:path, org/repo:name or org/repo:path');
 
-export const environmentId = z.string().regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]');
+const environmentId = z.string().regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]');
 
 /** `AmbientAgentConfig`: the known fields are checked; the rest is kept as given. */
-export const agentConfigSchema = z
+const agentConfigSchema = z
   .looseObject({
     name: z.string().min(1).max(200).optional(),
     model_id: z.string().min(1).max(200).optional(),
@@ -35,7 +41,10 @@ export const agentConfigSchema = z
     harness: z.looseObject({ type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional() }).optional(),
     credential_strategy: z.enum(['EXECUTOR', 'CREATOR']).optional(),
   })
-  .refine((c) => !(c.skill_spec && c.skills), { message: 'skill_spec and skills are mutually exclusive', path: ['skills'] });
+  .refine((c) => !(c.skill_spec && c.skills), {
+    message: 'skill_spec and skills are mutually exclusive',
+    path: ['skills'],
+  });
 
 export const attachmentSchema = z
   .object({

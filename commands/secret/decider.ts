@@ -15,17 +15,21 @@ export const teamSecretsDecider: Decider<TeamSecretCommand, TeamSecretEvent, Tea
 
   evolve: (state, event) => {
     const secrets = { ...state.secrets };
-    if (event.type === 'TeamSecretCreated') secrets[event.data.name] = { sealed: event.data.sealed, created_at: event.data.created_at };
+    if (event.type === 'TeamSecretCreated')
+      secrets[event.data.name] = { sealed: event.data.sealed, created_at: event.data.created_at };
     else delete secrets[event.data.name];
     return { secrets };
   },
 
   decide: (command, state, context) => {
-    if (context.actor.type !== 'user' || !(command.data.team_uid in context.teams)) throw new Forbidden('only members of the team manage its secrets');
+    if (context.actor.type !== 'user' || !(command.data.team_uid in context.teams))
+      throw new Forbidden('only members of the team manage its secrets');
     switch (command.type) {
       case 'CreateTeamSecret':
-        if (command.data.name in state.secrets) throw new Conflict(`secret ${command.data.name} exists; delete it first`);
-        if (Object.keys(state.secrets).length >= MAX_SECRETS_PER_TEAM) throw new Conflict(`a team has at most ${MAX_SECRETS_PER_TEAM} secrets`, 'limit_exceeded');
+        if (command.data.name in state.secrets)
+          throw new Conflict(`secret ${command.data.name} exists; delete it first`);
+        if (Object.keys(state.secrets).length >= MAX_SECRETS_PER_TEAM)
+          throw new Conflict(`a team has at most ${MAX_SECRETS_PER_TEAM} secrets`, 'limit_exceeded');
         return [{ type: 'TeamSecretCreated', data: { ...command.data, created_at: context.now } }];
       case 'DeleteTeamSecret':
         if (!(command.data.name in state.secrets)) throw new NotFound('secret', command.data.name);

@@ -9,12 +9,13 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
-import { canView, runDecider } from '../run/decider.js';
+import { runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
 import { liveFactory } from '../factory/live.js';
 import { runCreated, taskState } from './create.js';
 import { live, taskDecider } from './decider.js';
 import { taskStream } from './events.js';
+import { canView } from '../run/resource.js';
 
 /** The conversation's newest root run, read from the conversation and run streams. */
 async function currentRootRun(rt: Runtime, conversationId: string): Promise<string | null> {
@@ -25,14 +26,30 @@ async function currentRootRun(rt: Runtime, conversationId: string): Promise<stri
   return null;
 }
 
-export async function cancelTask(rt: Runtime, factoryUid: string, taskUid: string, context: CommandContext): Promise<void> {
+export async function cancelTask(
+  rt: Runtime,
+  factoryUid: string,
+  taskUid: string,
+  context: CommandContext,
+): Promise<void> {
   await liveFactory(rt, factoryUid, context);
   const task = live(await taskState(rt, taskUid), taskUid, factoryUid, context);
   const runId = await currentRootRun(rt, task.conversation_id);
   if (!runId) throw new NotFound('current run of task', taskUid);
   const run = await rt.state(runDecider, runStream(runId));
   if (run.status !== 'live') throw new NotFound('current run of task', taskUid);
-  if (!canView(run, context)) throw new Forbidden(`the caller cannot access run ${runId}, the current run of task ${taskUid}`);
-  await rt.execute(runStream(runId), runDecider, { type: 'CancelRun', data: { run_id: runId, reason: `task ${taskUid} cancelled` } }, context);
-  await rt.execute(taskStream(taskUid), taskDecider, { type: 'CancelTask', data: { uid: taskUid, factory_uid: factoryUid, run_id: runId } }, context);
+  if (!canView(run, context))
+    throw new Forbidden(`the caller cannot access run ${runId}, the current run of task ${taskUid}`);
+  await rt.execute(
+    runStream(runId),
+    runDecider,
+    { type: 'CancelRun', data: { run_id: runId, reason: `task ${taskUid} cancelled` } },
+    context,
+  );
+  await rt.execute(
+    taskStream(taskUid),
+    taskDecider,
+    { type: 'CancelTask', data: { uid: taskUid, factory_uid: factoryUid, run_id: runId } },
+    context,
+  );
 }

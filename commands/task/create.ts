@@ -21,8 +21,7 @@ export interface NewTask {
   stage: Stage;
 }
 
-export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> =>
-  rt.state(taskDecider, taskStream(uid));
+export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> => rt.state(taskDecider, taskStream(uid));
 
 /** The run's creation event, or null for an unknown run. */
 export async function runCreated(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
@@ -40,29 +39,51 @@ async function deletedBinding(rt: Runtime, conversationId: string): Promise<stri
 export async function createTask(rt: Runtime, task: NewTask, context: CommandContext): Promise<LiveTask> {
   const factory = await liveFactory(rt, task.factory_uid, context);
   const { conversation_id, uid } = task;
-  const bound = await rt.handle(conversationStream(conversation_id), conversationDecider, {
-    type: 'BindTask',
-    data: { conversation_id, task_uid: uid, factory_uid: factory.uid, factory_team_uid: factory.team_uid, deleted_task_uid: await deletedBinding(rt, conversation_id) },
-  }, context);
+  const bound = await rt.handle(
+    conversationStream(conversation_id),
+    conversationDecider,
+    {
+      type: 'BindTask',
+      data: {
+        conversation_id,
+        task_uid: uid,
+        factory_uid: factory.uid,
+        factory_team_uid: factory.team_uid,
+        deleted_task_uid: await deletedBinding(rt, conversation_id),
+      },
+    },
+    context,
+  );
   // The seed run: the conversation's most recent run when the task was bound to it.
   const seedRunId = bound.state.runs.at(-1)!.run_id;
   try {
     const seed = await runCreated(rt, seedRunId);
-    const { state } = await rt.execute(taskStream(uid), taskDecider, {
-      type: 'CreateTask',
-      data: {
-        ...task,
-        team_uid: factory.team_uid,
-        run_id: seedRunId,
-        author: seed?.creator ?? null,
-        ticket_id: seed?.metadata.ticket_id ?? null,
-        ticket_source: seed?.metadata.ticket_source ?? null,
+    const { state } = await rt.execute(
+      taskStream(uid),
+      taskDecider,
+      {
+        type: 'CreateTask',
+        data: {
+          ...task,
+          team_uid: factory.team_uid,
+          run_id: seedRunId,
+          author: seed?.creator ?? null,
+          ticket_id: seed?.metadata.ticket_id ?? null,
+          ticket_source: seed?.metadata.ticket_source ?? null,
+        },
       },
-    }, context);
+      context,
+    );
     return state as LiveTask;
   } catch (error) {
     // Undo a binding made here, so that a failed create leaves the conversation free.
-    if (bound.events.length) await rt.execute(conversationStream(conversation_id), conversationDecider, { type: 'ReleaseTask', data: { conversation_id, task_uid: uid } }, context);
+    if (bound.events.length)
+      await rt.execute(
+        conversationStream(conversation_id),
+        conversationDecider,
+        { type: 'ReleaseTask', data: { conversation_id, task_uid: uid } },
+        context,
+      );
     throw error;
   }
 }

@@ -4,20 +4,26 @@ import type { Stage, TaskCreatedData, TaskEvent } from './events.js';
 
 export type TaskCommand =
   | { type: 'CreateTask'; data: TaskCreatedData }
-  | { type: 'UpdateTask'; data: { uid: string; factory_uid: string; title?: string; description?: string | null; stage?: Stage } }
+  | {
+      type: 'UpdateTask';
+      data: { uid: string; factory_uid: string; title?: string; description?: string | null; stage?: Stage };
+    }
   | { type: 'CancelTask'; data: { uid: string; factory_uid: string; run_id: string } }
   | { type: 'DeleteTask'; data: { uid: string; factory_uid: string } };
 
-export type TaskState =
-  | { status: 'none' }
-  | { status: 'deleted' }
-  | ({ status: 'live' } & TaskCreatedData);
+export type TaskState = { status: 'none' } | { status: 'deleted' } | ({ status: 'live' } & TaskCreatedData);
 
 export type LiveTask = Extract<TaskState, { status: 'live' }>;
 
 /** A task exists for a caller only under its own factory and in one of the caller's teams. */
-export function live(state: TaskState, uid: string, factoryUid: string, context: Pick<DecideContext, 'teams'>): LiveTask {
-  if (state.status !== 'live' || state.factory_uid !== factoryUid || !(state.team_uid in context.teams)) throw new NotFound('task', uid);
+export function live(
+  state: TaskState,
+  uid: string,
+  factoryUid: string,
+  context: Pick<DecideContext, 'teams'>,
+): LiveTask {
+  if (state.status !== 'live' || state.factory_uid !== factoryUid || !(state.team_uid in context.teams))
+    throw new NotFound('task', uid);
   return state;
 }
 
@@ -49,7 +55,8 @@ export const taskDecider: Decider<TaskCommand, TaskEvent, TaskState> = {
         const events: TaskEvent[] = [];
         const changes: { title?: string; description?: string | null } = {};
         if (command.data.title !== undefined && command.data.title !== task.title) changes.title = command.data.title;
-        if (command.data.description !== undefined && command.data.description !== task.description) changes.description = command.data.description;
+        if (command.data.description !== undefined && command.data.description !== task.description)
+          changes.description = command.data.description;
         if (Object.keys(changes).length) events.push({ type: 'TaskUpdated', data: { uid: task.uid, changes } });
         // Any stage to any stage, backwards too: last write wins.
         if (command.data.stage !== undefined && command.data.stage !== task.stage) {

@@ -19,7 +19,10 @@ const metadataValue = (s: string) => utf8Bytes(s) <= 256;
 
 export const dispatchBody = z
   .object({
-    prompt: z.string().max(1_000_000).refine((p) => p.trim() !== '', 'the prompt must not be empty'),
+    prompt: z
+      .string()
+      .max(1_000_000)
+      .refine((p) => p.trim() !== '', 'the prompt must not be empty'),
     title: z.string().trim().min(1).max(500).optional(),
     ticket_ref: z
       .string()
@@ -54,22 +57,39 @@ function profileOf(events: readonly IdentityEvent[]): Profile | null {
  * The factory's foreman, newest first. The identities read model only names the candidates;
  * each is confirmed from its own stream (live, a FOREMAN, linked to this factory, same team).
  */
-export async function foremanOf(rt: Runtime, identities: Collection<IdentityDoc>, factory: LiveFactory): Promise<{ uid: string; name: string } | null> {
+export async function foremanOf(
+  rt: Runtime,
+  identities: Collection<IdentityDoc>,
+  factory: LiveFactory,
+): Promise<{ uid: string; name: string } | null> {
   const candidates = await identities.find({
     filter: { factory_uid: factory.uid, agent_type: 'FOREMAN' },
-    sort: [['created_at', 'desc'], ['id', 'desc']],
+    sort: [
+      ['created_at', 'desc'],
+      ['id', 'desc'],
+    ],
     limit: 20,
   });
   for (const { uid } of candidates.items) {
     const profile = profileOf((await rt.events.readStream(identityStream(uid))) as unknown as IdentityEvent[]);
-    if (profile?.agent_type === 'FOREMAN' && profile.factory_uid === factory.uid && profile.team_uid === factory.team_uid) {
+    if (
+      profile?.agent_type === 'FOREMAN' &&
+      profile.factory_uid === factory.uid &&
+      profile.team_uid === factory.team_uid
+    ) {
       return { uid, name: profile.name };
     }
   }
   return null;
 }
 
-export async function dispatchRun(rt: Runtime, identities: Collection<IdentityDoc>, factoryUid: string, body: DispatchBody, context: CommandContext) {
+export async function dispatchRun(
+  rt: Runtime,
+  identities: Collection<IdentityDoc>,
+  factoryUid: string,
+  body: DispatchBody,
+  context: CommandContext,
+) {
   const factory = await liveFactory(rt, factoryUid, context);
   const foreman = await foremanOf(rt, identities, factory);
   if (!foreman) throw new Conflict(`factory ${factoryUid} has no foreman agent`, 'no_foreman');
@@ -79,7 +99,14 @@ export async function dispatchRun(rt: Runtime, identities: Collection<IdentityDo
   const split = ticket_ref.indexOf(':');
   const run = await createRun(
     rt,
-    { prompt: body.prompt, title: body.title, agent_identity_uid: foreman.uid, team: true, interactive: false, mode: 'normal' },
+    {
+      prompt: body.prompt,
+      title: body.title,
+      agent_identity_uid: foreman.uid,
+      team: true,
+      interactive: false,
+      mode: 'normal',
+    },
     context,
     {
       source: 'API',

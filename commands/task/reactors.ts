@@ -42,18 +42,32 @@ export const dispatchedTaskReactor = reactor<RunEvent, Runtime>({
       await orSkip(rt, event, `task for dispatched run ${run.run_id}`, async () => {
         // createRun adds the run to its conversation right after RunCreated; adding it here too
         // (a no-op when already there) lets the task bind without waiting for that.
-        await rt.execute(conversationStream(run.conversation_id), conversationDecider, {
-          type: 'AddRun',
-          data: { conversation_id: run.conversation_id, run_id: run.run_id, team_uid: run.team_uid, creator_uid: run.creator.uid },
-        }, context);
-        await createTask(rt, {
-          uid,
-          factory_uid: run.factory_uid!,
-          conversation_id: run.conversation_id,
-          title: run.title,
-          description: null,
-          stage: 'TRIAGE',
-        }, context);
+        await rt.execute(
+          conversationStream(run.conversation_id),
+          conversationDecider,
+          {
+            type: 'AddRun',
+            data: {
+              conversation_id: run.conversation_id,
+              run_id: run.run_id,
+              team_uid: run.team_uid,
+              creator_uid: run.creator.uid,
+            },
+          },
+          context,
+        );
+        await createTask(
+          rt,
+          {
+            uid,
+            factory_uid: run.factory_uid!,
+            conversation_id: run.conversation_id,
+            title: run.title,
+            description: null,
+            stage: 'TRIAGE',
+          },
+          context,
+        );
       });
     },
   },
@@ -63,7 +77,12 @@ export const dispatchedTaskReactor = reactor<RunEvent, Runtime>({
 async function cancelRun(rt: Runtime, event: RecordedEvent, runId: string, reason: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await rt.execute(runStream(runId), runDecider, { type: 'CancelRun', data: { run_id: runId, reason } }, reactionContext(event));
+      await rt.execute(
+        runStream(runId),
+        runDecider,
+        { type: 'CancelRun', data: { run_id: runId, reason } },
+        reactionContext(event),
+      );
       return;
     } catch (error) {
       if (error instanceof Conflict && attempt < PENDING_ATTEMPTS) {
@@ -84,7 +103,11 @@ export const taskCancelReactor = reactor<TaskEvent, Runtime>({
       const root = event.data.run_id;
       const runs = rt.readModel<RunDoc>(runsProjection);
       const reason = `task ${event.data.uid} cancelled`;
-      const open = findEach(runs, { filter: { root_run_id: root, state: { $nin: TERMINAL_STATES } }, sort: [['id', 'asc']], limit: 200 });
+      const open = findEach(runs, {
+        filter: { root_run_id: root, state: { $nin: TERMINAL_STATES } },
+        sort: [['id', 'asc']],
+        limit: 200,
+      });
       for await (const run of open) if (run.run_id !== root) await cancelRun(rt, event, run.run_id, reason);
     },
   },

@@ -4,14 +4,13 @@
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
 import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
-import { taskResources } from '../../queries/task-resource.js';
+import { taskResources } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { cancelTask } from './cancel.js';
@@ -20,6 +19,7 @@ import { createTask } from './create.js';
 import { taskDecider } from './decider.js';
 import { dispatchBody, dispatchRun } from './dispatch.js';
 import { STAGES, taskStream } from './events.js';
+import type { Api } from '../../src/http/api.js';
 
 const title = z.string().trim().min(1).max(500);
 const description = z.string().max(10_000).nullable();
@@ -55,44 +55,78 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
     return resources.detail(task);
   };
 
-  api.post('/factory/:uid/tasks', { schema: { params: factoryParams, body: createBody, tags: ['tasks'] } }, async (req, reply) => {
-    const uid = timeOrderedId();
-    const { title, conversation_id, stage, description } = req.body;
-    await createTask(rt, { uid, factory_uid: req.params.uid, conversation_id, title, stage, description: cleared(description) ?? null }, commandContext(req));
-    return reply.code(201).send(await current(uid));
-  });
+  api.post(
+    '/factory/:uid/tasks',
+    { schema: { params: factoryParams, body: createBody, tags: ['tasks'] } },
+    async (req, reply) => {
+      const uid = timeOrderedId();
+      const { title, conversation_id, stage, description } = req.body;
+      await createTask(
+        rt,
+        { uid, factory_uid: req.params.uid, conversation_id, title, stage, description: cleared(description) ?? null },
+        commandContext(req),
+      );
+      return reply.code(201).send(await current(uid));
+    },
+  );
 
-  api.patch('/factory/:uid/tasks/:task_uid', { schema: { params: taskParams, body: patchBody, tags: ['tasks'] } }, async (req) => {
-    const { uid, task_uid } = req.params;
-    const context = commandContext(req);
-    await liveFactory(rt, uid, context);
-    const { title, description, stage } = req.body;
-    await rt.execute(taskStream(task_uid), taskDecider, {
-      type: 'UpdateTask',
-      data: { uid: task_uid, factory_uid: uid, title, stage, description: cleared(description) },
-    }, context);
-    return current(task_uid);
-  });
+  api.patch(
+    '/factory/:uid/tasks/:task_uid',
+    { schema: { params: taskParams, body: patchBody, tags: ['tasks'] } },
+    async (req) => {
+      const { uid, task_uid } = req.params;
+      const context = commandContext(req);
+      await liveFactory(rt, uid, context);
+      const { title, description, stage } = req.body;
+      await rt.execute(
+        taskStream(task_uid),
+        taskDecider,
+        {
+          type: 'UpdateTask',
+          data: { uid: task_uid, factory_uid: uid, title, stage, description: cleared(description) },
+        },
+        context,
+      );
+      return current(task_uid);
+    },
+  );
 
-  api.delete('/factory/:uid/tasks/:task_uid', { schema: { params: taskParams, tags: ['tasks'] } }, async (req, reply) => {
-    const { uid, task_uid } = req.params;
-    const context = commandContext(req);
-    await liveFactory(rt, uid, context);
-    const { events } = await rt.execute(taskStream(task_uid), taskDecider, { type: 'DeleteTask', data: { uid: task_uid, factory_uid: uid } }, context);
-    const deleted = events.find((e) => e.type === 'TaskDeleted');
-    if (deleted) {
-      const { conversation_id } = deleted.data as { conversation_id: string };
-      await rt.execute(conversationStream(conversation_id), conversationDecider, { type: 'ReleaseTask', data: { conversation_id, task_uid } }, context);
-    }
-    return reply.code(204).send();
-  });
+  api.delete(
+    '/factory/:uid/tasks/:task_uid',
+    { schema: { params: taskParams, tags: ['tasks'] } },
+    async (req, reply) => {
+      const { uid, task_uid } = req.params;
+      const context = commandContext(req);
+      await liveFactory(rt, uid, context);
+      const { events } = await rt.execute(
+        taskStream(task_uid),
+        taskDecider,
+        { type: 'DeleteTask', data: { uid: task_uid, factory_uid: uid } },
+        context,
+      );
+      const deleted = events.find((e) => e.type === 'TaskDeleted');
+      if (deleted) {
+        const { conversation_id } = deleted.data as { conversation_id: string };
+        await rt.execute(
+          conversationStream(conversation_id),
+          conversationDecider,
+          { type: 'ReleaseTask', data: { conversation_id, task_uid } },
+          context,
+        );
+      }
+      return reply.code(204).send();
+    },
+  );
 
   api.post('/factory/:uid/tasks/:task_uid/cancel', { schema: { params: taskParams, tags: ['tasks'] } }, async (req) => {
     await cancelTask(rt, req.params.uid, req.params.task_uid, commandContext(req));
     return current(req.params.task_uid);
   });
 
-  api.post('/factory/:uid/runs', { schema: { params: factoryParams, body: dispatchBody, tags: ['tasks'] } }, async (req, reply) =>
-    reply.code(201).send(await dispatchRun(rt, identities, req.params.uid, req.body, commandContext(req))),
+  api.post(
+    '/factory/:uid/runs',
+    { schema: { params: factoryParams, body: dispatchBody, tags: ['tasks'] } },
+    async (req, reply) =>
+      reply.code(201).send(await dispatchRun(rt, identities, req.params.uid, req.body, commandContext(req))),
   );
 }

@@ -9,9 +9,10 @@ import type { Runtime } from '../../src/runtime.js';
 import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
 import { userDecider } from '../user/decider.js';
 import { userStream } from '../user/events.js';
-import { normalizeEmail, reserveEmail } from '../user/register.js';
+import { reserveEmail } from '../user/register.js';
 import { teamDecider } from './decider.js';
 import { teamStream } from './events.js';
+import { normalizeEmail } from '../../src/http/schemas.js';
 
 export interface Bootstrapped {
   team_uid: string;
@@ -26,7 +27,11 @@ type Claim = { team_uid: string; user_uid: string };
 async function claim(rt: Runtime, context: CommandContext): Promise<Claim> {
   const fresh: Claim = { team_uid: timeOrderedId(), user_uid: timeOrderedId() };
   try {
-    await rt.events.append('bootstrap', [{ id: timeOrderedId(), type: 'BootstrapClaimed', data: fresh, metadata: metadataOf(context) }], 'no_stream');
+    await rt.events.append(
+      'bootstrap',
+      [{ id: timeOrderedId(), type: 'BootstrapClaimed', data: fresh, metadata: metadataOf(context) }],
+      'no_stream',
+    );
     return fresh;
   } catch (error) {
     if (!(error instanceof ConcurrencyError)) throw error;
@@ -59,20 +64,36 @@ export async function bootstrap(rt: Runtime): Promise<Bootstrapped | null> {
 
   // The user, with its key, comes last: whenever a key exists, this start is the one showing it.
   if (teamMissing) {
-    await rt.execute(teamStream(team_uid), teamDecider, {
-      type: 'CreateTeam',
-      data: { uid: team_uid, name: BOOTSTRAP_TEAM_NAME, admin_uid: user_uid },
-    }, { ...context, team_uid });
+    await rt.execute(
+      teamStream(team_uid),
+      teamDecider,
+      {
+        type: 'CreateTeam',
+        data: { uid: team_uid, name: BOOTSTRAP_TEAM_NAME, admin_uid: user_uid },
+      },
+      { ...context, team_uid },
+    );
   }
   let generated: string | null = null;
   if (userMissing) {
     generated = BOOTSTRAP_API_KEY ? null : newApiKey().key;
     const email = normalizeEmail(BOOTSTRAP_USER_EMAIL);
     await reserveEmail(rt.events, email, user_uid, context);
-    await rt.execute(userStream(user_uid), userDecider, {
-      type: 'RegisterUser',
-      data: { uid: user_uid, email, display_name: 'admin', key_id: timeOrderedId(), key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!) },
-    }, context);
+    await rt.execute(
+      userStream(user_uid),
+      userDecider,
+      {
+        type: 'RegisterUser',
+        data: {
+          uid: user_uid,
+          email,
+          display_name: 'admin',
+          key_id: timeOrderedId(),
+          key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!),
+        },
+      },
+      context,
+    );
   }
   return { team_uid, user_uid, generated_api_key: generated };
 }

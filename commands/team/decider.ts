@@ -11,7 +11,11 @@ export type TeamState =
   | { status: 'live'; uid: string; name: string; members: Record<string, Role> };
 
 /** Who may add people: an admin of the team, or the system (bootstrap). */
-export function assertCanManage(state: TeamState, actor: { type: string; uid: string }, teamUid: string): asserts state is Extract<TeamState, { status: 'live' }> {
+export function assertCanManage(
+  state: TeamState,
+  actor: { type: string; uid: string },
+  teamUid: string,
+): asserts state is Extract<TeamState, { status: 'live' }> {
   if (state.status !== 'live') throw new NotFound('team', teamUid);
   if (actor.type === 'system') return;
   const role = state.members[actor.uid];
@@ -45,7 +49,8 @@ export const teamDecider: Decider<TeamCommand, TeamEvent, TeamState> = {
       }
       case 'AddMember': {
         assertCanManage(state, context.actor, command.data.team_uid);
-        if (state.members[command.data.user_uid]) throw new Conflict('the user is already a member of this team', 'already_member');
+        if (state.members[command.data.user_uid])
+          throw new Conflict('the user is already a member of this team', 'already_member');
         return [{ type: 'MemberAdded', data: command.data }];
       }
     }

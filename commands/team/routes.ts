@@ -1,7 +1,6 @@
 /** POST /teams and POST /teams/{team_uid}/members. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -10,6 +9,7 @@ import { usersProjection } from '../../projections/users.js';
 import { findOrRegisterUser } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
 import { teamStream } from './events.js';
+import type { Api } from '../../src/http/api.js';
 
 const createTeamBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
@@ -26,7 +26,12 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
     const context = commandContext(req);
     if (context.actor.type !== 'user') throw new Forbidden('only users can create teams');
     const uid = timeOrderedId();
-    await rt.execute(teamStream(uid), teamDecider, { type: 'CreateTeam', data: { uid, name: req.body.name, admin_uid: context.actor.uid } }, context);
+    await rt.execute(
+      teamStream(uid),
+      teamDecider,
+      { type: 'CreateTeam', data: { uid, name: req.body.name, admin_uid: context.actor.uid } },
+      context,
+    );
     return reply.code(201).send({ uid, name: req.body.name });
   });
 
@@ -40,7 +45,12 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
       const team = await rt.state(teamDecider, teamStream(team_uid));
       assertCanManage(team, context.actor, team_uid);
       const { user_uid, api_key } = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
-      await rt.execute(teamStream(team_uid), teamDecider, { type: 'AddMember', data: { team_uid, user_uid, role: req.body.role } }, context);
+      await rt.execute(
+        teamStream(team_uid),
+        teamDecider,
+        { type: 'AddMember', data: { team_uid, user_uid, role: req.body.role } },
+        context,
+      );
       const user = (await rt.readModel<UserDoc>(usersProjection).get(user_uid))!;
       return reply.code(201).send({
         user: { uid: user.uid, email: user.email, display_name: user.display_name },

@@ -2,7 +2,10 @@ import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict } from '../../src/kernel/errors.js';
 import type { UserEvent } from './events.js';
 
-export type UserCommand = { type: 'RegisterUser'; data: { uid: string; email: string; display_name: string; key_id: string; key_hash: string } };
+export type UserCommand = {
+  type: 'RegisterUser';
+  data: { uid: string; email: string; display_name: string; key_id: string; key_hash: string };
+};
 
 export type UserState = { status: 'none' } | { status: 'live'; uid: string; email: string; key_ids: string[] };
 

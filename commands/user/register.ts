@@ -9,12 +9,11 @@ import { ConcurrencyError, type EventStore } from '../../src/eventstore/port.js'
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { newApiKey } from '../../src/http/api-key.js';
+import { normalizeEmail } from '../../src/http/schemas.js';
 import { userDecider } from './decider.js';
 import { type EmailReserved, userStream } from './events.js';
 
 const emailStream = (email: string) => `email-${createHash('sha256').update(email).digest('hex')}`;
-
-export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 async function reservedOwner(events: EventStore, email: string): Promise<string | null> {
   const [reservation] = await events.readStream(emailStream(email), { maxCount: 1 });
@@ -22,10 +21,19 @@ async function reservedOwner(events: EventStore, email: string): Promise<string 
 }
 
 /** Claims `email` for `uid`; returns the owner, which is another user when one was first. */
-export async function reserveEmail(events: EventStore, email: string, uid: string, context: CommandContext): Promise<string> {
+export async function reserveEmail(
+  events: EventStore,
+  email: string,
+  uid: string,
+  context: CommandContext,
+): Promise<string> {
   const reserved: EmailReserved = { type: 'EmailReserved', data: { email, user_uid: uid } };
   try {
-    await events.append(emailStream(email), [{ id: timeOrderedId(), ...reserved, metadata: metadataOf(context) }], 'no_stream');
+    await events.append(
+      emailStream(email),
+      [{ id: timeOrderedId(), ...reserved, metadata: metadataOf(context) }],
+      'no_stream',
+    );
     return uid;
   } catch (error) {
     if (!(error instanceof ConcurrencyError)) throw error;
@@ -52,9 +60,20 @@ export async function findOrRegisterUser(
   const owner = await reserveEmail(rt.events, email, uid, context);
   if (owner !== uid) return { user_uid: owner, api_key: null };
   const key = newApiKey();
-  await rt.execute(userStream(uid), userDecider, {
-    type: 'RegisterUser',
-    data: { uid, email, display_name: displayName ?? email.split('@')[0]!, key_id: timeOrderedId(), key_hash: key.hash },
-  }, context);
+  await rt.execute(
+    userStream(uid),
+    userDecider,
+    {
+      type: 'RegisterUser',
+      data: {
+        uid,
+        email,
+        display_name: displayName ?? email.split('@')[0]!,
+        key_id: timeOrderedId(),
+        key_hash: key.hash,
+      },
+    },
+    context,
+  );
   return { user_uid: uid, api_key: key.key };
 }

@@ -10,7 +10,10 @@ export const MAX_WEBHOOKS_PER_FACTORY = 20;
 
 export type WebhookCommand =
   | { type: 'CreateWebhook'; data: WebhookCreated['data'] }
-  | { type: 'UpdateWebhook'; data: { uid: string; changes: Partial<WebhookFields>; secret?: Exclude<WebhookSecretRef, null> } }
+  | {
+      type: 'UpdateWebhook';
+      data: { uid: string; changes: Partial<WebhookFields>; secret?: Exclude<WebhookSecretRef, null> };
+    }
   | { type: 'RotateWebhookSecret'; data: { uid: string; secret: Exclude<WebhookSecretRef, null> } }
   | { type: 'DeleteWebhook'; data: { uid: string } };
 
@@ -27,7 +30,9 @@ function visible(state: WebhooksState, uid: string, context: DecideContext): Web
 }
 
 const changed = (webhook: WebhookState, changes: Partial<WebhookFields>): Partial<WebhookFields> =>
-  Object.fromEntries(Object.entries(changes).filter(([k, v]) => v !== undefined && webhook[k as keyof WebhookFields] !== v));
+  Object.fromEntries(
+    Object.entries(changes).filter(([k, v]) => v !== undefined && webhook[k as keyof WebhookFields] !== v),
+  );
 
 export const webhooksDecider: Decider<WebhookCommand, WebhookEvent, WebhooksState> = {
   initialState: () => ({ webhooks: {}, live: 0 }),
@@ -58,7 +63,8 @@ export const webhooksDecider: Decider<WebhookCommand, WebhookEvent, WebhooksStat
         if (!(data.team_uid in context.teams)) throw new NotFound('factory', data.factory_uid);
         if (context.actor.type !== 'user') throw new Forbidden('only users can manage webhooks');
         if (state.webhooks[data.uid]) throw new Conflict(`webhook ${data.uid} exists`);
-        if (state.live >= MAX_WEBHOOKS_PER_FACTORY) throw new LimitExceeded(`a factory has at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks`);
+        if (state.live >= MAX_WEBHOOKS_PER_FACTORY)
+          throw new LimitExceeded(`a factory has at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks`);
         // A webhook waiting for its provider's secret cannot take deliveries yet.
         return [{ type: 'WebhookCreated', data: { ...data, enabled: data.enabled && data.secret !== null } }];
       }
@@ -72,20 +78,30 @@ export const webhooksDecider: Decider<WebhookCommand, WebhookEvent, WebhooksStat
         // Giving the awaited secret finishes the setup: the webhook is enabled unless told otherwise.
         const finishing = webhook.secret === null && secret !== undefined && command.data.changes.enabled === undefined;
         const changes = changed(webhook, finishing ? { ...command.data.changes, enabled: true } : command.data.changes);
-        if (changes.enabled && !hasSecret) throw new Conflict('this webhook has no secret yet: give the provider\'s signing secret to enable it', 'secret_required');
-        if (Object.keys(changes).length) events.push({ type: 'WebhookUpdated', data: { ...meta, name: changes.name ?? webhook.name, changes } });
+        if (changes.enabled && !hasSecret)
+          throw new Conflict(
+            "this webhook has no secret yet: give the provider's signing secret to enable it",
+            'secret_required',
+          );
+        if (Object.keys(changes).length)
+          events.push({ type: 'WebhookUpdated', data: { ...meta, name: changes.name ?? webhook.name, changes } });
         return events;
       }
       case 'RotateWebhookSecret': {
         const webhook = visible(state, command.data.uid, context);
         const meta = { uid: webhook.uid, factory_uid: webhook.factory_uid, name: webhook.name };
-        const events: WebhookEvent[] = [{ type: 'WebhookSecretRotated', data: { ...meta, secret: command.data.secret } }];
-        if (webhook.secret === null && !webhook.enabled) events.push({ type: 'WebhookUpdated', data: { ...meta, changes: { enabled: true } } });
+        const events: WebhookEvent[] = [
+          { type: 'WebhookSecretRotated', data: { ...meta, secret: command.data.secret } },
+        ];
+        if (webhook.secret === null && !webhook.enabled)
+          events.push({ type: 'WebhookUpdated', data: { ...meta, changes: { enabled: true } } });
         return events;
       }
       case 'DeleteWebhook': {
         const webhook = visible(state, command.data.uid, context);
-        return [{ type: 'WebhookDeleted', data: { uid: webhook.uid, factory_uid: webhook.factory_uid, name: webhook.name } }];
+        return [
+          { type: 'WebhookDeleted', data: { uid: webhook.uid, factory_uid: webhook.factory_uid, name: webhook.name } },
+        ];
       }
     }
   },

@@ -9,7 +9,7 @@ export const signatureSchemes = ['standard_webhooks', 'stripe', 'github', 'sentr
 export type SignatureScheme = (typeof signatureSchemes)[number];
 
 /** A secret sealed with AES-256-GCM (`v1.<iv>.<tag>.<ciphertext>`, base64url): never clear text in an event. */
-export type SealedSecret = string;
+type SealedSecret = string;
 
 /** Where a webhook's secret comes from: sealed in its own events, or a managed team secret by name. */
 export type WebhookSecretRef = { sealed: SealedSecret } | { team_secret: string } | null;
@@ -32,16 +32,16 @@ export type WebhookCreated = {
     secret: WebhookSecretRef;
   };
 };
-export type WebhookUpdated = {
+type WebhookUpdated = {
   type: 'WebhookUpdated';
   data: { uid: string; factory_uid: string; name: string; changes: Partial<WebhookFields> };
 };
 /** The old secret stops verifying the moment this event is written. */
-export type WebhookSecretRotated = {
+type WebhookSecretRotated = {
   type: 'WebhookSecretRotated';
   data: { uid: string; factory_uid: string; name: string; secret: Exclude<WebhookSecretRef, null> };
 };
-export type WebhookDeleted = { type: 'WebhookDeleted'; data: { uid: string; factory_uid: string; name: string } };
+type WebhookDeleted = { type: 'WebhookDeleted'; data: { uid: string; factory_uid: string; name: string } };
 
 export type WebhookEvent = WebhookCreated | WebhookUpdated | WebhookSecretRotated | WebhookDeleted;
 
@@ -61,12 +61,12 @@ export type DeliveryAccepted = {
   data: DeliveryBase & { identity: string; payload_blob: string };
 };
 /** The same identity again: logged, starts nothing. */
-export type DeliveryDuplicated = {
+type DeliveryDuplicated = {
   type: 'DeliveryDuplicated';
   data: DeliveryBase & { identity: string; duplicate_of: string };
 };
 export type DeliveryRejectionReason = 'auth' | 'invalid_json' | 'too_large';
-export type DeliveryRejected = {
+type DeliveryRejected = {
   type: 'DeliveryRejected';
   data: DeliveryBase & { reason: DeliveryRejectionReason };
 };

@@ -1,21 +1,27 @@
 /** POST/PATCH/DELETE webhooks of a factory and POST .../rotate-secret. Secrets leave only in these answers. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { webhooksProjection, type WebhookDoc } from '../../projections/webhooks.js';
-import { toWebhookResource, visibleWebhook } from '../../queries/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../secret/sealing.js';
 import { teamSecretsDecider } from '../secret/decider.js';
 import { teamSecretsStream } from '../secret/events.js';
 import { webhooksDecider } from './decider.js';
-import { signatureSchemes, type SignatureScheme, type WebhookAuthMode, type WebhookSecretRef, webhooksStream } from './events.js';
+import {
+  signatureSchemes,
+  type SignatureScheme,
+  type WebhookAuthMode,
+  type WebhookSecretRef,
+  webhooksStream,
+} from './events.js';
 import { assertUsableSecret, deliveryIdHeaderError, generatedSecret } from './secrets.js';
+import { toWebhookResource, visibleWebhook } from './resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const deliveryIdHeader = z
   .string()
@@ -43,12 +49,22 @@ const createBody = z
   .strict()
   .superRefine((b, ctx) => {
     if ((b.authMode === 'signature') !== (b.signatureScheme !== undefined))
-      ctx.addIssue({ code: 'custom', path: ['signatureScheme'], message: 'signatureScheme is required with authMode signature and only then' });
-    if (b.secret !== undefined && b.secretName !== undefined) ctx.addIssue({ code: 'custom', path: ['secretName'], message: 'give secret or secretName, not both' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['signatureScheme'],
+        message: 'signatureScheme is required with authMode signature and only then',
+      });
+    if (b.secret !== undefined && b.secretName !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['secretName'], message: 'give secret or secretName, not both' });
   });
 
 const patchBody = z
-  .object({ name: name.optional(), enabled: z.boolean().optional(), deliveryIdHeader: deliveryIdHeader.optional(), secret: secret.optional() })
+  .object({
+    name: name.optional(),
+    enabled: z.boolean().optional(),
+    deliveryIdHeader: deliveryIdHeader.optional(),
+    secret: secret.optional(),
+  })
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
 
@@ -69,78 +85,141 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
   };
 
   /** A managed team secret must exist when a webhook is tied to it. */
-  const assertTeamSecret = async (teamUid: string, secretName: string, mode: WebhookAuthMode, scheme: SignatureScheme | null) => {
+  const assertTeamSecret = async (
+    teamUid: string,
+    secretName: string,
+    mode: WebhookAuthMode,
+    scheme: SignatureScheme | null,
+  ) => {
     const state = await rt.state(teamSecretsDecider, teamSecretsStream(teamUid));
     const stored = state.secrets[secretName];
-    if (!stored) throw new InvalidRequest(`no team secret named ${secretName}`, [{ path: 'body.secretName', message: 'no such team secret' }]);
+    if (!stored)
+      throw new InvalidRequest(`no team secret named ${secretName}`, [
+        { path: 'body.secretName', message: 'no such team secret' },
+      ]);
     assertUsableSecret(sealer.open(stored.sealed) ?? '', mode, scheme);
   };
 
   /** Chooses and seals the secret to store; `shown` is the clear text this one answer may carry. */
-  const secretFor = async (teamUid: string, mode: WebhookAuthMode, scheme: SignatureScheme | null, body: { secret?: string | undefined; secretName?: string | undefined }) => {
+  const secretFor = async (
+    teamUid: string,
+    mode: WebhookAuthMode,
+    scheme: SignatureScheme | null,
+    body: { secret?: string | undefined; secretName?: string | undefined },
+  ) => {
     if (body.secretName !== undefined) {
       await assertTeamSecret(teamUid, body.secretName, mode, scheme);
       return { ref: { team_secret: body.secretName } as WebhookSecretRef, shown: null };
     }
     if (body.secret !== undefined) assertUsableSecret(body.secret, mode, scheme);
     const clear = body.secret ?? generatedSecret(mode, scheme);
-    return { ref: clear === null ? null : { sealed: sealer.seal(clear) }, shown: body.secret === undefined ? clear : null };
+    return {
+      ref: clear === null ? null : { sealed: sealer.seal(clear) },
+      shown: body.secret === undefined ? clear : null,
+    };
   };
 
   const current = async (factoryUid: string, uid: string, req: Parameters<typeof visibleWebhook>[1]) =>
     toWebhookResource(rt.config, await visibleWebhook(webhooks, req, factoryUid, uid));
 
-  api.post('/factory/:uid/webhooks', { schema: { params: factoryParams, body: createBody, tags: ['webhooks'] } }, async (req, reply) => {
-    const teamUid = await factoryTeam(req.params.uid, req.principal?.teams);
-    const b = req.body;
-    const scheme = b.signatureScheme ?? null;
-    const { ref, shown } = await secretFor(teamUid, b.authMode, scheme, b);
-    const uid = timeOrderedId();
-    await rt.execute(webhooksStream(req.params.uid), webhooksDecider, {
-      type: 'CreateWebhook',
-      data: {
-        uid,
-        factory_uid: req.params.uid,
-        team_uid: teamUid,
-        name: b.name,
-        auth_mode: b.authMode,
-        signature_scheme: scheme,
-        delivery_id_header: b.deliveryIdHeader ?? null,
-        enabled: b.enabled,
-        secret: ref,
-      },
-    }, commandContext(req));
-    return reply.code(201).send({ ...(await current(req.params.uid, uid, req)), secret: shown });
-  });
+  api.post(
+    '/factory/:uid/webhooks',
+    { schema: { params: factoryParams, body: createBody, tags: ['webhooks'] } },
+    async (req, reply) => {
+      const teamUid = await factoryTeam(req.params.uid, req.principal?.teams);
+      const b = req.body;
+      const scheme = b.signatureScheme ?? null;
+      const { ref, shown } = await secretFor(teamUid, b.authMode, scheme, b);
+      const uid = timeOrderedId();
+      await rt.execute(
+        webhooksStream(req.params.uid),
+        webhooksDecider,
+        {
+          type: 'CreateWebhook',
+          data: {
+            uid,
+            factory_uid: req.params.uid,
+            team_uid: teamUid,
+            name: b.name,
+            auth_mode: b.authMode,
+            signature_scheme: scheme,
+            delivery_id_header: b.deliveryIdHeader ?? null,
+            enabled: b.enabled,
+            secret: ref,
+          },
+        },
+        commandContext(req),
+      );
+      return reply.code(201).send({ ...(await current(req.params.uid, uid, req)), secret: shown });
+    },
+  );
 
-  api.patch('/factory/:uid/webhooks/:webhook_uid', { schema: { params: webhookParams, body: patchBody, tags: ['webhooks'] } }, async (req) => {
-    const { uid, webhook_uid } = req.params;
-    const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
-    const { secret: given, ...fields } = req.body;
-    if (given !== undefined) assertUsableSecret(given, webhook.auth_mode, webhook.signature_scheme);
-    const changes = { name: fields.name, enabled: fields.enabled, delivery_id_header: fields.deliveryIdHeader };
-    await rt.execute(webhooksStream(uid), webhooksDecider, {
-      type: 'UpdateWebhook',
-      data: { uid: webhook_uid, changes, ...(given !== undefined ? { secret: { sealed: sealer.seal(given) } } : {}) },
-    }, commandContext(req));
-    return current(uid, webhook_uid, req);
-  });
+  api.patch(
+    '/factory/:uid/webhooks/:webhook_uid',
+    { schema: { params: webhookParams, body: patchBody, tags: ['webhooks'] } },
+    async (req) => {
+      const { uid, webhook_uid } = req.params;
+      const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
+      const { secret: given, ...fields } = req.body;
+      if (given !== undefined) assertUsableSecret(given, webhook.auth_mode, webhook.signature_scheme);
+      const changes = { name: fields.name, enabled: fields.enabled, delivery_id_header: fields.deliveryIdHeader };
+      await rt.execute(
+        webhooksStream(uid),
+        webhooksDecider,
+        {
+          type: 'UpdateWebhook',
+          data: {
+            uid: webhook_uid,
+            changes,
+            ...(given !== undefined ? { secret: { sealed: sealer.seal(given) } } : {}),
+          },
+        },
+        commandContext(req),
+      );
+      return current(uid, webhook_uid, req);
+    },
+  );
 
-  api.delete('/factory/:uid/webhooks/:webhook_uid', { schema: { params: webhookParams, tags: ['webhooks'] } }, async (req, reply) => {
-    const { uid, webhook_uid } = req.params;
-    await visibleWebhook(webhooks, req, uid, webhook_uid);
-    await rt.execute(webhooksStream(uid), webhooksDecider, { type: 'DeleteWebhook', data: { uid: webhook_uid } }, commandContext(req));
-    return reply.code(204).send();
-  });
+  api.delete(
+    '/factory/:uid/webhooks/:webhook_uid',
+    { schema: { params: webhookParams, tags: ['webhooks'] } },
+    async (req, reply) => {
+      const { uid, webhook_uid } = req.params;
+      await visibleWebhook(webhooks, req, uid, webhook_uid);
+      await rt.execute(
+        webhooksStream(uid),
+        webhooksDecider,
+        { type: 'DeleteWebhook', data: { uid: webhook_uid } },
+        commandContext(req),
+      );
+      return reply.code(204).send();
+    },
+  );
 
-  api.post('/factory/:uid/webhooks/:webhook_uid/rotate-secret', { schema: { params: webhookParams, body: rotateBody, tags: ['webhooks'] } }, async (req) => {
-    const { uid, webhook_uid } = req.params;
-    const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
-    const { ref, shown } = await secretFor(webhook.team_uid, webhook.auth_mode, webhook.signature_scheme, req.body ?? {});
-    if (ref === null) {
-      throw new InvalidRequest(`${webhook.signature_scheme} issues its own secret: give it as secret or secretName`, [{ path: 'body.secret', message: 'required for this provider' }]);
-    }
-    await rt.execute(webhooksStream(uid), webhooksDecider, { type: 'RotateWebhookSecret', data: { uid: webhook_uid, secret: ref } }, commandContext(req));
-    return { secret: shown };
-  });
+  api.post(
+    '/factory/:uid/webhooks/:webhook_uid/rotate-secret',
+    { schema: { params: webhookParams, body: rotateBody, tags: ['webhooks'] } },
+    async (req) => {
+      const { uid, webhook_uid } = req.params;
+      const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
+      const { ref, shown } = await secretFor(
+        webhook.team_uid,
+        webhook.auth_mode,
+        webhook.signature_scheme,
+        req.body ?? {},
+      );
+      if (ref === null) {
+        throw new InvalidRequest(`${webhook.signature_scheme} issues its own secret: give it as secret or secretName`, [
+          { path: 'body.secret', message: 'required for this provider' },
+        ]);
+      }
+      await rt.execute(
+        webhooksStream(uid),
+        webhooksDecider,
+        { type: 'RotateWebhookSecret', data: { uid: webhook_uid, secret: ref } },
+        commandContext(req),
+      );
+      return { secret: shown };
+    },
+  );
 }

@@ -16,8 +16,10 @@ export function generatedSecret(mode: WebhookAuthMode, scheme: SignatureScheme |
 
 export function assertUsableSecret(secret: string, mode: WebhookAuthMode, scheme: SignatureScheme | null): void {
   const invalid = (message: string) => new InvalidRequest(message, [{ path: 'body.secret', message }]);
-  if (secret.length < 8 || secret.length > 1024 || /[\s\0]/.test(secret)) throw invalid('a secret has 8 to 1024 characters and no whitespace');
-  if (mode === 'url_token' && !URL_SAFE.test(secret)) throw invalid('a url_token secret must be URL-safe: A-Z a-z 0-9 - . _ ~');
+  if (secret.length < 8 || secret.length > 1024 || /[\s\0]/.test(secret))
+    throw invalid('a secret has 8 to 1024 characters and no whitespace');
+  if (mode === 'url_token' && !URL_SAFE.test(secret))
+    throw invalid('a url_token secret must be URL-safe: A-Z a-z 0-9 - . _ ~');
   if (scheme === 'standard_webhooks') {
     try {
       new Webhook(secret);
@@ -29,12 +31,20 @@ export function assertUsableSecret(secret: string, mode: WebhookAuthMode, scheme
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
 /** Headers that carry credentials or signatures: naming one would put a secret into the log as an identity. */
-const CREDENTIAL_HEADERS = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key']);
+const CREDENTIAL_HEADERS = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'api-key',
+]);
 const CREDENTIAL_WORDS = /signature|secret|token|password|passwd|auth|cookie|api-key|apikey|session/i;
 
 export function deliveryIdHeaderError(name: string): string | null {
   if (!HEADER_NAME.test(name)) return 'not a valid header name';
   const lower = name.toLowerCase();
-  if (CREDENTIAL_HEADERS.has(lower) || CREDENTIAL_WORDS.test(lower)) return 'a credential or signature header cannot be the delivery ID header';
+  if (CREDENTIAL_HEADERS.has(lower) || CREDENTIAL_WORDS.test(lower))
+    return 'a credential or signature header cannot be the delivery ID header';
   return null;
 }

@@ -9,7 +9,14 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { type Attachment, type RunCreatedData, type RunEvent, type RunMode, type RunState, runStream } from '../run/events.js';
+import {
+  type Attachment,
+  type RunCreatedData,
+  type RunEvent,
+  type RunMode,
+  type RunState,
+  runStream,
+} from '../run/events.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
 
 export interface Assignment {
@@ -56,7 +63,16 @@ function fold(events: readonly Event[]): Execution | null {
   for (const e of events) {
     if (e.type === 'RunCreated') {
       const created = e.data;
-      x = { created, prompt: created.prompt, mode: created.mode, resumed: false, attachments: created.attachments, prepared: new Map(), state: 'QUEUED', held: null };
+      x = {
+        created,
+        prompt: created.prompt,
+        mode: created.mode,
+        resumed: false,
+        attachments: created.attachments,
+        prepared: new Map(),
+        state: 'QUEUED',
+        held: null,
+      };
       continue;
     }
     if (!x) continue;
@@ -77,7 +93,11 @@ function fold(events: readonly Event[]): Execution | null {
         });
         break;
       case 'RunLeased':
-        x.held = { worker_id: e.data.worker_id, execution_id: e.data.execution_id, lease_expires_at: e.data.lease_expires_at };
+        x.held = {
+          worker_id: e.data.worker_id,
+          execution_id: e.data.execution_id,
+          lease_expires_at: e.data.lease_expires_at,
+        };
         break;
       case 'RunClaimed':
         if (x.held) x.held.lease_expires_at = null;
@@ -145,8 +165,15 @@ const withLinks = (rt: Runtime, attachments: Attachment[]): Assignment['attachme
   });
 
 /** The attachments prepared for a run, by id, with download links (for follow-up signals). */
-export async function preparedAttachments(rt: Runtime, runId: string, ids: readonly string[]): Promise<Assignment['attachments']> {
+export async function preparedAttachments(
+  rt: Runtime,
+  runId: string,
+  ids: readonly string[],
+): Promise<Assignment['attachments']> {
   if (!ids.length) return [];
   const x = fold((await rt.events.readStream(runStream(runId))) as unknown as Event[]);
-  return withLinks(rt, ids.flatMap((id) => x?.prepared.get(id) ?? []));
+  return withLinks(
+    rt,
+    ids.flatMap((id) => x?.prepared.get(id) ?? []),
+  );
 }

@@ -32,7 +32,8 @@ export const runningWorkers = (rt: Runtime): Workers | undefined => started.get(
 /** The running worker side of `rt`; a 503 when it was not started. */
 export function workersOf(rt: Runtime): Workers {
   const workers = runningWorkers(rt);
-  if (!workers) throw new DomainError(503, 'resource_unavailable', 'Workers unavailable', 'The worker registry is not running');
+  if (!workers)
+    throw new DomainError(503, 'resource_unavailable', 'Workers unavailable', 'The worker registry is not running');
   return workers;
 }
 
@@ -56,7 +57,11 @@ async function adoptHeldRuns(rt: Runtime, registry: WorkerRegistry): Promise<voi
   const runs = rt.readModel<RunDoc>(runsProjection);
   const teams = rt.readModel<TeamDoc>(teamsProjection);
   for await (const [team] of teams.scan()) {
-    const held = findEach(runs, { filter: { executing_team_uid: team, state: { $in: HELD_STATES } }, sort: [['id', 'asc']], limit: 500 });
+    const held = findEach(runs, {
+      filter: { executing_team_uid: team, state: { $in: HELD_STATES } },
+      sort: [['id', 'asc']],
+      limit: 500,
+    });
     for await (const run of held) await adopt(rt, registry, run);
   }
 }
@@ -105,18 +110,28 @@ async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, sig
 }
 
 export function startWorkers(rt: Runtime): Workers {
-  const registry = new WorkerRegistry({ heartbeatSeconds: rt.config.WORKER_HEARTBEAT_SECONDS, leaseSeconds: rt.config.WORKER_LEASE_SECONDS });
+  const registry = new WorkerRegistry({
+    heartbeatSeconds: rt.config.WORKER_HEARTBEAT_SECONDS,
+    leaseSeconds: rt.config.WORKER_LEASE_SECONDS,
+  });
   const abort = new AbortController();
   const ready = (async () => {
     const head = await rt.events.headPosition();
     await caughtUp(rt, head, abort.signal);
-    await adoptHeldRuns(rt, registry).catch((error: unknown) => rt.log.error({ err: error }, 'could not adopt the runs held before start-up'));
+    await adoptHeldRuns(rt, registry).catch((error: unknown) =>
+      rt.log.error({ err: error }, 'could not adopt the runs held before start-up'),
+    );
     return head;
   })();
-  const loops = ready.then((head) => Promise.all([follow(rt, registry, head, abort.signal), runSweeper(rt, registry, abort.signal)]));
+  const loops = ready.then((head) =>
+    Promise.all([follow(rt, registry, head, abort.signal), runSweeper(rt, registry, abort.signal)]),
+  );
   const workers: Workers = {
     registry,
-    ready: ready.then(() => undefined, () => undefined),
+    ready: ready.then(
+      () => undefined,
+      () => undefined,
+    ),
     async stop() {
       abort.abort();
       registry.close();

@@ -28,7 +28,7 @@ export interface Presence {
   last_heartbeat_at: string;
 }
 
-export type HeldState = 'PENDING' | 'CLAIMED' | 'INPROGRESS';
+type HeldState = 'PENDING' | 'CLAIMED' | 'INPROGRESS';
 
 export interface Holding {
   run_id: string;
@@ -46,9 +46,24 @@ export interface Holding {
 export type StopCause = 'cancelled' | 'lease_expired' | 'worker_lost' | 'not_held';
 
 export type Signal =
-  | { signal_id: string; type: 'followup'; run_id: string; execution_id: string; message: string; mode: string | null; attachments: string[] }
+  | {
+      signal_id: string;
+      type: 'followup';
+      run_id: string;
+      execution_id: string;
+      message: string;
+      mode: string | null;
+      attachments: string[];
+    }
   | { signal_id: string; type: 'interrupt'; run_id: string; execution_id: string }
-  | { signal_id: string; type: 'cancel'; run_id: string; execution_id: string | null; cause: StopCause; reason: string };
+  | {
+      signal_id: string;
+      type: 'cancel';
+      run_id: string;
+      execution_id: string | null;
+      cause: StopCause;
+      reason: string;
+    };
 
 interface TeamQueue {
   /** Bumped each time a run of the team becomes QUEUED. */
@@ -151,7 +166,14 @@ export class WorkerRegistry {
     this.holdings.delete(runId);
     const pending = this.signals.get(h.worker_id);
     for (const [id, s] of pending ?? []) if (s.run_id === runId) pending!.delete(id);
-    if (stop) this.queueSignal(h.worker_id, { signal_id: e.id, type: 'cancel', run_id: runId, execution_id: h.execution_id, ...stop });
+    if (stop)
+      this.queueSignal(h.worker_id, {
+        signal_id: e.id,
+        type: 'cancel',
+        run_id: runId,
+        execution_id: h.execution_id,
+        ...stop,
+      });
     return h;
   }
 
@@ -185,7 +207,14 @@ export class WorkerRegistry {
       if (this.holdings.get(run_id)?.worker_id === workerId || signalled.has(run_id)) continue;
       const signal_id = `not-held:${run_id}`;
       if (!acknowledged.includes(signal_id)) {
-        pending.set(signal_id, { signal_id, type: 'cancel', run_id, execution_id: null, cause: 'not_held', reason: 'this worker does not hold the run' });
+        pending.set(signal_id, {
+          signal_id,
+          type: 'cancel',
+          run_id,
+          execution_id: null,
+          cause: 'not_held',
+          reason: 'this worker does not hold the run',
+        });
       }
     }
     if (pending.size) this.signals.set(workerId, pending);
@@ -259,7 +288,15 @@ export class WorkerRegistry {
           const known = this.holdings.get(run_id);
           if (known && comparePositions(known.since, e.position) >= 0) break;
           const team_uid = this.workers.get(worker_id)?.team_uid ?? e.metadata.team_uid ?? '';
-          this.hold({ run_id, worker_id, execution_id, team_uid, state: 'PENDING', lease_expires_ms: Date.parse(lease_expires_at), since: e.position });
+          this.hold({
+            run_id,
+            worker_id,
+            execution_id,
+            team_uid,
+            state: 'PENDING',
+            lease_expires_ms: Date.parse(lease_expires_at),
+            since: e.position,
+          });
           break;
         }
         case 'RunClaimed':
@@ -272,7 +309,10 @@ export class WorkerRegistry {
           break;
         }
         case 'RunLeaseExpired': {
-          const h = this.release(e, e.data.run_id, { cause: 'lease_expired', reason: 'the lease ran out before the run was acknowledged' });
+          const h = this.release(e, e.data.run_id, {
+            cause: 'lease_expired',
+            reason: 'the lease ran out before the run was acknowledged',
+          });
           queued.push({ run_id: e.data.run_id, team_uid: h?.team_uid ?? null });
           break;
         }
@@ -289,11 +329,17 @@ export class WorkerRegistry {
           break;
         case 'RunFollowupDelivered': {
           const { run_id, execution_id, message, mode, attachments, to } = e.data;
-          if (to === 'execution') this.signalHolder({ signal_id: e.id, type: 'followup', run_id, execution_id, message, mode, attachments });
+          if (to === 'execution')
+            this.signalHolder({ signal_id: e.id, type: 'followup', run_id, execution_id, message, mode, attachments });
           break;
         }
         case 'RunInterruptRequested':
-          this.signalHolder({ signal_id: e.id, type: 'interrupt', run_id: e.data.run_id, execution_id: e.data.execution_id });
+          this.signalHolder({
+            signal_id: e.id,
+            type: 'interrupt',
+            run_id: e.data.run_id,
+            execution_id: e.data.execution_id,
+          });
           break;
       }
     }

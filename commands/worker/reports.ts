@@ -6,7 +6,6 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../../src/ids.js';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
@@ -16,14 +15,31 @@ import { runDecider, type RunCommand } from '../run/decider.js';
 import { type Artifact, type Attachment, runStream, type StatusMessage } from '../run/events.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
-import { artifactBody, executionHeader, fileQuery, finishBody, handoffQuery, messageBody, runParams, timelineBody, usageBody } from './schema.js';
+import {
+  artifactBody,
+  executionHeader,
+  fileQuery,
+  finishBody,
+  handoffQuery,
+  messageBody,
+  runParams,
+  timelineBody,
+  usageBody,
+} from './schema.js';
+import type { Api } from '../../src/http/api.js';
 
 type Held = { run_id: string; worker_id: string; execution_id: string };
 type Req = FastifyRequest & { params: { worker_id: string; run_id: string }; headers: { 'x-execution-id': string } };
 
 /** The body of a raw upload; anything but application/octet-stream is a 415. */
 function uploaded(req: FastifyRequest): Buffer {
-  if (!Buffer.isBuffer(req.body)) throw new DomainError(415, 'unsupported_media_type', 'Unsupported media type', 'upload the file as application/octet-stream');
+  if (!Buffer.isBuffer(req.body))
+    throw new DomainError(
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      'upload the file as application/octet-stream',
+    );
   return req.body;
 }
 
@@ -63,68 +79,109 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     return { run_id: req.params.run_id, state: 'INPROGRESS' };
   });
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/timeline', { schema: { ...schema, body: timelineBody } }, async (req, reply) => {
-    await report(req, (held) => ({ type: 'RecordTimeline', data: { ...held, ...req.body } }));
-    return reply.code(201).send({ run_id: req.params.run_id, ...req.body });
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/timeline',
+    { schema: { ...schema, body: timelineBody } },
+    async (req, reply) => {
+      await report(req, (held) => ({ type: 'RecordTimeline', data: { ...held, ...req.body } }));
+      return reply.code(201).send({ run_id: req.params.run_id, ...req.body });
+    },
+  );
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/messages', { schema: { ...schema, body: messageBody } }, async (req, reply) => {
-    const message = { message_id: req.body.message_id ?? timeOrderedId(), step_id: req.body.step_id ?? null, parent_step_id: req.body.parent_step_id ?? null, role: req.body.role, content: req.body.content };
-    await report(req, (held) => ({ type: 'RecordMessage', data: { ...held, ...message } }));
-    return reply.code(201).send({ run_id: req.params.run_id, ...message });
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/messages',
+    { schema: { ...schema, body: messageBody } },
+    async (req, reply) => {
+      const message = {
+        message_id: req.body.message_id ?? timeOrderedId(),
+        step_id: req.body.step_id ?? null,
+        parent_step_id: req.body.parent_step_id ?? null,
+        role: req.body.role,
+        content: req.body.content,
+      };
+      await report(req, (held) => ({ type: 'RecordMessage', data: { ...held, ...message } }));
+      return reply.code(201).send({ run_id: req.params.run_id, ...message });
+    },
+  );
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/artifacts', { schema: { ...schema, body: artifactBody } }, async (req, reply) => {
-    const artifact_uid = timeOrderedId();
-    // A plan is its own document (reference notes: PLAN{artifact_uid, document_uid, ...}).
-    const artifact: Artifact = { artifact_uid, ...req.body, ...(req.body.artifact_type === 'PLAN' ? { document_uid: artifact_uid } : {}) };
-    await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
-    return reply.code(201).send(artifact);
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/artifacts',
+    { schema: { ...schema, body: artifactBody } },
+    async (req, reply) => {
+      const artifact_uid = timeOrderedId();
+      // A plan is its own document (reference notes: PLAN{artifact_uid, document_uid, ...}).
+      const artifact: Artifact = {
+        artifact_uid,
+        ...req.body,
+        ...(req.body.artifact_type === 'PLAN' ? { document_uid: artifact_uid } : {}),
+      };
+      await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
+      return reply.code(201).send(artifact);
+    },
+  );
 
-  api.put('/agent/workers/:worker_id/runs/:run_id/files', { ...uploadOptions, schema: { ...schema, querystring: fileQuery } }, async (req, reply) => {
-    const bytes = uploaded(req);
-    const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
-    const artifact: Artifact = {
-      artifact_uid: timeOrderedId(),
-      artifact_type,
-      public: isPublic,
-      filename,
-      filepath: filepath ?? filename,
-      mime_type,
-      size_bytes: bytes.length,
-      ...(title !== undefined ? { title } : {}),
-      ...(description !== undefined ? { description } : {}),
-      blob: '',
-    };
-    const command = (held: Held): RunCommand => ({ type: 'AddArtifact', data: { ...held, artifact } });
-    await checkHeld(req, command);
-    artifact.blob = await rt.blobs.put(bytes);
-    await report(req, command);
-    const { blob: _blob, ...shown } = artifact;
-    return reply.code(201).send(shown);
-  });
+  api.put(
+    '/agent/workers/:worker_id/runs/:run_id/files',
+    { ...uploadOptions, schema: { ...schema, querystring: fileQuery } },
+    async (req, reply) => {
+      const bytes = uploaded(req);
+      const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
+      const artifact: Artifact = {
+        artifact_uid: timeOrderedId(),
+        artifact_type,
+        public: isPublic,
+        filename,
+        filepath: filepath ?? filename,
+        mime_type,
+        size_bytes: bytes.length,
+        ...(title !== undefined ? { title } : {}),
+        ...(description !== undefined ? { description } : {}),
+        blob: '',
+      };
+      const command = (held: Held): RunCommand => ({ type: 'AddArtifact', data: { ...held, artifact } });
+      await checkHeld(req, command);
+      artifact.blob = await rt.blobs.put(bytes);
+      await report(req, command);
+      const { blob: _blob, ...shown } = artifact;
+      return reply.code(201).send(shown);
+    },
+  );
 
   api.post('/agent/workers/:worker_id/runs/:run_id/usage', { schema: { ...schema, body: usageBody } }, async (req) => {
     await report(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
     return { run_id: req.params.run_id, usage: req.body };
   });
 
-  api.put('/agent/workers/:worker_id/runs/:run_id/handoff', { ...uploadOptions, schema: { ...schema, querystring: handoffQuery } }, async (req, reply) => {
-    const bytes = uploaded(req);
-    const attachment: Attachment = { attachment_id: timeOrderedId(), file_name: req.query.filename, mime_type: req.query.mime_type, size_bytes: bytes.length, blob: '' };
-    const command = (held: Held): RunCommand => ({ type: 'AddHandoffFile', data: { ...held, attachment } });
-    await checkHeld(req, command);
-    attachment.blob = await rt.blobs.put(bytes);
-    await report(req, command);
-    const { blob: _blob, ...shown } = attachment;
-    return reply.code(201).send({ run_id: req.params.run_id, ...shown });
-  });
+  api.put(
+    '/agent/workers/:worker_id/runs/:run_id/handoff',
+    { ...uploadOptions, schema: { ...schema, querystring: handoffQuery } },
+    async (req, reply) => {
+      const bytes = uploaded(req);
+      const attachment: Attachment = {
+        attachment_id: timeOrderedId(),
+        file_name: req.query.filename,
+        mime_type: req.query.mime_type,
+        size_bytes: bytes.length,
+        blob: '',
+      };
+      const command = (held: Held): RunCommand => ({ type: 'AddHandoffFile', data: { ...held, attachment } });
+      await checkHeld(req, command);
+      attachment.blob = await rt.blobs.put(bytes);
+      await report(req, command);
+      const { blob: _blob, ...shown } = attachment;
+      return reply.code(201).send({ run_id: req.params.run_id, ...shown });
+    },
+  );
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/finish', { schema: { ...schema, body: finishBody } }, async (req) => {
-    const given = req.body.status_message;
-    const status_message: StatusMessage | null = given === undefined ? null : typeof given === 'string' ? { message: given } : given;
-    await report(req, (held) => ({ type: 'FinishRun', data: { ...held, state: req.body.state, status_message } }));
-    return { run_id: req.params.run_id, state: req.body.state, status_message };
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/finish',
+    { schema: { ...schema, body: finishBody } },
+    async (req) => {
+      const given = req.body.status_message;
+      const status_message: StatusMessage | null =
+        given === undefined ? null : typeof given === 'string' ? { message: given } : given;
+      await report(req, (held) => ({ type: 'FinishRun', data: { ...held, state: req.body.state, status_message } }));
+      return { run_id: req.params.run_id, state: req.body.state, status_message };
+    },
+  );
 }

@@ -5,11 +5,16 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../../src/ids.js';
-import type { Api } from '../../src/http/app.js';
 import { commandContext } from '../../src/http/context.js';
 import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Presence, type Signal, type WorkerRegistry } from './registry.js';
+import {
+  MAX_WORKERS_PER_TEAM,
+  MISSED_HEARTBEATS,
+  type Presence,
+  type Signal,
+  type WorkerRegistry,
+} from './registry.js';
 import { runningWorkers, workersOf } from './presence.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import type { Sort } from '../../src/readstore/port.js';
@@ -19,9 +24,13 @@ import { type Assignment, assignmentOf, preparedAttachments } from './assignment
 import { workerPrincipal } from './principal.js';
 import { reportRoutes } from './reports.js';
 import { announceBody, claimQuery, heartbeatBody, workerParams } from './schema.js';
+import type { Api } from '../../src/http/api.js';
 
 /** Oldest first; the id breaks ties. */
-const QUEUE_ORDER: Sort = [['created_at', 'asc'], ['id', 'asc']];
+const QUEUE_ORDER: Sort = [
+  ['created_at', 'asc'],
+  ['id', 'asc'],
+];
 const QUEUE_PAGE = 20;
 /** Rounds of looking again when other workers took every run seen (the read model lags a little). */
 const MAX_CLAIM_ROUNDS = 10;
@@ -30,7 +39,9 @@ export default function workerRoutes(api: Api, rt: Runtime): void {
   // In a scope of their own, so that raw uploads are accepted by these routes only.
   api.register(async (scope) => {
     const workerApi = scope as unknown as Api;
-    workerApi.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    workerApi.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) =>
+      done(null, body),
+    );
     // A long poll must not hold up a shutdown.
     workerApi.addHook('preClose', async () => runningWorkers(rt)?.registry.close());
     presenceRoutes(workerApi, rt);
@@ -78,58 +89,81 @@ function presenceRoutes(api: Api, rt: Runtime): void {
     return reply.code(201).send({ worker_id, ...timings() });
   });
 
-  api.post('/agent/workers/:worker_id/heartbeat', { schema: { params: workerParams, body: heartbeatBody, tags } }, async (req) => {
-    const registry = await registryOf(rt);
-    const { worker_id } = presentWorker(registry, req, req.params.worker_id);
-    const signals = registry.signalsFor(worker_id, req.body.runs, req.body.acks);
-    return { signals: await Promise.all(signals.map((s) => render(rt, s))), ...timings() };
-  });
+  api.post(
+    '/agent/workers/:worker_id/heartbeat',
+    { schema: { params: workerParams, body: heartbeatBody, tags } },
+    async (req) => {
+      const registry = await registryOf(rt);
+      const { worker_id } = presentWorker(registry, req, req.params.worker_id);
+      const signals = registry.signalsFor(worker_id, req.body.runs, req.body.acks);
+      return { signals: await Promise.all(signals.map((s) => render(rt, s))), ...timings() };
+    },
+  );
 
-  api.post('/agent/workers/:worker_id/claim', { schema: { params: workerParams, querystring: claimQuery, tags } }, async (req, reply) => {
-    const registry = await registryOf(rt);
-    const worker = presentWorker(registry, req, req.params.worker_id);
-    // The worker hung up: stop waiting, and hand it nothing.
-    const gone = new AbortController();
-    reply.raw.once('close', () => gone.abort());
-    const deadline = Date.now() + req.query.wait_seconds * 1000;
+  api.post(
+    '/agent/workers/:worker_id/claim',
+    { schema: { params: workerParams, querystring: claimQuery, tags } },
+    async (req, reply) => {
+      const registry = await registryOf(rt);
+      const worker = presentWorker(registry, req, req.params.worker_id);
+      // The worker hung up: stop waiting, and hand it nothing.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      const deadline = Date.now() + req.query.wait_seconds * 1000;
 
-    /** Leases the oldest queued run this worker may take; null when there is none. */
-    async function leaseNext(): Promise<Assignment | null> {
-      for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-        const page = await runs.find({
-          filter: { executing_team_uid: worker.team_uid, state: 'QUEUED', 'config.worker_host': { $in: [null, 'warp', worker.worker_id] } },
-          sort: QUEUE_ORDER,
-          limit: QUEUE_PAGE,
-        });
-        if (!page.items.length) return null;
-        for (const run of page.items) {
-          if (gone.signal.aborted || registry.closed) return null;
-          const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
-          const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
-          try {
-            const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
-            const { position } = await rt.execute(runStream(run.run_id), runDecider, { type: 'LeaseRun', data: lease }, commandContext(req));
-            registry.hold({ ...held, team_uid: worker.team_uid, state: 'PENDING', lease_expires_ms: expires, since: position! });
-            return await assignmentOf(rt, run.run_id);
-          } catch (error) {
-            // Another worker leased it first (the write side lets only one through): next one.
-            if (!(error instanceof Conflict)) throw error;
+      /** Leases the oldest queued run this worker may take; null when there is none. */
+      async function leaseNext(): Promise<Assignment | null> {
+        for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
+          const page = await runs.find({
+            filter: {
+              executing_team_uid: worker.team_uid,
+              state: 'QUEUED',
+              'config.worker_host': { $in: [null, 'warp', worker.worker_id] },
+            },
+            sort: QUEUE_ORDER,
+            limit: QUEUE_PAGE,
+          });
+          if (!page.items.length) return null;
+          for (const run of page.items) {
+            if (gone.signal.aborted || registry.closed) return null;
+            const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
+            const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
+            try {
+              const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
+              const { position } = await rt.execute(
+                runStream(run.run_id),
+                runDecider,
+                { type: 'LeaseRun', data: lease },
+                commandContext(req),
+              );
+              registry.hold({
+                ...held,
+                team_uid: worker.team_uid,
+                state: 'PENDING',
+                lease_expires_ms: expires,
+                since: position!,
+              });
+              return await assignmentOf(rt, run.run_id);
+            } catch (error) {
+              // Another worker leased it first (the write side lets only one through): next one.
+              if (!(error instanceof Conflict)) throw error;
+            }
           }
         }
+        return null;
       }
-      return null;
-    }
 
-    for (;;) {
-      const version = registry.queuedVersion(worker.team_uid);
-      const run = await leaseNext();
-      if (run) return { run };
-      const left = deadline - Date.now();
-      if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
-      await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
-      registry.touch(worker.worker_id, worker.team_uid);
-    }
-  });
+      for (;;) {
+        const version = registry.queuedVersion(worker.team_uid);
+        const run = await leaseNext();
+        if (run) return { run };
+        const left = deadline - Date.now();
+        if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
+        await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
+        registry.touch(worker.worker_id, worker.team_uid);
+      }
+    },
+  );
 }
 
 /** A signal as the worker receives it: follow-up attachments come with download links. */

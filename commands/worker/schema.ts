@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { booleanParam, uidParam } from '../../src/http/schemas.js';
 import { FINISH_STATES } from '../run/events.js';
 
-export const MAX_WAIT_SECONDS = 30;
-export const MAX_CAPABILITIES = 50;
-export const MAX_HEARTBEAT_RUNS = 100;
-export const MAX_ACKS = 1000;
-export const MAX_CONTENT_BLOCKS = 200;
+const MAX_WAIT_SECONDS = 30;
+const MAX_CAPABILITIES = 50;
+const MAX_HEARTBEAT_RUNS = 100;
+const MAX_ACKS = 1000;
+const MAX_CONTENT_BLOCKS = 200;
 
 /** Worker ids are chosen by the worker (stable names) or by the server (UUIDs). */
-export const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a worker id is 1-128 characters of [A-Za-z0-9._:-]');
+const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a worker id is 1-128 characters of [A-Za-z0-9._:-]');
 
 export const workerParams = z.object({ worker_id: workerId });
 export const runParams = z.object({ worker_id: workerId, run_id: uidParam });
@@ -34,7 +34,9 @@ export const heartbeatBody = z
   })
   .strict();
 
-export const claimQuery = z.object({ wait_seconds: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0) }).strict();
+export const claimQuery = z
+  .object({ wait_seconds: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0) })
+  .strict();
 
 export const timelineBody = z
   .object({
@@ -44,12 +46,29 @@ export const timelineBody = z
   .strict();
 
 // The normalized conversation's content blocks (reference notes §2.9).
-const actionCategory = z.enum(['command', 'files', 'search', 'integration', 'documents', 'computer', 'review', 'skill']);
+const actionCategory = z.enum([
+  'command',
+  'files',
+  'search',
+  'integration',
+  'documents',
+  'computer',
+  'review',
+  'skill',
+]);
 const name = z.string().min(1).max(200);
 
-export const contentBlock = z.discriminatedUnion('type', [
+const contentBlock = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string().max(200_000) }).strict(),
-  z.object({ type: z.literal('action'), id: z.string().min(1).max(128), category: actionCategory, name, input: z.unknown() }).strict(),
+  z
+    .object({
+      type: z.literal('action'),
+      id: z.string().min(1).max(128),
+      category: actionCategory,
+      name,
+      input: z.unknown(),
+    })
+    .strict(),
   z
     .object({
       type: z.literal('action_result'),
@@ -84,16 +103,28 @@ export const artifactBody = z.discriminatedUnion('artifact_type', [
       url: httpUrl,
       // The branch may be unknown to the worker: an empty string says so and keeps SDK types.
       branch: z.string().max(255).default(''),
-      status: z.string().regex(/^[A-Za-z_]{1,32}$/).optional(),
+      status: z
+        .string()
+        .regex(/^[A-Za-z_]{1,32}$/)
+        .optional(),
       title: z.string().max(500).optional(),
       ...visibility,
     })
     .strict(),
-  z.object({ artifact_type: z.literal('PLAN'), title: z.string().max(500).optional(), content: z.string().max(256 * 1024), ...visibility }).strict(),
+  z
+    .object({
+      artifact_type: z.literal('PLAN'),
+      title: z.string().max(500).optional(),
+      content: z.string().max(256 * 1024),
+      ...visibility,
+    })
+    .strict(),
   z
     .object({
       artifact_type: z.literal('EXTERNAL_REFERENCE'),
-      reference_type: z.string().regex(/^[a-z0-9_]{1,64}$/, 'a reference type is 1-64 characters of [a-z0-9_], like linear_issue'),
+      reference_type: z
+        .string()
+        .regex(/^[a-z0-9_]{1,64}$/, 'a reference type is 1-64 characters of [a-z0-9_], like linear_issue'),
       url: httpUrl,
       title: z.string().max(500).optional(),
       metadata: z
@@ -110,7 +141,10 @@ const fileName = z
   .min(1)
   .max(255)
   .refine((n) => !/[/\\\0]/.test(n) && n !== '.' && n !== '..', 'a file name, not a path');
-const mimeType = z.string().regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as text/plain').max(127);
+const mimeType = z
+  .string()
+  .regex(/^[\w.+-]+\/[\w.+-]+$/, 'a MIME type such as text/plain')
+  .max(127);
 
 export const fileQuery = z
   .object({
@@ -129,25 +163,37 @@ export const fileQuery = z
     path: ['mime_type'],
   });
 
-export const handoffQuery = z.object({ filename: fileName, mime_type: mimeType.default('application/octet-stream') }).strict();
+export const handoffQuery = z
+  .object({ filename: fileName, mime_type: mimeType.default('application/octet-stream') })
+  .strict();
 
 // `request_usage` of RunItem (reference notes §2.5): a cumulative snapshot, replaced by the next.
 const money = z.number().finite().nonnegative();
 const count = z.number().int().nonnegative();
 const costUsd = z
-  .object({ input_cost_usd: money, input_cache_read_cost_usd: money, input_cache_write_cost_usd: money, output_cost_usd: money })
+  .object({
+    input_cost_usd: money,
+    input_cache_read_cost_usd: money,
+    input_cache_write_cost_usd: money,
+    output_cost_usd: money,
+  })
   .partial()
   .strict();
 const inferenceUsage = z
   .object({
     cost_usd: costUsd,
-    token_count: z.object({ input: count, input_cache_read: count, input_cache_write: count, output: count }).partial().strict(),
+    token_count: z
+      .object({ input: count, input_cache_read: count, input_cache_write: count, output: count })
+      .partial()
+      .strict(),
     web_search_count: count,
     web_search_cost_usd: money,
   })
   .partial()
   .strict();
-const byModel = z.record(z.string().min(1).max(200), inferenceUsage).refine((m) => Object.keys(m).length <= 50, 'at most 50 models');
+const byModel = z
+  .record(z.string().min(1).max(200), inferenceUsage)
+  .refine((m) => Object.keys(m).length <= 50, 'at most 50 models');
 
 export const usageBody = z
   .object({
@@ -198,7 +244,11 @@ export const finishBody = z
         z
           .object({
             message: z.string().min(1).max(4000),
-            error_code: z.string().regex(/^[a-z][a-z0-9_]{0,63}$/).nullable().optional(),
+            error_code: z
+              .string()
+              .regex(/^[a-z][a-z0-9_]{0,63}$/)
+              .nullable()
+              .optional(),
             retryable: z.boolean().optional(),
             session_debug_until: z.iso.datetime({ offset: true }).nullable().optional(),
           })

@@ -26,11 +26,12 @@ const sweeperContext = (h: Holding, now: number): CommandContext => ({
   request_id: null,
 });
 
-export async function sweep(rt: Runtime, registry: WorkerRegistry, now = Date.now()): Promise<void> {
+async function sweep(rt: Runtime, registry: WorkerRegistry, now = Date.now()): Promise<void> {
   for (const h of registry.allHoldings()) {
     const { run_id, worker_id } = h;
     let command: RunCommand | null = null;
-    if (h.state === 'PENDING' && h.lease_expires_ms !== null && h.lease_expires_ms <= now) command = { type: 'ExpireLease', data: { run_id, worker_id } };
+    if (h.state === 'PENDING' && h.lease_expires_ms !== null && h.lease_expires_ms <= now)
+      command = { type: 'ExpireLease', data: { run_id, worker_id } };
     else if (registry.isGone(worker_id, now)) command = { type: 'LoseWorker', data: { run_id, worker_id } };
     if (!command) continue;
     try {

@@ -6,24 +6,27 @@
  */
 import fs from 'node:fs';
 import { z } from 'zod';
-import type { Api } from '../http/app.js';
 import { DomainError, NotFound } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
+import type { Api } from '../http/api.js';
 
 /** How long a signed download URL stays valid. */
-export const SIGNED_URL_TTL_SECONDS = 15 * 60;
+const SIGNED_URL_TTL_SECONDS = 15 * 60;
 
 // Slashes stay readable in the query (`mime=application/json`); everything else is encoded.
 const queryValue = (value: string) => encodeURIComponent(value).replace(/%2F/gi, '/');
 
 /** A signed URL of Shopfloor's own blob download route, naming the file and its type. */
 export const signedBlobUrl = (rt: Runtime, blob: string, filename: string, mime: string) =>
-  rt.urls.sign(`/api/v1/blobs/${blob}?filename=${queryValue(filename)}&mime=${queryValue(mime)}`, SIGNED_URL_TTL_SECONDS);
+  rt.urls.sign(
+    `/api/v1/blobs/${blob}?filename=${queryValue(filename)}&mime=${queryValue(mime)}`,
+    SIGNED_URL_TTL_SECONDS,
+  );
 
 const MIME = /^[\w.+-]+\/[\w.+-]+$/;
 
 /** The URL as it was signed: the path and its query without `expires` and `signature`. */
-export function signedPart(url: string): string {
+function signedPart(url: string): string {
   const at = url.indexOf('?');
   if (at < 0) return url;
   const kept = url
@@ -34,7 +37,7 @@ export function signedPart(url: string): string {
 }
 
 /** `attachment`, so that no uploaded file ever renders as a page of this origin. */
-export function contentDisposition(filename: string | undefined): string {
+function contentDisposition(filename: string | undefined): string {
   if (!filename) return 'attachment';
   const ascii = filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
@@ -50,7 +53,10 @@ const query = z.object({
 export default function blobQueries(api: Api, rt: Runtime): void {
   api.get(
     '/blobs/:blob',
-    { config: { public: true }, schema: { params: z.object({ blob: z.string().max(128) }), querystring: query, tags: ['blobs'], security: [] } },
+    {
+      config: { public: true },
+      schema: { params: z.object({ blob: z.string().max(128) }), querystring: query, tags: ['blobs'], security: [] },
+    },
     async (req, reply) => {
       const { filename, mime, expires, signature } = req.query;
       if (!rt.urls.verify(signedPart(req.url), expires, signature)) {

@@ -18,7 +18,11 @@ export interface BlobStore {
 const BLOB_ID = /^[0-9a-f]{64}$/;
 
 /** Asynchronous, so that a busy disk never stalls the event loop. */
-const exists = (file: string) => fs.promises.access(file).then(() => true, () => false);
+const exists = (file: string) =>
+  fs.promises.access(file).then(
+    () => true,
+    () => false,
+  );
 
 export function openBlobStore(dir: string): BlobStore {
   fs.mkdirSync(dir, { recursive: true });

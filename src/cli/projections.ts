@@ -41,7 +41,12 @@ export function select(projections: readonly AnyProjection[], name: string | und
 export async function rebuild({ events, docs }: Stores, chosen: AnyProjection[]): Promise<number> {
   const names = chosen.map((p) => p.name).join(', ');
   const bar = new cliProgress.SingleBar(
-    { format: `rebuilding [{bar}] {percentage}% | {events} events`, hideCursor: true, noTTYOutput: true, notTTYSchedule: 2000 },
+    {
+      format: `rebuilding [{bar}] {percentage}% | {events} events`,
+      hideCursor: true,
+      noTTYOutput: true,
+      notTTYSchedule: 2000,
+    },
     cliProgress.Presets.shades_classic,
   );
   const started = performance.now();

@@ -36,7 +36,13 @@ import {
 const PAGE = 500;
 
 const toExpectedRevision = (expected: ExpectedRevision): AppendExpectedRevision =>
-  expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : expected === 'stream_exists' ? STREAM_EXISTS : expected;
+  expected === 'any'
+    ? ANY
+    : expected === 'no_stream'
+      ? NO_STREAM
+      : expected === 'stream_exists'
+        ? STREAM_EXISTS
+        : expected;
 
 // ESDB positions are never negative, so START ({-1, -1}) means "from the beginning".
 const fromPosition = (p: Position): ReadPosition => (p.commit < 0n ? FROM_START : p);
@@ -127,13 +133,17 @@ export function openEsdbEventStore(connectionString: string): EventStore {
       try {
         const result = await client.appendToStream(
           stream,
-          events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } })),
+          events.map((e) =>
+            jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } }),
+          ),
           { expectedRevision: toExpectedRevision(expected) },
         );
         // The server answers with the transaction's position; a caller waiting for its events
         // needs the last one's, which only differs (in `prepare`) when several were written.
         const position =
-          events.length > 1 ? (await store.readStream(stream, { direction: 'backwards', maxCount: 1 }))[0]?.position : result.position;
+          events.length > 1
+            ? (await store.readStream(stream, { direction: 'backwards', maxCount: 1 }))[0]?.position
+            : result.position;
         return { nextRevision: result.nextExpectedRevision, position: position ?? START };
       } catch (error) {
         if (error instanceof WrongExpectedVersionError) {
@@ -172,7 +182,13 @@ export function openEsdbEventStore(connectionString: string): EventStore {
         for (const resolved of page) {
           const event = fromAll(resolved);
           // A forwards read starts at `from` itself; `after` is exclusive.
-          if (event && comparePositions(event.position, from) > 0 && (!wanted || wanted.has(event.type)) && events.length < maxCount) events.push(event);
+          if (
+            event &&
+            comparePositions(event.position, from) > 0 &&
+            (!wanted || wanted.has(event.type)) &&
+            events.length < maxCount
+          )
+            events.push(event);
         }
         const last = page.at(-1)?.event?.position;
         if (page.length < PAGE || !last) break;

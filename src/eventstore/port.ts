@@ -12,7 +12,8 @@ export const comparePositions = (a: Position, b: Position): number =>
   a.commit === b.commit ? Number(a.prepare - b.prepare) : a.commit < b.commit ? -1 : 1;
 
 /** A position as text that sorts as the log does, for read models that remember one. */
-export const positionKey = (p: Position): string => `${p.commit.toString().padStart(20, '0')}:${p.prepare.toString().padStart(20, '0')}`;
+export const positionKey = (p: Position): string =>
+  `${p.commit.toString().padStart(20, '0')}:${p.prepare.toString().padStart(20, '0')}`;
 
 /** `revision` is the revision of the last event the caller saw (0-based). */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;

@@ -79,11 +79,15 @@ export function openSqliteEventStore(file: string): EventStore {
   // A bound LIMIT makes SQLite compile the statement again on every run (it plans with the
   // value), about three times the cost of these lookups, so whole-stream reads (every command's)
   // have statements without one.
-  const readForwards = db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision');
+  const readForwards = db.prepare<[string, number], Row>(
+    'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision',
+  );
   const readForwardsLimited = db.prepare<[string, number, number], Row>(
     'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision LIMIT ?',
   );
-  const readBackwards = db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC');
+  const readBackwards = db.prepare<[string, number], Row>(
+    'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC',
+  );
   const readBackwardsLimited = db.prepare<[string, number, number], Row>(
     'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?',
   );
@@ -125,15 +129,17 @@ export function openSqliteEventStore(file: string): EventStore {
   // (one fsync); each runs in its own savepoint so a conflict fails that append alone.
   let pending: PendingAppend[] = [];
   const appendSavepoint = db.transaction(appendOne);
-  const commitGroup = writing(db.transaction((group: PendingAppend[]) =>
-    group.map((p) => {
-      try {
-        return { ok: true as const, result: appendSavepoint(p) };
-      } catch (error) {
-        return { ok: false as const, error };
-      }
-    }),
-  ));
+  const commitGroup = writing(
+    db.transaction((group: PendingAppend[]) =>
+      group.map((p) => {
+        try {
+          return { ok: true as const, result: appendSavepoint(p) };
+        } catch (error) {
+          return { ok: false as const, error };
+        }
+      }),
+    ),
+  );
 
   function flush(): void {
     const group = pending;
@@ -145,7 +151,10 @@ export function openSqliteEventStore(file: string): EventStore {
       for (const p of group) p.reject(error);
       return;
     }
-    outcomes.forEach((o, i) => (o.ok ? group[i]!.resolve(o.result) : group[i]!.reject(o.error)));
+    for (const [i, o] of outcomes.entries()) {
+      if (o.ok) group[i]!.resolve(o.result);
+      else group[i]!.reject(o.error);
+    }
     appended.emit('appended');
   }
 
@@ -193,7 +202,9 @@ export function openSqliteEventStore(file: string): EventStore {
 
     async readAll(after, maxCount, types) {
       const rows = read(() =>
-        types ? readAfterOfTypes.all(Number(after.commit), JSON.stringify(types), maxCount) : readAfter.all(Number(after.commit), maxCount),
+        types
+          ? readAfterOfTypes.all(Number(after.commit), JSON.stringify(types), maxCount)
+          : readAfter.all(Number(after.commit), maxCount),
       );
       return rows.map(toRecorded);
     },

@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 
-export const API_KEY_PREFIX = 'sf_';
+const API_KEY_PREFIX = 'sf_';
 
 export interface IssuedKey {
   key: string;

@@ -4,21 +4,23 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController, type FastifyInstance, type RawServerDefault } from 'fastify';
-import type { Logger } from 'pino';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import Fastify, { LogController } from 'fastify';
 import { timeOrderedId } from '../ids.js';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.js';
 import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
+import type { Api } from './api.js';
 import { errorHandler, sendProblem } from './problem.js';
 import './principal.js';
 
-export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
-
-export const API_PREFIX = '/api/v1';
+const API_PREFIX = '/api/v1';
 
 /** Tokens in a URL path (webhook url_token) never reach the logs. */
 const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
@@ -45,7 +47,12 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   // Remember every route's path so that a wrong method answers 405 rather than 404.
   const routes: Array<{ method: string; pattern: RegExp }> = [];
   app.addHook('onRoute', (route) => {
-    const pattern = new RegExp('^' + route.url.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/:[^/]+/g, '[^/]+').replace(/\*/g, '.*') + '/?$');
+    const pattern = new RegExp(
+      `^${route.url
+        .replace(/[.+?^${}()|[\]\\]/g, '\\$&')
+        .replace(/:[^/]+/g, '[^/]+')
+        .replace(/\*/g, '.*')}/?$`,
+    );
     for (const method of [route.method].flat()) routes.push({ method, pattern });
   });
 
@@ -99,7 +106,13 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
     if (allowed.length) {
       reply.header('allow', allowed.join(', '));
-      return sendProblem(reply, 405, 'method_not_allowed', 'Method not allowed', `${req.method} is not allowed on ${path}`);
+      return sendProblem(
+        reply,
+        405,
+        'method_not_allowed',
+        'Method not allowed',
+        `${req.method} is not allowed on ${path}`,
+      );
     }
     return sendProblem(reply, 404, 'not_found', 'Not found', `no route for ${req.method} ${path}`);
   });

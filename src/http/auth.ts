@@ -9,7 +9,7 @@ import type { Principal } from './principal.js';
 
 export type PrincipalResolver = (keyHash: string) => Promise<Principal | null>;
 
-export const TEAM_HEADER = 'x-service-team-uid';
+const TEAM_HEADER = 'x-service-team-uid';
 
 export function bearer(req: FastifyRequest): string | null {
   const header = req.headers.authorization;

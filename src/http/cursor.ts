@@ -17,7 +17,7 @@ const isScalar = (v: unknown): v is Scalar => v === null || ['string', 'number',
 const invalid = (message: string) =>
   new InvalidRequest(`cursor is not valid: ${message}`, [{ path: 'querystring.cursor', message }], 'invalid_cursor');
 
-export const encodeCursor = (sort: Sort, values: readonly Scalar[]): string =>
+const encodeCursor = (sort: Sort, values: readonly Scalar[]): string =>
   Buffer.from(JSON.stringify({ s: signature(sort), v: values })).toString('base64url');
 
 /** The keyset values of a cursor issued under `sort`; a 400 for anything else. */

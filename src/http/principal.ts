@@ -9,7 +9,7 @@ export interface Principal extends Actor {
   teams: Map<string, Role>;
 }
 
-export interface ActiveTeam {
+interface ActiveTeam {
   uid: string;
   role: Role;
 }

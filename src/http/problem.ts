@@ -3,9 +3,9 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { DomainError, type FieldError } from '../kernel/errors.js';
 
-export const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
+const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
 
-export interface Problem {
+interface Problem {
   type: string;
   title: string;
   status: number;
@@ -56,13 +56,26 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       path: [error.validationContext, ...v.instancePath.split('/').filter(Boolean)].join('.'),
       message: v.message ?? 'invalid',
     }));
-    return sendProblem(reply, 400, 'invalid_request', 'Invalid request', 'The request did not match the schema', errors);
+    return sendProblem(
+      reply,
+      400,
+      'invalid_request',
+      'Invalid request',
+      'The request did not match the schema',
+      errors,
+    );
   }
   const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
   if (known) return sendProblem(reply, known[0], known[1], known[2], error.message);
   if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
     const status = error.statusCode ?? 400;
-    return sendProblem(reply, status, status === 400 ? 'invalid_request' : 'client_error', 'Invalid request', error.message);
+    return sendProblem(
+      reply,
+      status,
+      status === 400 ? 'invalid_request' : 'client_error',
+      'Invalid request',
+      error.message,
+    );
   }
   request.log.error({ err: error }, 'unexpected failure');
   return sendProblem(reply, 500, 'internal_error', 'Internal server error', 'The server failed to handle the request');

@@ -18,3 +18,5 @@ export const dateTimeParam = z.iso.datetime({ offset: true });
 export const sortOrderParam = z.enum(['asc', 'desc']).default('desc');
 
 export const uidParam = z.string().min(1).max(128);
+
+export const normalizeEmail = (email: string) => email.trim().toLowerCase();

@@ -12,7 +12,8 @@ export interface UrlSigner {
 }
 
 export function urlSigner(secret: string, baseUrl: string): UrlSigner {
-  const mac = (path: string, expires: string) => createHmac('sha256', secret).update(`${path}\n${expires}`).digest('base64url');
+  const mac = (path: string, expires: string) =>
+    createHmac('sha256', secret).update(`${path}\n${expires}`).digest('base64url');
   return {
     sign(path, ttlSeconds, now = new Date()) {
       const expires = String(Math.floor(now.getTime() / 1000) + ttlSeconds);

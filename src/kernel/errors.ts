@@ -43,7 +43,12 @@ export class Forbidden extends DomainError {
 
 export class NotFound extends DomainError {
   constructor(resource: string, id?: string) {
-    super(404, 'resource_not_found', 'Not found', id === undefined ? `${resource} not found` : `${resource} ${id} not found`);
+    super(
+      404,
+      'resource_not_found',
+      'Not found',
+      id === undefined ? `${resource} not found` : `${resource} ${id} not found`,
+    );
   }
 }
 

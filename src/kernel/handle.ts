@@ -4,7 +4,13 @@
  * A concurrent writer makes the append fail; then the whole cycle runs again on fresh state.
  */
 import { timeOrderedId } from '../ids.js';
-import { ConcurrencyError, type EventMetadata, type EventStore, type NewEvent, type Position } from '../eventstore/port.js';
+import {
+  ConcurrencyError,
+  type EventMetadata,
+  type EventStore,
+  type NewEvent,
+  type Position,
+} from '../eventstore/port.js';
 import type { Decider, DecideContext } from './decider.js';
 import { Conflict } from './errors.js';
 import type { FoldedStreams } from './stream-states.js';

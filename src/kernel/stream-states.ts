@@ -13,7 +13,7 @@ import type { Decider } from './decider.js';
 
 export type Folder<E extends NewEvent, S> = Pick<Decider<unknown, E, S>, 'initialState' | 'evolve'>;
 
-export interface Folded<S> {
+interface Folded<S> {
   state: S;
   /** The revision of the stream's last event; null for a stream with none. */
   revision: bigint | null;

@@ -1,7 +1,7 @@
 /** Canonical CIDR ranges: the network address (host bits cleared) and the compact notation. */
 import ipaddr from 'ipaddr.js';
 
-export function canonicalCidr(range: string): string {
+function canonicalCidr(range: string): string {
   const text = range.includes('/') ? range : `${range}/${ipaddr.parse(range).kind() === 'ipv4' ? 32 : 128}`;
   const [address, bits] = ipaddr.parseCIDR(text);
   if (address.kind() === 'ipv4') return `${ipaddr.IPv4.networkAddressFromCIDR(text).toString()}/${bits}`;

@@ -17,16 +17,30 @@ const empty: Collection = {
 };
 
 /** The events of `streams` that occurred at or before `asOf`, in log order. */
-export async function eventsAsOf(events: EventStore, streams: readonly string[], asOf: string): Promise<RecordedEvent[]> {
+export async function eventsAsOf(
+  events: EventStore,
+  streams: readonly string[],
+  asOf: string,
+): Promise<RecordedEvent[]> {
   const at = Date.parse(asOf);
   const all = (await Promise.all(streams.map((s) => events.readStream(s)))).flat();
   return all
     .filter((e) => Date.parse(e.metadata.occurred_at) <= at)
-    .sort((a, b) => (a.position.commit === b.position.commit ? Number(a.position.prepare - b.position.prepare) : a.position.commit < b.position.commit ? -1 : 1));
+    .sort((a, b) =>
+      a.position.commit === b.position.commit
+        ? Number(a.position.prepare - b.position.prepare)
+        : a.position.commit < b.position.commit
+          ? -1
+          : 1,
+    );
 }
 
 /** The document `id` of `projection` as the given events leave it, or null. */
-export async function projectAsOf(projection: AnyProjection, events: readonly RecordedEvent[], id: string): Promise<Doc | null> {
+export async function projectAsOf(
+  projection: AnyProjection,
+  events: readonly RecordedEvent[],
+  id: string,
+): Promise<Doc | null> {
   const writes = await applyEvents(projection, 'as_of', empty, events);
   return writes.findLast((w) => w.id === id)?.doc ?? null;
 }

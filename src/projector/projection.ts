@@ -11,7 +11,7 @@ export interface Docs {
   delete(id: string): void;
 }
 
-export type Handler<E extends NewEvent> = (event: RecordedEvent<E>, docs: Docs) => void | Promise<void>;
+type Handler<E extends NewEvent> = (event: RecordedEvent<E>, docs: Docs) => void | Promise<void>;
 
 export interface Projection<E extends NewEvent = NewEvent> {
   name: string;
@@ -22,7 +22,7 @@ export interface Projection<E extends NewEvent = NewEvent> {
 }
 
 // Projections are registered side by side whatever their event types.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a list of projections of different event types
 export type AnyProjection = Projection<any>;
 
 export const projection = <E extends NewEvent>(p: Projection<E>): Projection<E> => p;

@@ -68,7 +68,15 @@ export class Projector {
     if (!position || comparePositions(this.processed, position) >= 0) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new DomainError(503, 'resource_unavailable', 'Read models lagging', 'The read models did not catch up in time; the change was saved')),
+        () =>
+          reject(
+            new DomainError(
+              503,
+              'resource_unavailable',
+              'Read models lagging',
+              'The read models did not catch up in time; the change was saved',
+            ),
+          ),
         WAIT_FOR_TIMEOUT_MS,
       );
       this.waiters.push({ position, resolve: () => (clearTimeout(timer), resolve()) });
@@ -122,7 +130,13 @@ export class Projector {
         const collection = collectionOf(p);
         const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
         const position = fresh[fresh.length - 1]!.position;
-        parts.push({ projection: p, writes, checkpoint: collection, position, expected: checkpoint === START ? null : checkpoint });
+        parts.push({
+          projection: p,
+          writes,
+          checkpoint: collection,
+          position,
+          expected: checkpoint === START ? null : checkpoint,
+        });
       }
       if (parts.length === 0) return;
       try {

@@ -14,7 +14,8 @@ const RETRY_AFTER_FAILURE_MS = 1000;
 const BATCH_SIZE = 1000;
 
 /** A stable id for the `purpose` of reacting to `event`: the same on every replay. */
-export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) => uuidv5(`${event.id}:${purpose}`, NAMESPACE);
+export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) =>
+  uuidv5(`${event.id}:${purpose}`, NAMESPACE);
 
 /** The context of commands sent because of `event`: by the system, caused by it. */
 export const reactionContext = (event: RecordedEvent): CommandContext => ({
@@ -27,14 +28,14 @@ export const reactionContext = (event: RecordedEvent): CommandContext => ({
   request_id: null,
 });
 
-export type Reaction<E extends NewEvent, Deps> = (event: RecordedEvent<E>, deps: Deps) => Promise<void>;
+type Reaction<E extends NewEvent, Deps> = (event: RecordedEvent<E>, deps: Deps) => Promise<void>;
 
 export interface Reactor<E extends NewEvent = NewEvent, Deps = unknown> {
   name: string;
   on: { [K in E['type']]?: Reaction<Extract<E, { type: K }>, Deps> };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a list of reactors of different event types
 export type AnyReactor<Deps> = Reactor<any, Deps>;
 
 export const reactor = <E extends NewEvent, Deps>(r: Reactor<E, Deps>) => r;
@@ -65,7 +66,9 @@ export async function runReactor<Deps>(
       // the whole log); then every append as it commits.
       const head = await events.headPosition();
       while (comparePositions(position, head) < 0 && !signal.aborted) {
-        const batch = (await events.readAll(position, BATCH_SIZE, types)).filter((e) => comparePositions(e.position, head) <= 0);
+        const batch = (await events.readAll(position, BATCH_SIZE, types)).filter(
+          (e) => comparePositions(e.position, head) <= 0,
+        );
         for (const event of batch) await react(event);
         position = batch.length === BATCH_SIZE ? batch[batch.length - 1]!.position : head;
         await docs.commit([], checkpointName, position);

@@ -24,7 +24,9 @@ export interface Progress {
 }
 
 /** Every event type the projections handle: the only events a replay needs to read. */
-const handledTypes = (projections: readonly AnyProjection[]): string[] => [...new Set(projections.flatMap((p) => Object.keys(p.on)))];
+const handledTypes = (projections: readonly AnyProjection[]): string[] => [
+  ...new Set(projections.flatMap((p) => Object.keys(p.on))),
+];
 
 /**
  * Replays the log into fresh `targets` (one per projection, emptied first), in one pass, stopping
@@ -48,13 +50,19 @@ export async function replayInto(
   const fresh = () => projections.map((p, i) => projectionBatch(p, targets[i]!, docs.collection(targets[i]!)));
   let [batches, pending, count, position] = [fresh(), 0, 0, START];
   for (let last = false; !last; ) {
-    const page = (await events.readAll(position, READ_PAGE, types)).filter((e) => comparePositions(e.position, head) <= 0);
+    const page = (await events.readAll(position, READ_PAGE, types)).filter(
+      (e) => comparePositions(e.position, head) <= 0,
+    );
     last = page.length < READ_PAGE;
     for (const batch of batches) await batch.apply(page);
     pending += page.length;
     position = page.at(-1)?.position ?? position;
     if (pending > 0 && (last || pending >= COMMIT_EVERY)) {
-      await docs.commitAll(await Promise.all(batches.map(async (b, i) => ({ writes: await b.writes(), checkpoint: targets[i]!, position }))));
+      await docs.commitAll(
+        await Promise.all(
+          batches.map(async (b, i) => ({ writes: await b.writes(), checkpoint: targets[i]!, position })),
+        ),
+      );
       count += pending;
       onProgress({ events: count, position, head });
       [batches, pending] = [fresh(), 0];
@@ -124,7 +132,8 @@ async function diff(docs: DocumentStore, live: string, shadow: string): Promise<
       differences.push({ id: y.value[0], live: null, rebuilt: y.value[1] });
       y = await b.next();
     } else if (!x.done && !y.done) {
-      if (!isDeepStrictEqual(x.value[1], y.value[1])) differences.push({ id: x.value[0], live: x.value[1], rebuilt: y.value[1] });
+      if (!isDeepStrictEqual(x.value[1], y.value[1]))
+        differences.push({ id: x.value[0], live: x.value[1], rebuilt: y.value[1] });
       x = await a.next();
       y = await b.next();
     }

@@ -13,7 +13,19 @@ import {
   type Filter as MongoFilter,
 } from 'mongodb';
 import { comparePositions, type Position } from '../eventstore/port.js';
-import { CheckpointMoved, samePosition, type Collection, type Condition, type Doc, type DocumentStore, type Filter, type FindQuery, type Page, type Scalar, type Sort } from './port.js';
+import {
+  CheckpointMoved,
+  samePosition,
+  type Collection,
+  type Condition,
+  type Doc,
+  type DocumentStore,
+  type Filter,
+  type FindQuery,
+  type Page,
+  type Scalar,
+  type Sort,
+} from './port.js';
 
 /** Positions as 20-digit zero-padded strings: string order equals numeric order up to 2^64. */
 interface StoredPosition {
@@ -30,7 +42,20 @@ interface CheckpointDoc {
 const CHECKPOINTS = 'checkpoints';
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const PATH_SEGMENT = /^[A-Za-z0-9_]+$/;
-const OPERATORS = new Set(['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', '$exists', '$contains', '$has', '$hasAny']);
+const OPERATORS = new Set([
+  '$eq',
+  '$ne',
+  '$in',
+  '$nin',
+  '$gt',
+  '$gte',
+  '$lt',
+  '$lte',
+  '$exists',
+  '$contains',
+  '$has',
+  '$hasAny',
+]);
 const DUPLICATE_KEY = 11000;
 const NAMESPACE_EXISTS = 48;
 /** Matches no document (MongoDB refuses an empty `$or`). */
@@ -81,7 +106,7 @@ function translateCondition(cond: Condition): unknown {
       out.$options = 'i';
     } else if (op === '$in' || op === '$nin') {
       if (!Array.isArray(arg)) throw new Error(`${op}: expected an array`);
-      arg.forEach((v) => assertScalar(v, op));
+      for (const v of arg) assertScalar(v, op);
       out[op] = arg;
     } else if (op === '$exists') {
       if (typeof arg !== 'boolean') throw new Error('$exists: expected a boolean');
@@ -90,7 +115,7 @@ function translateCondition(cond: Condition): unknown {
       if (out.$elemMatch) throw new Error('$has and $hasAny: one of them per field');
       if (op === '$has') assertScalar(arg, op);
       else if (!Array.isArray(arg)) throw new Error(`${op}: expected an array`);
-      else arg.forEach((v) => assertScalar(v, op));
+      else for (const v of arg) assertScalar(v, op);
       out.$elemMatch = op === '$has' ? { $eq: arg } : { $in: arg };
     } else {
       assertScalar(arg, op);
@@ -212,9 +237,7 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
         const filter = translateFilter(query.filter);
         const where = query.after ? { $and: [filter, afterFilter(query.sort, query.after)] } : filter;
         const sort = query.sort.map(([path, order]) => [fieldName(path), order === 'desc' ? -1 : 1] as const);
-        const found = await coll
-          .find(where as MongoFilter<Stored>, { sort, limit: query.limit + 1 })
-          .toArray();
+        const found = await coll.find(where as MongoFilter<Stored>, { sort, limit: query.limit + 1 }).toArray();
         const page = found.slice(0, query.limit);
         const items = page.map((stored) => strip<T>(stored));
         const lastStored = page.at(-1);
@@ -285,7 +308,8 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       await saveCheckpoint(checkpointName, position);
     },
     async commitAll(parts) {
-      for (const { writes, checkpoint, position, expected } of parts) await store.commit(writes, checkpoint, position, expected);
+      for (const { writes, checkpoint, position, expected } of parts)
+        await store.commit(writes, checkpoint, position, expected);
     },
     async readCheckpoint(name) {
       const found = await checkpoints.findOne({ _id: name });
@@ -304,7 +328,10 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       }
       // Not atomic. Until the rename, the target's checkpoint is the older of the two, which is safe
       // for either data set: a replay from there only repeats guarded writes.
-      const [from, to] = await Promise.all([checkpoints.findOne({ _id: source }), checkpoints.findOne({ _id: target })]);
+      const [from, to] = await Promise.all([
+        checkpoints.findOne({ _id: source }),
+        checkpoints.findOne({ _id: target }),
+      ]);
       const older = from && to ? (comparePositions(toPosition(from), toPosition(to)) < 0 ? from : to) : null;
       if (older) await saveCheckpoint(target, toPosition(older));
       else await checkpoints.deleteOne({ _id: target });

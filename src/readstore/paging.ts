@@ -5,7 +5,10 @@ import type { Collection, Doc, FindQuery, Scalar } from './port.js';
  * Every document `query` matches, in its sort order. Each page is a read of its own, so the
  * caller may write between documents; the cursor sits past them.
  */
-export async function* findEach<T extends Doc>(collection: Collection<T>, query: Omit<FindQuery, 'after'>): AsyncGenerator<T> {
+export async function* findEach<T extends Doc>(
+  collection: Collection<T>,
+  query: Omit<FindQuery, 'after'>,
+): AsyncGenerator<T> {
   let after: Scalar[] | undefined;
   do {
     const page = await collection.find({ ...query, after });

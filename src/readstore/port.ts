@@ -30,7 +30,7 @@ export type Condition =
 /** Every field must match; `$or` / `$and` combine sub-filters. Undefined conditions are ignored. */
 export type Filter = { readonly [field: string]: Condition | readonly Filter[] | undefined };
 
-export type SortOrder = 'asc' | 'desc';
+type SortOrder = 'asc' | 'desc';
 /** The last sort key must be unique (usually `id`) so that keyset paging is total. */
 export type Sort = ReadonlyArray<readonly [field: string, order: SortOrder]>;
 
@@ -87,7 +87,12 @@ export interface DocumentStore {
    * With `expected` (null: no checkpoint yet), throws CheckpointMoved and writes nothing when
    * the stored checkpoint is another: somebody else (a rebuild) moved it since it was read.
    */
-  commit(writes: readonly DocWrite[], checkpointName: string, position: Position, expected?: Position | null): Promise<void>;
+  commit(
+    writes: readonly DocWrite[],
+    checkpointName: string,
+    position: Position,
+    expected?: Position | null,
+  ): Promise<void>;
   /**
    * Several read models' commits as one: one transaction on SQLite (all or nothing); on MongoDB
    * one after the other, each as `commit`. CheckpointMoved names the first checkpoint that moved.

@@ -25,8 +25,7 @@ export function assertCollectionName(name: string): void {
 export const quoteIdentifier = (name: string): string => `"${name.replaceAll('"', '""')}"`;
 
 /** Named from collection and fields (`:` and `,` occur in neither); the store adds a suffix when the name is taken. */
-export const indexName = (collection: string, fields: readonly string[]): string =>
-  `${collection}:${fields.join(',')}`;
+export const indexName = (collection: string, fields: readonly string[]): string => `${collection}:${fields.join(',')}`;
 
 /** `value` is the field's SQL value; `type` its JSON type name ('text', 'integer', 'true', ...). */
 interface Field {
@@ -35,7 +34,7 @@ interface Field {
 }
 
 /** The field `id` is the document id (the key column); anything else is a path into the JSON. */
-export function field(path: string): Field {
+function field(path: string): Field {
   if (path === 'id') return { value: 'id', type: `'text'` };
   const segments = path.split('.');
   if (!segments.every((s) => PATH_SEGMENT.test(s))) {
@@ -161,6 +160,7 @@ function operator(f: Field, op: string, arg: unknown): Sql {
  * shopfloor_lower.
  */
 function contains(f: Field, needle: string): Sql {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the test is whether every character is ASCII
   if (/^[\x00-\x7f]*$/.test(needle)) {
     return { sql: `(${f.type} = 'text' AND instr(lower(${f.value}), ?) > 0)`, params: [needle.toLowerCase()] };
   }

@@ -9,7 +9,18 @@
  */
 import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
-import { CheckpointMoved, samePosition, type CheckpointedWrites, type Collection, type Doc, type DocumentStore, type FindQuery, type IndexSpec, type Page, type Scalar } from './port.js';
+import {
+  CheckpointMoved,
+  samePosition,
+  type CheckpointedWrites,
+  type Collection,
+  type Doc,
+  type DocumentStore,
+  type FindQuery,
+  type IndexSpec,
+  type Page,
+  type Scalar,
+} from './port.js';
 import {
   assertCollectionName,
   compileAfter,
@@ -103,7 +114,9 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   const createIndex = (collection: string, fields: IndexSpec): void => {
     if (fields.length === 0) throw new Error('an index needs at least one field');
     const columns = `(${indexColumns(fields)})`;
-    const existing = stmt(`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`).all(collection) as { sql: string | null }[];
+    const existing = stmt(`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ?`).all(collection) as {
+      sql: string | null;
+    }[];
     if (existing.some(({ sql }) => sql?.endsWith(columns))) return;
     const base = indexName(collection, fields);
     let name = base;
@@ -127,7 +140,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   };
 
   const commitPart = ({ writes, checkpoint, position, expected }: CheckpointedWrites): void => {
-    if (expected !== undefined && !samePosition(readCheckpoint(checkpoint), expected)) throw new CheckpointMoved(checkpoint);
+    if (expected !== undefined && !samePosition(readCheckpoint(checkpoint), expected))
+      throw new CheckpointMoved(checkpoint);
     for (const w of writes) {
       if (w.doc === null) {
         stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
@@ -142,38 +156,48 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   };
   const commitAll = writing(db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart)));
 
-  const promote = writing(db.transaction((source: string, target: string) => {
-    if (source === target) throw new Error(`cannot promote ${source} onto itself`);
-    if (!tableExists(source)) throw new Error(`no collection ${source}`);
-    db.exec(`DROP TABLE IF EXISTS ${table(target)}`);
-    db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`); // its indexes follow
-    stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
-    stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
-  }));
+  const promote = writing(
+    db.transaction((source: string, target: string) => {
+      if (source === target) throw new Error(`cannot promote ${source} onto itself`);
+      if (!tableExists(source)) throw new Error(`no collection ${source}`);
+      db.exec(`DROP TABLE IF EXISTS ${table(target)}`);
+      db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`); // its indexes follow
+      stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
+      stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
+    }),
+  );
 
-  const drop = writing(db.transaction((name: string) => {
-    db.exec(`DROP TABLE IF EXISTS ${table(name)}`);
-    stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
-  }));
+  const drop = writing(
+    db.transaction((name: string) => {
+      db.exec(`DROP TABLE IF EXISTS ${table(name)}`);
+      stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
+    }),
+  );
 
-  const ensureCollection = writing(db.transaction((name: string, indexes: readonly IndexSpec[]) => {
-    db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
-    for (const fields of indexes) createIndex(name, fields);
-  }));
+  const ensureCollection = writing(
+    db.transaction((name: string, indexes: readonly IndexSpec[]) => {
+      db.exec(`CREATE TABLE IF NOT EXISTS ${table(name)} (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
+      for (const fields of indexes) createIndex(name, fields);
+    }),
+  );
 
   function collection<T extends Doc>(name: string): Collection<T> {
     const from = table(name);
     const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
     return {
       async get(id) {
-        const row = read(() => stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id)) as DocRow | undefined;
+        const row = read(() => stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id)) as
+          | DocRow
+          | undefined;
         return row ? parse(row) : null;
       },
       async getMany(ids) {
         if (ids.length === 0) return new Map();
         // One JSON parameter instead of one per id: no limit on the number of ids.
         const rows = read(() =>
-          stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(JSON.stringify(ids)),
+          stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id IN (SELECT value FROM json_each(?))`).all(
+            JSON.stringify(ids),
+          ),
         ) as DocRow[];
         return new Map(rows.map((row) => [row.id, parse(row)]));
       },
@@ -195,15 +219,15 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
           const after = compileAfter(query.sort, query.after);
           const range = compileLeadingRange(query.sort, query.after);
           rows = select(range ? [after, range] : [after], query.limit + 1);
-          if (range?.nullsFollow && rows.length <= query.limit) rows.push(...select([range.nullsFollow], query.limit + 1 - rows.length));
+          if (range?.nullsFollow && rows.length <= query.limit)
+            rows.push(...select([range.nullsFollow], query.limit + 1 - rows.length));
         }
         const more = rows.length > query.limit;
         const page = rows.slice(0, query.limit);
         const items = page.map(parse);
         const lastRow = page.at(-1);
         const last = items.at(-1);
-        const next =
-          more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
+        const next = more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
         return { items, next };
       },
       async count(filter) {

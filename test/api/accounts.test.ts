@@ -10,7 +10,9 @@ afterAll(() => t.close());
 describe('teams and members', () => {
   it('bootstraps one team whose admin is the bootstrap key', async () => {
     const res = await t.call('GET', '/teams');
-    expect(res.json()).toEqual({ teams: [expect.objectContaining({ uid: t.teamUid, name: 'Default team', role: 'admin' })] });
+    expect(res.json()).toEqual({
+      teams: [expect.objectContaining({ uid: t.teamUid, name: 'Default team', role: 'admin' })],
+    });
   });
 
   it('makes the creator of a team its admin', async () => {
@@ -22,14 +24,25 @@ describe('teams and members', () => {
   });
 
   it('adds a member with a key shown once, which opens only that team', async () => {
-    const added = await t.call('POST', `/teams/${t.teamUid}/members`, { email: 'Dana@Example.com', display_name: 'Dana' });
+    const added = await t.call('POST', `/teams/${t.teamUid}/members`, {
+      email: 'Dana@Example.com',
+      display_name: 'Dana',
+    });
     expect(added.statusCode, added.body).toBe(201);
     const body = added.json();
-    expect(body).toMatchObject({ user: { email: 'dana@example.com', display_name: 'Dana' }, role: 'member', api_key: expect.stringMatching(/^sf_/) });
+    expect(body).toMatchObject({
+      user: { email: 'dana@example.com', display_name: 'Dana' },
+      role: 'member',
+      api_key: expect.stringMatching(/^sf_/),
+    });
     const teams = (await t.call('GET', '/teams', undefined, body.api_key)).json().teams;
     expect(teams.map((team: { uid: string }) => team.uid)).toEqual([t.teamUid]);
     // A member is not an admin: adding people is refused, and nothing is written.
-    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'eve@example.com' }, body.api_key), 403);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'eve@example.com' }, body.api_key),
+      403,
+    );
   });
 
   it('never hands out a key for a user who already exists', async () => {
@@ -46,9 +59,18 @@ describe('teams and members', () => {
 
   it('refuses a second membership, bad bodies and unknown teams without writing', async () => {
     await t.call('POST', `/teams/${t.teamUid}/members`, { email: 'once@example.com' });
-    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'once@example.com' }), 409, 'already_member');
+    await expectRefused(
+      t,
+      () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'once@example.com' }),
+      409,
+      'already_member',
+    );
     await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'not-an-email' }), 400);
-    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'a@b.co', role: 'owner' }), 400);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'a@b.co', role: 'owner' }),
+      400,
+    );
     await expectRefused(t, () => t.call('POST', '/teams/nope/members', { email: 'new@example.com' }), 404);
     await expectRefused(t, () => t.call('POST', '/teams', { name: '   ' }), 400);
     await expectRefused(t, () => t.call('POST', '/teams', {}), 400);
@@ -72,7 +94,11 @@ describe('bootstrap', () => {
 
 describe('unknown team header', () => {
   it('is refused with 403 for reads too', async () => {
-    expectProblem(await t.call('GET', '/factory', undefined, ADMIN_KEY, { 'x-service-team-uid': 'ghost' }), 403, 'not_authorized');
+    expectProblem(
+      await t.call('GET', '/factory', undefined, ADMIN_KEY, { 'x-service-team-uid': 'ghost' }),
+      403,
+      'not_authorized',
+    );
   });
 });
 
@@ -88,15 +114,37 @@ describe('an interrupted bootstrap', () => {
       const fs = await import('node:fs');
       fs.mkdirSync(dir, { recursive: true });
       const events = openSqliteEventStore(`${dir}/events.db`);
-      await events.append('bootstrap', [{
-        id: 'c1', type: 'BootstrapClaimed', data: { team_uid: 'team-x', user_uid: 'user-x' },
-        metadata: { actor: { type: 'system', uid: 'bootstrap' }, team_uid: null, correlation_id: 'c', causation_id: null, request_id: null, occurred_at: new Date().toISOString() },
-      }], 'no_stream');
+      await events.append(
+        'bootstrap',
+        [
+          {
+            id: 'c1',
+            type: 'BootstrapClaimed',
+            data: { team_uid: 'team-x', user_uid: 'user-x' },
+            metadata: {
+              actor: { type: 'system', uid: 'bootstrap' },
+              team_uid: null,
+              correlation_id: 'c',
+              causation_id: null,
+              request_id: null,
+              occurred_at: new Date().toISOString(),
+            },
+          },
+        ],
+        'no_stream',
+      );
       await events.close();
       const restarted = await startTestApp({ DATA_DIR: dir, BOOTSTRAP_API_KEY: '' });
       try {
         const all = await restarted.rt.events.readAll(START, 100);
-        expect(all.map((e) => e.type)).toEqual(['BootstrapClaimed', 'TeamCreated', 'MemberAdded', 'EmailReserved', 'UserRegistered', 'ApiKeyIssued']);
+        expect(all.map((e) => e.type)).toEqual([
+          'BootstrapClaimed',
+          'TeamCreated',
+          'MemberAdded',
+          'EmailReserved',
+          'UserRegistered',
+          'ApiKeyIssued',
+        ]);
         expect(restarted.teamUid).toBe('team-x');
         expect(restarted.generatedKey).toMatch(/^sf_/);
         const teams = await restarted.call('GET', '/teams', undefined, restarted.generatedKey!);

@@ -1,7 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
 import { ADMIN_KEY, expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { addArtifact, type Held, newRun, outsiderKey, signedPath, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
+import {
+  addArtifact,
+  type Held,
+  newRun,
+  outsiderKey,
+  signedPath,
+  startRun,
+  teammateKey,
+} from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;
@@ -9,7 +17,14 @@ let teammate: string;
 let run: { run_id: string; conversation_id: string };
 let held: Held;
 let blob: string;
-const ids = { privateFile: uuidv4(), publicFile: uuidv4(), plan: uuidv4(), filePlan: uuidv4(), pr: uuidv4(), personal: uuidv4() };
+const ids = {
+  privateFile: uuidv4(),
+  publicFile: uuidv4(),
+  plan: uuidv4(),
+  filePlan: uuidv4(),
+  pr: uuidv4(),
+  personal: uuidv4(),
+};
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -18,18 +33,53 @@ beforeAll(async () => {
   run = await newRun(t);
   held = await startRun(t, run.run_id);
   blob = await t.rt.blobs.put(Buffer.from('report body'));
-  const file = { artifact_type: 'FILE', filename: 'report.txt', filepath: 'out/report.txt', mime_type: 'text/plain', size_bytes: 11, description: 'The report', blob } as const;
+  const file = {
+    artifact_type: 'FILE',
+    filename: 'report.txt',
+    filepath: 'out/report.txt',
+    mime_type: 'text/plain',
+    size_bytes: 11,
+    description: 'The report',
+    blob,
+  } as const;
   await addArtifact(t, run.run_id, held, { artifact_uid: ids.privateFile, public: false, ...file });
   await addArtifact(t, run.run_id, held, { artifact_uid: ids.publicFile, public: true, ...file });
-  await addArtifact(t, run.run_id, held, { artifact_uid: ids.plan, artifact_type: 'PLAN', public: false, document_uid: 'doc-1', title: 'Plan', content: '# Plan\n\n1. Fix' });
-  await addArtifact(t, run.run_id, held, { artifact_uid: ids.filePlan, artifact_type: 'PLAN', public: false, document_uid: 'doc-2', blob: await t.rt.blobs.put(Buffer.from('# Stored plan')) });
-  await addArtifact(t, run.run_id, held, { artifact_uid: ids.pr, artifact_type: 'PULL_REQUEST', public: false, url: 'https://github.com/acme/app/pull/7', branch: 'fix-build' });
+  await addArtifact(t, run.run_id, held, {
+    artifact_uid: ids.plan,
+    artifact_type: 'PLAN',
+    public: false,
+    document_uid: 'doc-1',
+    title: 'Plan',
+    content: '# Plan\n\n1. Fix',
+  });
+  await addArtifact(t, run.run_id, held, {
+    artifact_uid: ids.filePlan,
+    artifact_type: 'PLAN',
+    public: false,
+    document_uid: 'doc-2',
+    blob: await t.rt.blobs.put(Buffer.from('# Stored plan')),
+  });
+  await addArtifact(t, run.run_id, held, {
+    artifact_uid: ids.pr,
+    artifact_type: 'PULL_REQUEST',
+    public: false,
+    url: 'https://github.com/acme/app/pull/7',
+    branch: 'fix-build',
+  });
   const personal = await newRun(t, { team: false });
-  await addArtifact(t, personal.run_id, await startRun(t, personal.run_id), { artifact_uid: ids.personal, artifact_type: 'FILE', public: false, filename: 'mine.txt', mime_type: 'text/plain', blob });
+  await addArtifact(t, personal.run_id, await startRun(t, personal.run_id), {
+    artifact_uid: ids.personal,
+    artifact_type: 'FILE',
+    public: false,
+    filename: 'mine.txt',
+    mime_type: 'text/plain',
+    blob,
+  });
 });
 afterAll(() => t.close());
 
-const get = (uid: string, key: string | null = ADMIN_KEY, suffix = '') => t.call('GET', `/agent/artifacts/${uid}${suffix}`, undefined, key);
+const get = (uid: string, key: string | null = ADMIN_KEY, suffix = '') =>
+  t.call('GET', `/agent/artifacts/${uid}${suffix}`, undefined, key);
 
 describe('GET /agent/artifacts/{uid}', () => {
   it('gives a file a signed download URL with its type, name and fields', async () => {
@@ -63,12 +113,21 @@ describe('GET /agent/artifacts/{uid}', () => {
   });
 
   it('gives a plan its markdown content inline, from the artifact or its stored file', async () => {
-    expect((await get(ids.plan)).json()).toMatchObject({ artifact_type: 'PLAN', data: { content: '# Plan\n\n1. Fix', content_type: 'text/markdown', document_uid: 'doc-1', title: 'Plan' } });
-    expect((await get(ids.filePlan)).json().data).toMatchObject({ content: '# Stored plan', content_type: 'text/markdown' });
+    expect((await get(ids.plan)).json()).toMatchObject({
+      artifact_type: 'PLAN',
+      data: { content: '# Plan\n\n1. Fix', content_type: 'text/markdown', document_uid: 'doc-1', title: 'Plan' },
+    });
+    expect((await get(ids.filePlan)).json().data).toMatchObject({
+      content: '# Stored plan',
+      content_type: 'text/markdown',
+    });
   });
 
   it('gives a pull request its fields', async () => {
-    expect((await get(ids.pr)).json()).toMatchObject({ artifact_type: 'PULL_REQUEST', data: { url: 'https://github.com/acme/app/pull/7', branch: 'fix-build' } });
+    expect((await get(ids.pr)).json()).toMatchObject({
+      artifact_type: 'PULL_REQUEST',
+      data: { url: 'https://github.com/acme/app/pull/7', branch: 'fix-build' },
+    });
   });
 
   it('needs a valid credential for a private artifact (401), and view access to its run (404)', async () => {

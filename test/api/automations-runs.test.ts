@@ -16,7 +16,11 @@ type Hook = { uid: string; secret: string; factory: string };
 
 async function setup(withForeman = true) {
   const factory = (await t.call('POST', '/factory', { name: `F ${Math.random()}` })).json().uid as string;
-  const foreman = withForeman ? ((await t.call('POST', '/agent/identities', { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory })).json().uid as string) : null;
+  const foreman = withForeman
+    ? ((
+        await t.call('POST', '/agent/identities', { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory })
+      ).json().uid as string)
+    : null;
   const res = (await t.call('POST', `/factory/${factory}/webhooks`, { name: 'Alerts' })).json();
   return { factory, foreman, hook: { uid: res.uid, secret: res.secret, factory } as Hook };
 }
@@ -25,7 +29,9 @@ const automation = async (hook: Hook, fields: Record<string, unknown> = {}, payl
   const res = await t.call('POST', `/factory/${hook.factory}/automations`, {
     name: 'Triage',
     prompt: 'Triage the alert and open a ticket.',
-    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], ...(payload ? { payload } : {}) } }],
+    triggers: [
+      { provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid], ...(payload ? { payload } : {}) } },
+    ],
     ...fields,
   });
   if (res.statusCode !== 201) throw new Error(res.body);
@@ -33,7 +39,12 @@ const automation = async (hook: Hook, fields: Record<string, unknown> = {}, payl
 };
 
 const deliver = (hook: Hook, body: unknown, headers: Record<string, string> = {}) =>
-  t.app.inject({ method: 'POST', url: `/webhooks/w/${hook.uid}`, payload: JSON.stringify(body), headers: { authorization: `Bearer ${hook.secret}`, 'content-type': 'application/json', ...headers } });
+  t.app.inject({
+    method: 'POST',
+    url: `/webhooks/w/${hook.uid}`,
+    payload: JSON.stringify(body),
+    headers: { authorization: `Bearer ${hook.secret}`, 'content-type': 'application/json', ...headers },
+  });
 
 /** Waits (bounded) until the automation reactor has passed every event written so far. */
 async function settled() {
@@ -54,7 +65,9 @@ const runsOf = async (factory: string, deliveryId: string) => {
 };
 
 /** The agent identity a run was created for (RunItem does not show the uid). */
-const agentOf = async (runId: string) => ((await t.rt.events.readStream(`run-${runId}`, { maxCount: 1 }))[0]!.data as { agent_identity_uid: string | null }).agent_identity_uid;
+const agentOf = async (runId: string) =>
+  ((await t.rt.events.readStream(`run-${runId}`, { maxCount: 1 }))[0]!.data as { agent_identity_uid: string | null })
+    .agent_identity_uid;
 
 async function accepted(hook: Hook, body: unknown, headers: Record<string, string> = {}) {
   const res = await deliver(hook, body, headers);
@@ -84,8 +97,18 @@ describe('an accepted delivery starts one factory run per matching automation', 
     expect(run.prompt).toContain(`delivery ID ${delivery_id}`);
     expect(run.prompt).toContain('event-payload.json: that payload is the request to act on');
     expect(run.prompt).toContain('untrusted');
-    expect(run.artifacts).toEqual([{ artifact_type: 'FILE', created_at: expect.any(String), data: expect.objectContaining({ filename: 'event-payload.json', mime_type: 'application/json' }) }]);
-    const [artifact] = (await t.rt.readModel<ArtifactDoc>(artifactsProjection).find({ filter: { run_id: run.run_id }, sort: [['id', 'asc']], limit: 5 })).items;
+    expect(run.artifacts).toEqual([
+      {
+        artifact_type: 'FILE',
+        created_at: expect.any(String),
+        data: expect.objectContaining({ filename: 'event-payload.json', mime_type: 'application/json' }),
+      },
+    ]);
+    const [artifact] = (
+      await t.rt
+        .readModel<ArtifactDoc>(artifactsProjection)
+        .find({ filter: { run_id: run.run_id }, sort: [['id', 'asc']], limit: 5 })
+    ).items;
     expect(JSON.parse((await t.rt.blobs.read(artifact!.blob!))!.toString())).toEqual(payload);
   });
 
@@ -95,12 +118,16 @@ describe('an accepted delivery starts one factory run per matching automation', 
     await automation(hook, {}, { action: ['opened'] });
     await automation(hook, { enabled: false });
     expect(await runsOf(factory, await accepted(hook, { action: 'closed' }))).toHaveLength(0);
-    expect(await runsOf(factory, await accepted({ uid: other.uid, secret: other.secret, factory }, { action: 'opened' }))).toHaveLength(0);
+    expect(
+      await runsOf(factory, await accepted({ uid: other.uid, secret: other.secret, factory }, { action: 'opened' })),
+    ).toHaveLength(0);
   });
 
-  it('starts one run for each matching automation; without a foreman the automation\'s agent runs it', async () => {
+  it("starts one run for each matching automation; without a foreman the automation's agent runs it", async () => {
     const { factory, hook } = await setup(false);
-    const agent = (await t.call('POST', '/agent/identities', { name: 'Impl', agent_type: 'IMPLEMENT', factory_uid: factory })).json().uid;
+    const agent = (
+      await t.call('POST', '/agent/identities', { name: 'Impl', agent_type: 'IMPLEMENT', factory_uid: factory })
+    ).json().uid;
     const a = await automation(hook, { agent });
     const b = await automation(hook, { name: 'Second' }, { severity: { not_in: ['low'] } });
     const runs = await runsOf(factory, await accepted(hook, { severity: 'high' }));
@@ -161,19 +188,38 @@ describe('test-filter', () => {
     const id = await automation(hook, {}, { action: ['opened'], pr: { base: { ref: 'main' } } });
     const yes = await accepted(hook, { action: 'opened', pr: { base: { ref: 'main' } } });
     const no = await accepted(hook, { action: 'closed', pr: { base: { ref: 'main' } } });
-    const test = (delivery_id: string) => t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id });
+    const test = (delivery_id: string) =>
+      t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id });
     const ok = await test(yes);
     expect(ok.statusCode, ok.body).toBe(200);
-    expect(ok.json()).toMatchObject({ automation_id: id, delivery_id: yes, webhook_uid: hook.uid, would_trigger: true, reason: null });
+    expect(ok.json()).toMatchObject({
+      automation_id: id,
+      delivery_id: yes,
+      webhook_uid: hook.uid,
+      would_trigger: true,
+      reason: null,
+    });
     expect((await test(no)).json()).toMatchObject({
       would_trigger: false,
       reason: 'the payload filter does not match',
-      checks: [{ trigger_index: 0, webhook: { matched: true, active: true }, payload: { matched: false, failures: [{ path: 'triggers.0.filter.payload.action', reason: '"closed" is not one of ["opened"]' }] } }],
+      checks: [
+        {
+          trigger_index: 0,
+          webhook: { matched: true, active: true },
+          payload: {
+            matched: false,
+            failures: [{ path: 'triggers.0.filter.payload.action', reason: '"closed" is not one of ["opened"]' }],
+          },
+        },
+      ],
     });
     await t.call('PATCH', `/factory/${hook.factory}/automations/${id}`, { enabled: false });
     expect((await test(yes)).json()).toMatchObject({ would_trigger: false, reason: 'the automation is disabled' });
     await t.call('DELETE', `/factory/${hook.factory}/webhooks/${hook.uid}`);
-    expect((await test(yes)).json()).toMatchObject({ would_trigger: false, reason: `webhook ${hook.uid} was deleted: its triggers are inactive` });
+    expect((await test(yes)).json()).toMatchObject({
+      would_trigger: false,
+      reason: `webhook ${hook.uid} was deleted: its triggers are inactive`,
+    });
   });
 
   it('answers 404 for an unknown delivery or one of another factory, and 400 without a delivery_id', async () => {
@@ -181,14 +227,20 @@ describe('test-filter', () => {
     const other = await setup();
     const id = await automation(hook);
     const foreign = await accepted(other.hook, { x: 1 });
-    expectProblem(await t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id: 'nope' }), 404);
-    expectProblem(await t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id: foreign }), 404);
+    expectProblem(
+      await t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id: 'nope' }),
+      404,
+    );
+    expectProblem(
+      await t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, { delivery_id: foreign }),
+      404,
+    );
     expectProblem(await t.call('POST', `/factory/${hook.factory}/automations/${id}/test-filter`, {}), 400);
   });
 });
 
 describe('replay', () => {
-  it('re-evaluates an accepted delivery against today\'s automations: new runs, once per replay', async () => {
+  it("re-evaluates an accepted delivery against today's automations: new runs, once per replay", async () => {
     const { factory, hook } = await setup();
     const first = await automation(hook, {}, { kind: ['deploy'] });
     const delivery_id = await accepted(hook, { kind: 'deploy' });
@@ -201,7 +253,12 @@ describe('replay', () => {
     const res = await replay();
     expect(res.statusCode, res.body).toBe(201);
     const body = res.json();
-    expect(body).toEqual({ replay_id: expect.any(String), delivery_id, webhook_uid: hook.uid, runs: [{ automation_id: later, run_id: expect.any(String) }] });
+    expect(body).toEqual({
+      replay_id: expect.any(String),
+      delivery_id,
+      webhook_uid: hook.uid,
+      runs: [{ automation_id: later, run_id: expect.any(String) }],
+    });
     const again = (await replay()).json();
     expect(again.runs[0].run_id).not.toBe(body.runs[0].run_id);
     await settled();
@@ -216,7 +273,8 @@ describe('replay', () => {
     await automation(hook);
     const delivery_id = await accepted(hook, { y: 1 });
     const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-    const stranger = (await t.call('POST', `/teams/${team}/members`, { email: `s${Math.random()}@example.com` })).json().api_key as string;
+    const stranger = (await t.call('POST', `/teams/${team}/members`, { email: `s${Math.random()}@example.com` })).json()
+      .api_key as string;
     const url = (w: string, d: string) => `/factory/${factory}/webhooks/${w}/deliveries/${d}/replay`;
     await expectRefused(t, () => t.call('POST', url(hook.uid, 'nope')), 404);
     await expectRefused(t, () => t.call('POST', url('nope', delivery_id)), 404);

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { addArtifact, finishRun, newRun, outsiderKey, say, signedPath, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
+import {
+  addArtifact,
+  finishRun,
+  newRun,
+  outsiderKey,
+  say,
+  signedPath,
+  startRun,
+  teammateKey,
+} from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;
@@ -17,7 +26,10 @@ const png = Buffer.from('89504e470d0a1a0a', 'hex');
 describe('normalized conversations', () => {
   it('shows a run’s turns: the prompt, the worker’s blocks and steps, and a resumed turn', async () => {
     const { run_id, conversation_id } = await newRun(t, { prompt: 'Fix the build' });
-    const queued = await t.call('POST', `/agent/conversations/${conversation_id}/followups`, { message: 'and the tests', mode: 'plan' });
+    const queued = await t.call('POST', `/agent/conversations/${conversation_id}/followups`, {
+      message: 'and the tests',
+      mode: 'plan',
+    });
     expect(queued.statusCode, queued.body).toBe(200);
     expect(queued.json()).toEqual({ conversation_id, run_id, state: 'QUEUED' });
 
@@ -25,9 +37,17 @@ describe('normalized conversations', () => {
     await say(t, run_id, held, { text: 'Looking', message_id: 'm-1' });
     await say(t, run_id, held, { text: 'Found it', message_id: 'm-2' });
     await say(t, run_id, held, { text: 'npm test', step_id: 'build', message_id: 'm-3' });
-    await say(t, run_id, held, { role: 'tool', text: 'ok', step_id: 'test', parent_step_id: 'build', message_id: 'm-4' });
+    await say(t, run_id, held, {
+      role: 'tool',
+      text: 'ok',
+      step_id: 'test',
+      parent_step_id: 'build',
+      message_id: 'm-4',
+    });
     await finishRun(t, run_id, held, 'SUCCEEDED', 'Fixed');
-    const resumed = await t.call('POST', `/agent/conversations/${conversation_id}/followups`, { message: 'Now the docs' });
+    const resumed = await t.call('POST', `/agent/conversations/${conversation_id}/followups`, {
+      message: 'Now the docs',
+    });
     expect(resumed.json()).toMatchObject({ run_id, state: 'QUEUED' });
 
     const res = await t.call('GET', `/agent/conversations/${conversation_id}`);
@@ -36,14 +56,34 @@ describe('normalized conversations', () => {
     expect(body.conversation_id).toBe(conversation_id);
     expect(body.steps).toHaveLength(2);
     const [first, second] = body.steps;
-    expect(first).toMatchObject({ id: expect.any(String), description: 'Fix the build', summary: 'Fixed', started_at: expect.any(String), completed_at: expect.any(String) });
-    expect(first.messages.map((m: { role: string; content: Array<{ text: string }> }) => [m.role, m.content.map((c) => c.text)])).toEqual([
+    expect(first).toMatchObject({
+      id: expect.any(String),
+      description: 'Fix the build',
+      summary: 'Fixed',
+      started_at: expect.any(String),
+      completed_at: expect.any(String),
+    });
+    expect(
+      first.messages.map((m: { role: string; content: Array<{ text: string }> }) => [
+        m.role,
+        m.content.map((c) => c.text),
+      ]),
+    ).toEqual([
       ['user', ['Fix the build', 'and the tests']],
       ['assistant', ['Looking', 'Found it']],
     ]);
     expect(first.messages[1].message_ids).toEqual(['m-1', 'm-2']);
-    expect(first.steps).toMatchObject([{ id: 'build', messages: [{ role: 'assistant', message_ids: ['m-3'] }], steps: [{ id: 'test', messages: [{ role: 'tool' }] }] }]);
-    expect(second).toMatchObject({ messages: [{ role: 'user', content: [{ type: 'text', text: 'Now the docs' }] }], steps: [] });
+    expect(first.steps).toMatchObject([
+      {
+        id: 'build',
+        messages: [{ role: 'assistant', message_ids: ['m-3'] }],
+        steps: [{ id: 'test', messages: [{ role: 'tool' }] }],
+      },
+    ]);
+    expect(second).toMatchObject({
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Now the docs' }] }],
+      steps: [],
+    });
     expect(second.started_at).toBeUndefined();
 
     // The run's own view is the same here: the conversation has one run.
@@ -63,7 +103,13 @@ describe('normalized conversations', () => {
   it('is 404 to whoever cannot view the (newest) run, and for unknown ids', async () => {
     const team = await newRun(t);
     const personal = await newRun(t, { team: false });
-    for (const path of [`/agent/conversations/${team.conversation_id}`, `/agent/runs/${team.run_id}/conversation`, `/agent/conversations/${team.conversation_id}/transcript`, `/agent/runs/${team.run_id}/transcript`, `/agent/conversations/${team.conversation_id}/block-snapshot`]) {
+    for (const path of [
+      `/agent/conversations/${team.conversation_id}`,
+      `/agent/runs/${team.run_id}/conversation`,
+      `/agent/conversations/${team.conversation_id}/transcript`,
+      `/agent/runs/${team.run_id}/transcript`,
+      `/agent/conversations/${team.conversation_id}/block-snapshot`,
+    ]) {
       expectProblem(await t.call('GET', path, undefined, outsider), 404, 'resource_not_found');
       expect((await t.call('GET', path, undefined, teammate)).statusCode).toBeLessThan(400);
     }
@@ -81,7 +127,10 @@ describe('transcripts and snapshots', () => {
     const { run_id, conversation_id } = await newRun(t, { prompt: 'Hello' });
     const held = await startRun(t, run_id);
     await say(t, run_id, held, { text: 'Hi', step_id: 's', message_id: 'm-hi' });
-    for (const [path, runId] of [[`/agent/runs/${run_id}/transcript`, run_id], [`/agent/conversations/${conversation_id}/transcript`, undefined]] as const) {
+    for (const [path, runId] of [
+      [`/agent/runs/${run_id}/transcript`, run_id],
+      [`/agent/conversations/${conversation_id}/transcript`, undefined],
+    ] as const) {
       const res = await t.call('GET', path);
       expect(res.statusCode, res.body).toBe(302);
       const link = signedPath(t, res.headers.location as string);
@@ -91,7 +140,14 @@ describe('transcripts and snapshots', () => {
       expect(transcript).toMatchObject({ conversation_id, ...(runId ? { run_id: runId } : {}) });
       expect(transcript.messages).toMatchObject([
         { role: 'user', run_id, content: [{ type: 'text', text: 'Hello' }], step_id: null },
-        { role: 'assistant', run_id, message_id: 'm-hi', step_id: 's', parent_step_id: null, timestamp: expect.any(String) },
+        {
+          role: 'assistant',
+          run_id,
+          message_id: 'm-hi',
+          step_id: 's',
+          parent_step_id: null,
+          timestamp: expect.any(String),
+        },
       ]);
     }
   });
@@ -117,16 +173,56 @@ describe('transcripts and snapshots', () => {
     const other = await newRun(t);
     const held = await startRun(t, run_id);
     const blob = await t.rt.blobs.put(png);
-    await addArtifact(t, run_id, held, { artifact_uid: 'b5f0c2de-0000-4000-8000-000000000001', artifact_type: 'SCREENSHOT', public: false, mime_type: 'image/png', blob });
-    await addArtifact(t, run_id, held, { artifact_uid: 'b5f0c2de-0000-4000-8000-000000000002', artifact_type: 'FILE', public: false, filename: 'x.txt', mime_type: 'text/plain', blob });
-    const res = await t.call('GET', `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`);
+    await addArtifact(t, run_id, held, {
+      artifact_uid: 'b5f0c2de-0000-4000-8000-000000000001',
+      artifact_type: 'SCREENSHOT',
+      public: false,
+      mime_type: 'image/png',
+      blob,
+    });
+    await addArtifact(t, run_id, held, {
+      artifact_uid: 'b5f0c2de-0000-4000-8000-000000000002',
+      artifact_type: 'FILE',
+      public: false,
+      filename: 'x.txt',
+      mime_type: 'text/plain',
+      blob,
+    });
+    const res = await t.call(
+      'GET',
+      `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`,
+    );
     expect(res.statusCode, res.body).toBe(302);
-    expect(signedPath(t, res.headers.location as string)).toMatchObject({ blob, filename: 'b5f0c2de-0000-4000-8000-000000000001.png', mime: 'image/png' });
+    expect(signedPath(t, res.headers.location as string)).toMatchObject({
+      blob,
+      filename: 'b5f0c2de-0000-4000-8000-000000000001.png',
+      mime: 'image/png',
+    });
 
-    expectProblem(await t.call('GET', `/agent/conversations/${other.conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`), 404);
-    expectProblem(await t.call('GET', `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000002/download`), 404);
+    expectProblem(
+      await t.call(
+        'GET',
+        `/agent/conversations/${other.conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`,
+      ),
+      404,
+    );
+    expectProblem(
+      await t.call(
+        'GET',
+        `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000002/download`,
+      ),
+      404,
+    );
     expectProblem(await t.call('GET', `/agent/conversations/${conversation_id}/screenshots/nope/download`), 404);
-    expectProblem(await t.call('GET', `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`, undefined, outsider), 404);
+    expectProblem(
+      await t.call(
+        'GET',
+        `/agent/conversations/${conversation_id}/screenshots/b5f0c2de-0000-4000-8000-000000000001/download`,
+        undefined,
+        outsider,
+      ),
+      404,
+    );
   });
 });
 
@@ -158,23 +254,57 @@ describe('follow-ups, interrupts and attachments by conversation', () => {
     const first = await newRun(t);
     const prepared = await t.call('POST', `/agent/conversations/${first.conversation_id}/attachments`, attachment);
     expect(prepared.statusCode, prepared.body).toBe(201);
-    expect(prepared.json()).toEqual({ attachment_id: expect.any(String), run_id: first.run_id, conversation_id: first.conversation_id, file_name: 'shot.png', mime_type: 'image/png', size_bytes: png.length });
+    expect(prepared.json()).toEqual({
+      attachment_id: expect.any(String),
+      run_id: first.run_id,
+      conversation_id: first.conversation_id,
+      file_name: 'shot.png',
+      mime_type: 'image/png',
+      size_bytes: png.length,
+    });
     const viaRun = await t.call('POST', `/agent/runs/${first.run_id}/attachments`, attachment);
     expect(viaRun.statusCode, viaRun.body).toBe(201);
     const ids = [prepared.json().attachment_id, viaRun.json().attachment_id];
 
     const held = await startRun(t, first.run_id);
-    const ok = await t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, { message: 'see these', attachments: ids });
+    const ok = await t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, {
+      message: 'see these',
+      attachments: ids,
+    });
     expect(ok.statusCode, ok.body).toBe(200);
     expect(ok.json()).toEqual({ conversation_id: first.conversation_id, run_id: first.run_id, state: 'INPROGRESS' });
     const [delivered] = await t.rt.events.readStream(`run-${first.run_id}`, { direction: 'backwards', maxCount: 1 });
-    expect(delivered).toMatchObject({ type: 'RunFollowupDelivered', data: { message: 'see these', attachments: ids, execution_id: held.execution_id, to: 'execution' } });
+    expect(delivered).toMatchObject({
+      type: 'RunFollowupDelivered',
+      data: { message: 'see these', attachments: ids, execution_id: held.execution_id, to: 'execution' },
+    });
 
     // A newer run in the conversation: attachments prepared for the older one are unknown now.
     const second = await newRun(t, { conversation_id: first.conversation_id });
-    await expectRefused(t, () => t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, { message: 'again', attachments: [ids[0]] }), 422, 'unknown_attachment');
-    await expectRefused(t, () => t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, { message: 'again', attachments: ['never-prepared'] }), 422, 'unknown_attachment');
-    const plain = await t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, { message: 'again', mode: 'orchestrate' });
+    await expectRefused(
+      t,
+      () =>
+        t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, {
+          message: 'again',
+          attachments: [ids[0]],
+        }),
+      422,
+      'unknown_attachment',
+    );
+    await expectRefused(
+      t,
+      () =>
+        t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, {
+          message: 'again',
+          attachments: ['never-prepared'],
+        }),
+      422,
+      'unknown_attachment',
+    );
+    const plain = await t.call('POST', `/agent/conversations/${first.conversation_id}/followups`, {
+      message: 'again',
+      mode: 'orchestrate',
+    });
     expect(plain.json()).toMatchObject({ run_id: second.run_id, state: 'QUEUED' });
     const [extended] = await t.rt.events.readStream(`run-${second.run_id}`, { direction: 'backwards', maxCount: 1 });
     expect(extended).toMatchObject({ type: 'RunPromptExtended', data: { message: 'again', mode: 'orchestrate' } });
@@ -186,7 +316,11 @@ describe('follow-ups, interrupts and attachments by conversation', () => {
     await expectRefused(t, () => t.call('POST', followups, {}), 400);
     await expectRefused(t, () => t.call('POST', followups, { message: '   ' }), 400);
     await expectRefused(t, () => t.call('POST', followups, { message: 'x', mode: 'fast' }), 400);
-    await expectRefused(t, () => t.call('POST', followups, { message: 'x', attachments: ['1', '2', '3', '4', '5', '6'] }), 400);
+    await expectRefused(
+      t,
+      () => t.call('POST', followups, { message: 'x', attachments: ['1', '2', '3', '4', '5', '6'] }),
+      400,
+    );
     await expectRefused(t, () => t.call('POST', followups, { message: 'x', extra: true }), 400);
     await expectRefused(t, () => t.call('POST', followups, { message: 'x'.repeat(1_000_001) }), 400);
     await expectRefused(t, () => t.call('POST', followups, { message: 'x' }, outsider), 404, 'resource_not_found');
@@ -226,7 +360,11 @@ describe('follow-ups, interrupts and attachments by conversation', () => {
     expect(last).toMatchObject({ type: 'RunInterruptRequested', data: { execution_id: held.execution_id } });
     expect((await t.call('GET', `/agent/conversations/${conversation_id}`)).json().steps).toHaveLength(1);
 
-    await expectRefused(t, () => t.call('POST', `/agent/conversations/${conversation_id}/interrupt`, undefined, outsider), 404);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/agent/conversations/${conversation_id}/interrupt`, undefined, outsider),
+      404,
+    );
     await expectRefused(t, () => t.call('POST', '/agent/conversations/nope/interrupt'), 404);
   });
 });

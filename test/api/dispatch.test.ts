@@ -13,13 +13,18 @@ let foremanUid: string;
 beforeAll(async () => {
   t = await startTestApp();
   factory = await newFactory(t, 'Payments');
-  const foreman = await t.call('POST', '/agent/identities', { name: 'Pay Foreman', agent_type: 'FOREMAN', factory_uid: factory });
+  const foreman = await t.call('POST', '/agent/identities', {
+    name: 'Pay Foreman',
+    agent_type: 'FOREMAN',
+    factory_uid: factory,
+  });
   expect(foreman.statusCode, foreman.body).toBe(201);
   foremanUid = foreman.json().uid;
 });
 afterAll(() => t.close());
 
-const dispatch = (body: unknown, factoryUid = factory, key?: string) => t.call('POST', `/factory/${factoryUid}/runs`, body, key);
+const dispatch = (body: unknown, factoryUid = factory, key?: string) =>
+  t.call('POST', `/factory/${factoryUid}/runs`, body, key);
 
 /** The task the reactor creates for a dispatched run, once it exists. */
 const taskOf = (runId: string, factoryUid = factory) =>
@@ -28,11 +33,17 @@ const taskOf = (runId: string, factoryUid = factory) =>
     return res.statusCode === 200 ? (res.json() as { uid: string; title: string }) : undefined;
   });
 
-const runCreatedEvent = async (runId: string) => (await t.rt.events.readStream(runStream(runId), { maxCount: 1 }))[0] as RecordedEvent<never>;
+const runCreatedEvent = async (runId: string) =>
+  (await t.rt.events.readStream(runStream(runId), { maxCount: 1 }))[0] as RecordedEvent<never>;
 
 describe('POST /factory/{uid}/runs', () => {
   it('creates a run for the foreman, stamped with the ticket, and its task asynchronously', async () => {
-    const res = await dispatch({ prompt: 'Card payments fail on Safari\nSee the logs.', title: 'Safari payments', ticket_ref: 'linear:PAY-123', ticket_url: 'https://linear.app/acme/issue/PAY-123' });
+    const res = await dispatch({
+      prompt: 'Card payments fail on Safari\nSee the logs.',
+      title: 'Safari payments',
+      ticket_ref: 'linear:PAY-123',
+      ticket_url: 'https://linear.app/acme/issue/PAY-123',
+    });
     expect(res.statusCode, res.body).toBe(201);
     const body = res.json();
     expect(body).toEqual({
@@ -105,17 +116,26 @@ describe('POST /factory/{uid}/runs', () => {
     const bare = await newFactory(t);
     await expectRefused(t, () => dispatch({ prompt: 'x' }, bare), 409, 'no_foreman');
     // A foreman that was deleted, or linked to another factory, is no foreman.
-    const gone = (await t.call('POST', '/agent/identities', { name: 'Gone', agent_type: 'FOREMAN', factory_uid: bare })).json();
+    const gone = (
+      await t.call('POST', '/agent/identities', { name: 'Gone', agent_type: 'FOREMAN', factory_uid: bare })
+    ).json();
     expect((await t.call('DELETE', `/agent/identities/${gone.uid}`)).statusCode).toBe(204);
     await expectRefused(t, () => dispatch({ prompt: 'x' }, bare), 409, 'no_foreman');
-    const moved = (await t.call('POST', '/agent/identities', { name: 'Moved', agent_type: 'FOREMAN', factory_uid: bare })).json();
+    const moved = (
+      await t.call('POST', '/agent/identities', { name: 'Moved', agent_type: 'FOREMAN', factory_uid: bare })
+    ).json();
     expect((await t.call('PUT', `/agent/identities/${moved.uid}`, { factory_uid: factory })).statusCode).toBe(200);
     await expectRefused(t, () => dispatch({ prompt: 'x' }, bare), 409, 'no_foreman');
-    const helper = (await t.call('POST', '/agent/identities', { name: 'Helper', agent_type: 'IMPLEMENT', factory_uid: bare })).json();
+    const helper = (
+      await t.call('POST', '/agent/identities', { name: 'Helper', agent_type: 'IMPLEMENT', factory_uid: bare })
+    ).json();
     expect(helper.uid).toEqual(expect.any(String));
     await expectRefused(t, () => dispatch({ prompt: 'x' }, bare), 409, 'no_foreman');
     // Linking a foreman makes the factory dispatchable.
-    expect((await t.call('POST', '/agent/identities', { name: 'Bare Foreman', agent_type: 'FOREMAN', factory_uid: bare })).statusCode).toBe(201);
+    expect(
+      (await t.call('POST', '/agent/identities', { name: 'Bare Foreman', agent_type: 'FOREMAN', factory_uid: bare }))
+        .statusCode,
+    ).toBe(201);
     const dispatched = (await dispatch({ prompt: 'x' }, bare)).json();
     expect(dispatched.foreman_agent).toBe('Bare Foreman');
     await taskOf(dispatched.run_id, bare); // the reaction has written all it writes

@@ -7,14 +7,20 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const create = (body: unknown, key?: string, headers?: Record<string, string>) => t.call('POST', '/factory', body, key, headers);
+const create = (body: unknown, key?: string, headers?: Record<string, string>) =>
+  t.call('POST', '/factory', body, key, headers);
 
 describe('factories', () => {
   it('creates, reads, updates and deletes a factory, each visible at once', async () => {
     const res = await create({ name: 'Payments', alias: 'pay', repositories: [{ owner: 'acme', repo: 'billing' }] });
     expect(res.statusCode, res.body).toBe(201);
     const factory = res.json();
-    expect(factory).toMatchObject({ name: 'Payments', alias: 'pay', team_uid: t.teamUid, repositories: [{ owner: 'acme', repo: 'billing' }] });
+    expect(factory).toMatchObject({
+      name: 'Payments',
+      alias: 'pay',
+      team_uid: t.teamUid,
+      repositories: [{ owner: 'acme', repo: 'billing' }],
+    });
 
     expect((await t.call('GET', `/factory/${factory.uid}`)).json()).toEqual(factory);
 
@@ -28,7 +34,13 @@ describe('factories', () => {
   });
 
   it('searches name and alias case-insensitively and pages with a cursor', async () => {
-    for (const [name, alias] of [['Alpha', 'one'], ['Beta', 'SEARCHME'], ['Gamma search', null], ['Delta', 'x'], ['Epsilon Searchme', null]]) {
+    for (const [name, alias] of [
+      ['Alpha', 'one'],
+      ['Beta', 'SEARCHME'],
+      ['Gamma search', null],
+      ['Delta', 'x'],
+      ['Epsilon Searchme', null],
+    ]) {
       expect((await create({ name, alias })).statusCode).toBe(201);
     }
     const found = (await t.call('GET', '/factory?search=searchme')).json();
@@ -37,9 +49,10 @@ describe('factories', () => {
     const names: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { factories: Array<{ name: string }>; page_info: { has_next_page: boolean; next_cursor: string | null } } = (
-        await t.call('GET', `/factory?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
-      ).json();
+      const page: {
+        factories: Array<{ name: string }>;
+        page_info: { has_next_page: boolean; next_cursor: string | null };
+      } = (await t.call('GET', `/factory?limit=2${cursor ? `&cursor=${cursor}` : ''}`)).json();
       expect(page.factories.length).toBeLessThanOrEqual(2);
       names.push(...page.factories.map((f) => f.name));
       cursor = page.page_info.next_cursor;
@@ -50,7 +63,14 @@ describe('factories', () => {
   });
 
   it('refuses bad limits, bad cursors and unknown query parameters', async () => {
-    for (const q of ['limit=0', 'limit=101', 'limit=abc', 'cursor=%%%', 'cursor=eyJzIjoib3RoZXIiLCJ2IjpbXX0', 'bogus=1']) {
+    for (const q of [
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'cursor=%%%',
+      'cursor=eyJzIjoib3RoZXIiLCJ2IjpbXX0',
+      'bogus=1',
+    ]) {
       expectProblem(await t.call('GET', `/factory?${q}`), 400);
     }
   });
@@ -77,6 +97,8 @@ describe('factories', () => {
     // The team header selects the other team for the admin, who belongs to both.
     const there = await create({ name: 'Elsewhere' }, undefined, { 'x-service-team-uid': other.uid });
     expect(there.json().team_uid).toBe(other.uid);
-    expect((await t.call('GET', `/factory?team_uid=${other.uid}`)).json().factories.map((f: { name: string }) => f.name)).toEqual(['Elsewhere']);
+    expect(
+      (await t.call('GET', `/factory?team_uid=${other.uid}`)).json().factories.map((f: { name: string }) => f.name),
+    ).toEqual(['Elsewhere']);
   });
 });

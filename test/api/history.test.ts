@@ -5,7 +5,15 @@ import { conversationStream } from '../../commands/conversation/events.js';
 import { taskDecider } from '../../commands/task/decider.js';
 import { taskStream } from '../../commands/task/events.js';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { adminContext, finishRun, newRun, outsiderKey, say, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
+import {
+  adminContext,
+  finishRun,
+  newRun,
+  outsiderKey,
+  say,
+  startRun,
+  teammateKey,
+} from '../helpers/conversation-fixtures.js';
 import { runCli } from '../e2e/server-process.js';
 import { history } from '../../queries/history-cli.js';
 
@@ -20,11 +28,33 @@ let taskUid: string;
 async function newTask(conversation_id: string, run_id: string) {
   const uid = uuidv4();
   const ctx = adminContext(t);
-  await t.rt.execute(conversationStream(conversation_id), conversationDecider, { type: 'BindTask', data: { conversation_id, task_uid: uid, factory_uid: factoryUid, factory_team_uid: t.teamUid } }, ctx);
-  await t.rt.execute(taskStream(uid), taskDecider, {
-    type: 'CreateTask',
-    data: { uid, factory_uid: factoryUid, team_uid: t.teamUid, conversation_id, run_id, title: 'Fix it', description: null, stage: 'TRIAGE' },
-  }, ctx);
+  await t.rt.execute(
+    conversationStream(conversation_id),
+    conversationDecider,
+    {
+      type: 'BindTask',
+      data: { conversation_id, task_uid: uid, factory_uid: factoryUid, factory_team_uid: t.teamUid },
+    },
+    ctx,
+  );
+  await t.rt.execute(
+    taskStream(uid),
+    taskDecider,
+    {
+      type: 'CreateTask',
+      data: {
+        uid,
+        factory_uid: factoryUid,
+        team_uid: t.teamUid,
+        conversation_id,
+        run_id,
+        title: 'Fix it',
+        description: null,
+        stage: 'TRIAGE',
+      },
+    },
+    ctx,
+  );
   return uid;
 }
 
@@ -34,7 +64,9 @@ beforeAll(async () => {
   teammate = await teammateKey(t);
   factoryUid = (await t.call('POST', '/factory', { name: 'Audit' })).json().uid;
   run = await newRun(t, { prompt: 'Audit me' });
-  await t.call('POST', `/agent/conversations/${run.conversation_id}/followups`, { message: 'more' }, undefined, { 'x-correlation-id': 'audit-corr-1' });
+  await t.call('POST', `/agent/conversations/${run.conversation_id}/followups`, { message: 'more' }, undefined, {
+    'x-correlation-id': 'audit-corr-1',
+  });
   const held = await startRun(t, run.run_id);
   await say(t, run.run_id, held, { text: 'working' });
   await finishRun(t, run.run_id, held);
@@ -48,7 +80,15 @@ describe('GET /agent/runs/{runId}/history', () => {
     expect(res.statusCode, res.body).toBe(200);
     const { entries, page_info } = res.json();
     expect(page_info).toEqual({ has_next_page: false, next_cursor: null });
-    expect(entries.map((e: { type: string }) => e.type)).toEqual(['RunCreated', 'RunPromptExtended', 'RunLeased', 'RunClaimed', 'RunStarted', 'RunMessageRecorded', 'RunFinished']);
+    expect(entries.map((e: { type: string }) => e.type)).toEqual([
+      'RunCreated',
+      'RunPromptExtended',
+      'RunLeased',
+      'RunClaimed',
+      'RunStarted',
+      'RunMessageRecorded',
+      'RunFinished',
+    ]);
     expect(entries.map((e: { revision: number }) => e.revision)).toEqual([0, 1, 2, 3, 4, 5, 6]);
     const positions = entries.map((e: { position: string }) => BigInt(e.position));
     expect([...positions].sort((a, b) => (a < b ? -1 : 1))).toEqual(positions);
@@ -72,9 +112,13 @@ describe('GET /agent/runs/{runId}/history', () => {
     const first = (await t.call('GET', `/agent/runs/${run.run_id}/history?limit=3`)).json();
     expect(first.entries.map((e: { revision: number }) => e.revision)).toEqual([0, 1, 2]);
     expect(first.page_info.has_next_page).toBe(true);
-    const second = (await t.call('GET', `/agent/runs/${run.run_id}/history?limit=3&cursor=${first.page_info.next_cursor}`)).json();
+    const second = (
+      await t.call('GET', `/agent/runs/${run.run_id}/history?limit=3&cursor=${first.page_info.next_cursor}`)
+    ).json();
     expect(second.entries.map((e: { revision: number }) => e.revision)).toEqual([3, 4, 5]);
-    const third = (await t.call('GET', `/agent/runs/${run.run_id}/history?limit=3&cursor=${second.page_info.next_cursor}`)).json();
+    const third = (
+      await t.call('GET', `/agent/runs/${run.run_id}/history?limit=3&cursor=${second.page_info.next_cursor}`)
+    ).json();
     expect(third).toMatchObject({ entries: [{ revision: 6 }], page_info: { has_next_page: false, next_cursor: null } });
 
     expectProblem(await t.call('GET', `/agent/runs/${run.run_id}/history?limit=0`), 400);
@@ -83,7 +127,8 @@ describe('GET /agent/runs/{runId}/history', () => {
     expectProblem(await t.call('GET', `/agent/runs/${run.run_id}/history?cursor=garbage`), 400, 'invalid_cursor');
     const forged = Buffer.from(JSON.stringify({ s: 'revision:asc', v: ['x'] })).toString('base64url');
     expectProblem(await t.call('GET', `/agent/runs/${run.run_id}/history?cursor=${forged}`), 400, 'invalid_cursor');
-    const taskCursor = (await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history?limit=1`)).json().page_info.next_cursor;
+    const taskCursor = (await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history?limit=1`)).json().page_info
+      .next_cursor;
     expectProblem(await t.call('GET', `/agent/runs/${run.run_id}/history?cursor=${taskCursor}`), 400, 'invalid_cursor');
   });
 
@@ -107,18 +152,32 @@ describe('GET /factory/{uid}/tasks/{task_uid}/history', () => {
       [`conversation-${run.conversation_id}`, 'ConversationTaskBound'],
       [`task-${taskUid}`, 'TaskCreated'],
     ]);
-    expect(entries[2]).toMatchObject({ revision: 0, actor: { type: 'user', uid: t.adminUid }, data: { uid: taskUid, title: 'Fix it' } });
+    expect(entries[2]).toMatchObject({
+      revision: 0,
+      actor: { type: 'user', uid: t.adminUid },
+      data: { uid: taskUid, title: 'Fix it' },
+    });
 
     const page = (await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history?limit=2`)).json();
     expect(page.entries).toHaveLength(2);
-    const rest = (await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history?limit=2&cursor=${page.page_info.next_cursor}`)).json();
+    const rest = (
+      await t.call(
+        'GET',
+        `/factory/${factoryUid}/tasks/${taskUid}/history?limit=2&cursor=${page.page_info.next_cursor}`,
+      )
+    ).json();
     expect(rest.entries.map((e: { type: string }) => e.type)).toEqual(['TaskCreated']);
   });
 
   it('keeps a deleted task’s history', async () => {
     const other = await newRun(t);
     const uid = await newTask(other.conversation_id, other.run_id);
-    await t.rt.execute(taskStream(uid), taskDecider, { type: 'DeleteTask', data: { uid, factory_uid: factoryUid } }, adminContext(t));
+    await t.rt.execute(
+      taskStream(uid),
+      taskDecider,
+      { type: 'DeleteTask', data: { uid, factory_uid: factoryUid } },
+      adminContext(t),
+    );
     const { entries } = (await t.call('GET', `/factory/${factoryUid}/tasks/${uid}/history`)).json();
     expect(entries.map((e: { type: string }) => e.type).at(-1)).toBe('TaskDeleted');
   });
@@ -127,7 +186,9 @@ describe('GET /factory/{uid}/tasks/{task_uid}/history', () => {
     const otherFactory = (await t.call('POST', '/factory', { name: 'Elsewhere' })).json().uid;
     expectProblem(await t.call('GET', `/factory/${otherFactory}/tasks/${taskUid}/history`), 404);
     expectProblem(await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history`, undefined, outsider), 404);
-    expect((await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history`, undefined, teammate)).statusCode).toBe(200);
+    expect(
+      (await t.call('GET', `/factory/${factoryUid}/tasks/${taskUid}/history`, undefined, teammate)).statusCode,
+    ).toBe(200);
     expectProblem(await t.call('GET', `/factory/${factoryUid}/tasks/nope/history`), 404);
   });
 });
@@ -137,14 +198,18 @@ describe('shopfloor history', () => {
     const api = (await t.call('GET', `/agent/runs/${run.run_id}/history`)).json().entries;
     const lines = await runCli(['history', 'run', run.run_id], { dataDir: t.dir });
     expect(lines.code, lines.stderr).toBe(0);
-    expect(lines.stdout.trim().split('\n').map((l) => JSON.parse(l))).toEqual(api);
+    expect(
+      lines.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(api);
 
     const task = await runCli(['history', 'task', taskUid, '--table'], { dataDir: t.dir });
     expect(task.code, task.stderr).toBe(0);
     expect(task.stdout).toContain('TaskCreated');
     expect(task.stdout).toContain('ConversationTaskBound');
     expect(task.stdout).toContain(`user:${t.adminUid}`);
-
   });
 
   it('exits 1 for an unknown task or run and 2 on a usage error', async () => {

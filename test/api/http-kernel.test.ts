@@ -23,12 +23,19 @@ describe('HTTP kernel', () => {
   it('requires a valid bearer credential', async () => {
     expectProblem(await t.call('GET', '/factory', undefined, null), 401, 'authentication_required');
     expectProblem(await t.call('GET', '/factory', undefined, 'sf_not_a_key'), 401);
-    expectProblem(await t.app.inject({ url: '/api/v1/factory', headers: { authorization: `Basic ${ADMIN_KEY}` } }), 401);
+    expectProblem(
+      await t.app.inject({ url: '/api/v1/factory', headers: { authorization: `Basic ${ADMIN_KEY}` } }),
+      401,
+    );
     await expectRefused(t, () => t.call('POST', '/factory', { name: 'x' }, null), 401);
   });
 
   it('refuses a team header naming a team the caller is not in', async () => {
-    await expectRefused(t, () => t.call('POST', '/factory', { name: 'x' }, undefined, { 'x-service-team-uid': 'no-such-team' }), 403);
+    await expectRefused(
+      t,
+      () => t.call('POST', '/factory', { name: 'x' }, undefined, { 'x-service-team-uid': 'no-such-team' }),
+      403,
+    );
   });
 
   it('answers problem+json for unknown routes, wrong methods and media types', async () => {
@@ -37,7 +44,11 @@ describe('HTTP kernel', () => {
     const wrong = await t.call('PUT', '/factory');
     expectProblem(wrong, 405);
     expect(wrong.headers.allow).toContain('POST');
-    await expectRefused(t, () => t.call('POST', '/factory', 'name=x', undefined, { 'content-type': 'application/x-www-form-urlencoded' }), 415);
+    await expectRefused(
+      t,
+      () => t.call('POST', '/factory', 'name=x', undefined, { 'content-type': 'application/x-www-form-urlencoded' }),
+      415,
+    );
     await expectRefused(t, () => t.call('POST', '/factory', '{bad json'), 400, 'invalid_json');
   });
 
@@ -45,7 +56,9 @@ describe('HTTP kernel', () => {
     const forged = (v: unknown) => Buffer.from(JSON.stringify({ s: 'name:asc,id:asc', v })).toString('base64url');
     expectProblem(await t.call('GET', `/factory?cursor=${forged([{ x: 1 }, 'y'])}`), 400, 'invalid_cursor');
     expectProblem(await t.call('GET', `/factory?cursor=${forged(['a'])}`), 400, 'invalid_cursor');
-    const otherSort = Buffer.from(JSON.stringify({ s: 'created_at:desc,id:desc', v: ['a', 'b'] })).toString('base64url');
+    const otherSort = Buffer.from(JSON.stringify({ s: 'created_at:desc,id:desc', v: ['a', 'b'] })).toString(
+      'base64url',
+    );
     expectProblem(await t.call('GET', `/factory?cursor=${otherSort}`), 400, 'invalid_cursor');
     expect((await t.call('GET', `/factory?cursor=${forged(['a', 'b'])}`)).statusCode).toBe(200);
   });

@@ -14,10 +14,17 @@ export const post = (t: TestApp, path: string, payload: string | Buffer, headers
   t.app.inject({ method: 'POST', url: path, payload, headers });
 
 export const postToken = (t: TestApp, hook: Hook, payload: string | Buffer, headers: Record<string, string> = {}) =>
-  post(t, `/webhooks/w/${hook.uid}`, payload, { authorization: `Bearer ${hook.secret}`, 'content-type': 'application/json', ...headers });
+  post(t, `/webhooks/w/${hook.uid}`, payload, {
+    authorization: `Bearer ${hook.secret}`,
+    'content-type': 'application/json',
+    ...headers,
+  });
 
 export async function deliveryLog(t: TestApp, hook: Hook, query = '') {
   const res = await t.call('GET', `/factory/${hook.factory}/webhooks/${hook.uid}/deliveries${query}`);
   if (res.statusCode !== 200) throw new Error(res.body);
-  return res.json() as { deliveries: Array<Record<string, unknown>>; page_info: { has_next_page: boolean; next_cursor: string | null } };
+  return res.json() as {
+    deliveries: Array<Record<string, unknown>>;
+    page_info: { has_next_page: boolean; next_cursor: string | null };
+  };
 }

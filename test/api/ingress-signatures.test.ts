@@ -25,11 +25,23 @@ type Signer = (secret: string, payload: string, at: number) => Promise<Record<st
 const signers: Record<string, Signer> = {
   standard_webhooks: async (secret, payload, at) => {
     const id = `msg_${Math.random()}`;
-    return { 'webhook-id': id, 'webhook-timestamp': String(at), 'webhook-signature': new Webhook(secret).sign(id, new Date(at * 1000), payload) };
+    return {
+      'webhook-id': id,
+      'webhook-timestamp': String(at),
+      'webhook-signature': new Webhook(secret).sign(id, new Date(at * 1000), payload),
+    };
   },
-  stripe: async (secret, payload, at) => ({ 'stripe-signature': `t=${at},v1=${hex('sha256', secret, `${at}.${payload}`)}` }),
-  github: async (secret, payload) => ({ 'x-hub-signature-256': await signGithub(secret, payload), 'x-github-delivery': `gh-${Math.random()}` }),
-  sentry: async (secret, payload, at) => ({ 'sentry-hook-signature': hex('sha256', secret, payload), 'sentry-hook-timestamp': String(at) }),
+  stripe: async (secret, payload, at) => ({
+    'stripe-signature': `t=${at},v1=${hex('sha256', secret, `${at}.${payload}`)}`,
+  }),
+  github: async (secret, payload) => ({
+    'x-hub-signature-256': await signGithub(secret, payload),
+    'x-github-delivery': `gh-${Math.random()}`,
+  }),
+  sentry: async (secret, payload, at) => ({
+    'sentry-hook-signature': hex('sha256', secret, payload),
+    'sentry-hook-timestamp': String(at),
+  }),
   pagerduty: async (secret, payload) => ({ 'x-pagerduty-signature': `v1=${hex('sha256', secret, payload)}` }),
   vercel: async (secret, payload) => ({ 'x-vercel-signature': hex('sha1', secret, payload) }),
 };
@@ -44,7 +56,8 @@ async function signedHook(scheme: string): Promise<Hook & { key: string }> {
   return { ...(await makeHook(t, { authMode: 'signature', signatureScheme: scheme, secret: key })), key };
 }
 
-const send = (hook: Hook, payload: string, headers: Record<string, string>) => post(t, `/webhooks/w/${hook.uid}`, payload, headers);
+const send = (hook: Hook, payload: string, headers: Record<string, string>) =>
+  post(t, `/webhooks/w/${hook.uid}`, payload, headers);
 
 describe.each(Object.keys(signers))('%s signatures', (scheme) => {
   const sign = signers[scheme]!;
@@ -55,7 +68,10 @@ describe.each(Object.keys(signers))('%s signatures', (scheme) => {
     expect(ok.statusCode, ok.body).toBe(202);
     expectProblem(await send(hook, tampered, await sign(hook.key, body, now())), 401, 'authentication_failed');
     expectProblem(await send(hook, body, {}), 401);
-    const wrongKey = scheme === 'standard_webhooks' ? 'whsec_' + Buffer.from('another key entirely!').toString('base64') : 'another-secret-entirely';
+    const wrongKey =
+      scheme === 'standard_webhooks'
+        ? `whsec_${Buffer.from('another key entirely!').toString('base64')}`
+        : 'another-secret-entirely';
     expectProblem(await send(hook, body, await sign(wrongKey, body, now())), 401);
     const statuses = (await deliveryLog(t, hook)).deliveries.map((d) => d.status);
     expect(statuses).toEqual(['rejected_auth', 'rejected_auth', 'rejected_auth', 'accepted']);
@@ -64,7 +80,11 @@ describe.each(Object.keys(signers))('%s signatures', (scheme) => {
   it('refuses a signature made with the secret in force before a rotation', async () => {
     const hook = await signedHook(scheme);
     const newKey = scheme === 'standard_webhooks' ? undefined : `${hook.key}_rotated`;
-    const rotated = await t.call('POST', `/factory/${hook.factory}/webhooks/${hook.uid}/rotate-secret`, newKey ? { secret: newKey } : {});
+    const rotated = await t.call(
+      'POST',
+      `/factory/${hook.factory}/webhooks/${hook.uid}/rotate-secret`,
+      newKey ? { secret: newKey } : {},
+    );
     expect(rotated.statusCode, rotated.body).toBe(200);
     expectProblem(await send(hook, body, await sign(hook.key, body, now())), 401);
     expect((await send(hook, body, await sign(newKey ?? rotated.json().secret, body, now()))).statusCode).toBe(202);
@@ -72,16 +92,23 @@ describe.each(Object.keys(signers))('%s signatures', (scheme) => {
 });
 
 describe('signature age and provider specifics', () => {
-  it.each(['standard_webhooks', 'stripe'])('%s: a signature older than five minutes is refused, a fresh one taken', async (scheme) => {
-    const hook = await signedHook(scheme);
-    expectProblem(await send(hook, body, await signers[scheme]!(hook.key, body, now() - 301)), 401);
-    expect((await send(hook, body, await signers[scheme]!(hook.key, body, now() - 240))).statusCode).toBe(202);
-  });
+  it.each(['standard_webhooks', 'stripe'])(
+    '%s: a signature older than five minutes is refused, a fresh one taken',
+    async (scheme) => {
+      const hook = await signedHook(scheme);
+      expectProblem(await send(hook, body, await signers[scheme]!(hook.key, body, now() - 301)), 401);
+      expect((await send(hook, body, await signers[scheme]!(hook.key, body, now() - 240))).statusCode).toBe(202);
+    },
+  );
 
   it('Standard Webhooks accepts the Svix header names', async () => {
     const hook = await signedHook('standard_webhooks');
     const h = await signers.standard_webhooks!(hook.key, body, now());
-    const svix = { 'svix-id': h['webhook-id']!, 'svix-timestamp': h['webhook-timestamp']!, 'svix-signature': h['webhook-signature']! };
+    const svix = {
+      'svix-id': h['webhook-id']!,
+      'svix-timestamp': h['webhook-timestamp']!,
+      'svix-signature': h['webhook-signature']!,
+    };
     expect((await send(hook, body, svix)).statusCode).toBe(202);
   });
 
@@ -96,7 +123,12 @@ describe('signature age and provider specifics', () => {
     const hook = await signedHook('github');
     const headers = { ...(await signers.github!(hook.key, body, now())), 'x-github-delivery': 'delivery-42' };
     const first = (await send(hook, body, headers)).json().delivery_id;
-    const again = (await send(hook, '{"other":"body"}', { ...(await signers.github!(hook.key, '{"other":"body"}', now())), 'x-github-delivery': 'delivery-42' })).json().delivery_id;
+    const again = (
+      await send(hook, '{"other":"body"}', {
+        ...(await signers.github!(hook.key, '{"other":"body"}', now())),
+        'x-github-delivery': 'delivery-42',
+      })
+    ).json().delivery_id;
     const log = (await deliveryLog(t, hook)).deliveries;
     expect(log.find((d) => d.delivery_id === again)).toMatchObject({ status: 'duplicate', duplicate_of: first });
   });

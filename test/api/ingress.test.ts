@@ -20,15 +20,30 @@ describe('webhook ingress: token modes, statuses, log', () => {
     expectProblem(await post(t, `/webhooks/w/${hook.uid}`, '{"order":3}'), 401);
     const log = await deliveryLog(t, hook);
     expect(log.deliveries.map((d) => d.status)).toEqual(['rejected_auth', 'rejected_auth', 'accepted']);
-    expect(log.deliveries[2]).toEqual({ delivery_id, status: 'accepted', label: 'Accepted', size_bytes: 11, received_at: expect.any(String), payload: { order: 1 } });
+    expect(log.deliveries[2]).toEqual({
+      delivery_id,
+      status: 'accepted',
+      label: 'Accepted',
+      size_bytes: 11,
+      received_at: expect.any(String),
+      payload: { order: 1 },
+    });
     expect(log.deliveries[0]).not.toHaveProperty('payload');
     expect(log.deliveries[0]!.label).toBe('Rejected (auth)');
   });
 
   it('Content-Type is not enforced; any JSON value is accepted; invalid JSON is 400 and logged', async () => {
     const hook = await makeHook(t);
-    for (const [body, type] of [['[1,2]', 'text/plain'], ['"text"', 'application/x-www-form-urlencoded'], ['42', ''], ['null', 'application/octet-stream']] as const) {
-      const res = await post(t, `/webhooks/w/${hook.uid}`, body, { authorization: `Bearer ${hook.secret}`, ...(type ? { 'content-type': type } : {}) });
+    for (const [body, type] of [
+      ['[1,2]', 'text/plain'],
+      ['"text"', 'application/x-www-form-urlencoded'],
+      ['42', ''],
+      ['null', 'application/octet-stream'],
+    ] as const) {
+      const res = await post(t, `/webhooks/w/${hook.uid}`, body, {
+        authorization: `Bearer ${hook.secret}`,
+        ...(type ? { 'content-type': type } : {}),
+      });
       expect(res.statusCode, `${body} ${type}: ${res.body}`).toBe(202);
     }
     expectProblem(await postToken(t, hook, '{"broken":'), 400, 'invalid_json');
@@ -52,7 +67,10 @@ describe('webhook ingress: token modes, statuses, log', () => {
   it('unknown, disabled and deleted webhooks answer 404 and log nothing; only POST is allowed', async () => {
     const hook = await makeHook(t);
     expectProblem(await postToken(t, { ...hook, uid: 'no-such-hook' }, '{}'), 404);
-    expectProblem(await post(t, `/webhooks/w/${hook.uid}/extra-segment`, '{}', { authorization: `Bearer ${hook.secret}` }), 404);
+    expectProblem(
+      await post(t, `/webhooks/w/${hook.uid}/extra-segment`, '{}', { authorization: `Bearer ${hook.secret}` }),
+      404,
+    );
     expect((await t.app.inject({ method: 'GET', url: `/webhooks/w/${hook.uid}` })).statusCode).toBe(405);
     await t.call('PATCH', `/factory/${hook.factory}/webhooks/${hook.uid}`, { enabled: false });
     const before = await t.head();
@@ -66,7 +84,8 @@ describe('webhook ingress: token modes, statuses, log', () => {
 
   it('rotation invalidates the old secret at once', async () => {
     const hook = await makeHook(t);
-    const rotated = (await t.call('POST', `/factory/${hook.factory}/webhooks/${hook.uid}/rotate-secret`)).json().secret as string;
+    const rotated = (await t.call('POST', `/factory/${hook.factory}/webhooks/${hook.uid}/rotate-secret`)).json()
+      .secret as string;
     expectProblem(await postToken(t, hook, '{}'), 401);
     expect((await postToken(t, { ...hook, secret: rotated }, '{}')).statusCode).toBe(202);
   });
@@ -107,7 +126,8 @@ describe('webhook ingress: token modes, statuses, log', () => {
 describe('delivery identity', () => {
   it('uses the configured header first, then X-Service-Delivery-Id, then the body hash; a repeat is a logged Duplicate', async () => {
     const hook = await makeHook(t, { deliveryIdHeader: 'X-Event-Id' });
-    const a = (await postToken(t, hook, '{"a":1}', { 'x-event-id': 'evt-1', 'x-service-delivery-id': 'svc-1' })).json().delivery_id;
+    const a = (await postToken(t, hook, '{"a":1}', { 'x-event-id': 'evt-1', 'x-service-delivery-id': 'svc-1' })).json()
+      .delivery_id;
     // Same configured id, other body and other service id: a duplicate.
     const b = await postToken(t, hook, '{"a":2}', { 'x-event-id': 'evt-1', 'x-service-delivery-id': 'svc-2' });
     expect(b.statusCode).toBe(202);
@@ -133,7 +153,9 @@ describe('delivery identity', () => {
 
   it('50 identical deliveries at once: all 202 with their own delivery_id, exactly one DeliveryAccepted', async () => {
     const hook = await makeHook(t);
-    const answers = await Promise.all(Array.from({ length: 50 }, () => postToken(t, hook, '{"burst":true}', { 'x-service-delivery-id': 'burst-1' })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => postToken(t, hook, '{"burst":true}', { 'x-service-delivery-id': 'burst-1' })),
+    );
     expect(answers.map((r) => r.statusCode)).toEqual(Array(50).fill(202));
     expect(new Set(answers.map((r) => r.json().delivery_id)).size).toBe(50);
     const log = (await deliveryLog(t, hook, '?limit=100')).deliveries;

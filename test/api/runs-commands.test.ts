@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { adminContext, type Held, newRun, outsiderKey, runCommand, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
+import {
+  adminContext,
+  type Held,
+  newRun,
+  outsiderKey,
+  runCommand,
+  startRun,
+  teammateKey,
+} from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;
@@ -15,17 +23,30 @@ afterAll(() => t.close());
 
 const get = async (runId: string) => (await t.call('GET', `/agent/runs/${runId}`)).json();
 const timelineTypes = async (runId: string) =>
-  ((await t.call('GET', `/agent/runs/${runId}/timeline`)).json().events as Array<{ event_type: string }>).map((e) => e.event_type);
+  ((await t.call('GET', `/agent/runs/${runId}/timeline`)).json().events as Array<{ event_type: string }>).map(
+    (e) => e.event_type,
+  );
 
 /** Hands the run to a worker: PENDING until it claims it. */
 async function lease(runId: string): Promise<Held> {
   const held = { worker_id: 'w-1', execution_id: uuidv4() };
-  await runCommand(t, runId, { type: 'LeaseRun', data: { run_id: runId, ...held, lease_expires_at: new Date(Date.now() + 60_000).toISOString() } });
+  await runCommand(t, runId, {
+    type: 'LeaseRun',
+    data: { run_id: runId, ...held, lease_expires_at: new Date(Date.now() + 60_000).toISOString() },
+  });
   return held;
 }
 
-const finish = (runId: string, held: Held, state: 'SUCCEEDED' | 'FAILED', status_message: Record<string, unknown> | null = null) =>
-  runCommand(t, runId, { type: 'FinishRun', data: { run_id: runId, ...held, state, status_message: status_message as never } });
+const finish = (
+  runId: string,
+  held: Held,
+  state: 'SUCCEEDED' | 'FAILED',
+  status_message: Record<string, unknown> | null = null,
+) =>
+  runCommand(t, runId, {
+    type: 'FinishRun',
+    data: { run_id: runId, ...held, state, status_message: status_message as never },
+  });
 
 const minutesFromNow = (n: number) => new Date(Date.now() + n * 60_000).toISOString();
 
@@ -71,7 +92,12 @@ describe('POST /agent/runs/{runId}/cancel', () => {
 
   it('answers 404 for a run the caller cannot see, or none', async () => {
     const run = await newRun(t);
-    await expectRefused(t, () => t.call('POST', `/agent/runs/${run.run_id}/cancel`, undefined, outsider), 404, 'resource_not_found');
+    await expectRefused(
+      t,
+      () => t.call('POST', `/agent/runs/${run.run_id}/cancel`, undefined, outsider),
+      404,
+      'resource_not_found',
+    );
     await expectRefused(t, () => t.call('POST', '/agent/runs/no-such-run/cancel'), 404);
     const personal = await newRun(t, { team: false });
     const teammate = await teammateKey(t);
@@ -120,22 +146,37 @@ describe('POST /agent/runs/{runId}/followups', () => {
     expect((await get(run.run_id)).prompt).toBe('Fix the build\n\nAlso update the changelog');
 
     await lease(run.run_id);
-    expect((await followup(run.run_id, { message: 'and bump the version', mode: 'plan' })).json()).toMatchObject({ state: 'PENDING', routed_to: 'queued_prompt' });
+    expect((await followup(run.run_id, { message: 'and bump the version', mode: 'plan' })).json()).toMatchObject({
+      state: 'PENDING',
+      routed_to: 'queued_prompt',
+    });
     expect((await get(run.run_id)).prompt).toMatch(/and bump the version$/);
   });
 
   it('delivers to the live execution of a running run', async () => {
     const run = await newRun(t);
     const held = await startRun(t, run.run_id);
-    expect((await followup(run.run_id)).json()).toEqual({ run_id: run.run_id, state: 'INPROGRESS', routed_to: 'live_execution' });
+    expect((await followup(run.run_id)).json()).toEqual({
+      run_id: run.run_id,
+      state: 'INPROGRESS',
+      routed_to: 'live_execution',
+    });
     const events = (await t.call('GET', `/agent/runs/${run.run_id}/timeline`)).json().events;
-    expect(events.at(-1)).toMatchObject({ event_type: 'followup_delivered', execution_id: held.execution_id, payload: { to: 'execution' } });
+    expect(events.at(-1)).toMatchObject({
+      event_type: 'followup_delivered',
+      execution_id: held.execution_id,
+      payload: { to: 'execution' },
+    });
   });
 
   it('starts a new execution of an ended run', async () => {
     const run = await newRun(t);
     await finish(run.run_id, await startRun(t, run.run_id), 'SUCCEEDED');
-    expect((await followup(run.run_id)).json()).toEqual({ run_id: run.run_id, state: 'QUEUED', routed_to: 'new_execution' });
+    expect((await followup(run.run_id)).json()).toEqual({
+      run_id: run.run_id,
+      state: 'QUEUED',
+      routed_to: 'new_execution',
+    });
     expect(await get(run.run_id)).toMatchObject({ state: 'QUEUED', finished_at: null });
     expect((await timelineTypes(run.run_id)).at(-1)).toBe('run_resumed');
   });
@@ -144,19 +185,39 @@ describe('POST /agent/runs/{runId}/followups', () => {
     const run = await newRun(t);
     const held = await lease(run.run_id);
     await runCommand(t, run.run_id, { type: 'ClaimRun', data: { run_id: run.run_id, ...held } });
-    const failure = { message: 'npm ci failed', error_code: 'environment_setup_failed', retryable: false, session_debug_until: minutesFromNow(10) };
+    const failure = {
+      message: 'npm ci failed',
+      error_code: 'environment_setup_failed',
+      retryable: false,
+      session_debug_until: minutesFromNow(10),
+    };
     await finish(run.run_id, held, 'FAILED', failure);
-    expect(await get(run.run_id)).toMatchObject({ debug_agent_available: true, is_sandbox_running: true, status_message: failure });
+    expect(await get(run.run_id)).toMatchObject({
+      debug_agent_available: true,
+      is_sandbox_running: true,
+      status_message: failure,
+    });
 
-    expect((await followup(run.run_id, { message: 'why did npm ci fail?' })).json()).toEqual({ run_id: run.run_id, state: 'FAILED', routed_to: 'debug_session' });
-    expect(await get(run.run_id)).toMatchObject({ state: 'FAILED', status_message: { message: 'npm ci failed', error_code: 'environment_setup_failed' } });
+    expect((await followup(run.run_id, { message: 'why did npm ci fail?' })).json()).toEqual({
+      run_id: run.run_id,
+      state: 'FAILED',
+      routed_to: 'debug_session',
+    });
+    expect(await get(run.run_id)).toMatchObject({
+      state: 'FAILED',
+      status_message: { message: 'npm ci failed', error_code: 'environment_setup_failed' },
+    });
   });
 
   it('resumes a setup failure whose debug window has closed', async () => {
     const run = await newRun(t);
     const held = await lease(run.run_id);
     await runCommand(t, run.run_id, { type: 'ClaimRun', data: { run_id: run.run_id, ...held } });
-    await finish(run.run_id, held, 'FAILED', { message: 'npm ci failed', error_code: 'environment_setup_failed', session_debug_until: minutesFromNow(-1) });
+    await finish(run.run_id, held, 'FAILED', {
+      message: 'npm ci failed',
+      error_code: 'environment_setup_failed',
+      session_debug_until: minutesFromNow(-1),
+    });
     const item = await get(run.run_id);
     expect(item).toMatchObject({ debug_agent_available: false, is_sandbox_running: false });
     expect(item.status_message).toEqual({ message: 'npm ci failed', error_code: 'environment_setup_failed' });

@@ -12,7 +12,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const PNG = Buffer.from('89504e470d0a1a0a', 'hex').toString('base64');
-const image = (fields: Record<string, unknown> = {}) => ({ file_name: 'shot.png', mime_type: 'image/png', data: PNG, ...fields });
+const image = (fields: Record<string, unknown> = {}) => ({
+  file_name: 'shot.png',
+  mime_type: 'image/png',
+  data: PNG,
+  ...fields,
+});
 const create = (body: unknown, key?: string) => t.call('POST', '/agent/runs', body, key);
 const refused = (body: unknown, status = 400, code?: string) => expectRefused(t, () => create(body), status, code);
 
@@ -21,7 +26,12 @@ describe('POST /agent/runs', () => {
     const res = await create({ prompt: 'Fix the flaky test\nin CI', metadata: { ticket_id: 'VIS-1' } });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json();
-    expect(body).toEqual({ run_id: expect.any(String), task_id: body.run_id, state: 'QUEUED', conversation_id: expect.any(String) });
+    expect(body).toEqual({
+      run_id: expect.any(String),
+      task_id: body.run_id,
+      state: 'QUEUED',
+      conversation_id: expect.any(String),
+    });
     const run = (await t.call('GET', `/agent/runs/${body.run_id}`)).json();
     expect(run).toMatchObject({
       run_id: body.run_id,
@@ -40,7 +50,10 @@ describe('POST /agent/runs', () => {
   it('answers the same on the older alias POST /agent/run', async () => {
     const res = await t.call('POST', '/agent/run', { prompt: 'Old clients', title: 'Legacy' });
     expect(res.statusCode, res.body).toBe(200);
-    expect((await t.call('GET', `/agent/runs/${res.json().run_id}`)).json()).toMatchObject({ title: 'Legacy', state: 'QUEUED' });
+    expect((await t.call('GET', `/agent/runs/${res.json().run_id}`)).json()).toMatchObject({
+      title: 'Legacy',
+      state: 'QUEUED',
+    });
   });
 
   it('continues a conversation, makes a personal run with team: false, and runs a skill without a prompt', async () => {
@@ -48,7 +61,10 @@ describe('POST /agent/runs', () => {
     const next = (await create({ conversation_id: first.conversation_id })).json();
     expect(next.conversation_id).toBe(first.conversation_id);
     const personal = (await create({ prompt: 'Mine only', team: false })).json();
-    expect((await t.call('GET', `/agent/runs/${personal.run_id}`)).json().scope).toEqual({ type: 'User', uid: t.adminUid });
+    expect((await t.call('GET', `/agent/runs/${personal.run_id}`)).json().scope).toEqual({
+      type: 'User',
+      uid: t.adminUid,
+    });
     const skilled = (await create({ skill: 'acme/tools:skills/lint/SKILL.md' })).json();
     expect((await t.call('GET', `/agent/runs/${skilled.run_id}`)).json()).toMatchObject({
       agent_skill: { name: 'lint', full_path: 'skills/lint/SKILL.md' },
@@ -60,7 +76,12 @@ describe('POST /agent/runs', () => {
     const metadata = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key.${i}-x_y`, `v${i}`]));
     metadata['k'.repeat(64)] = 'é'.repeat(128); // 256 bytes of UTF-8
     delete metadata['key.0-x_y'];
-    const res = await create({ prompt: 'Edges', metadata, attachments: Array.from({ length: 5 }, () => image()), config: { environment_id: 'A'.repeat(22) } });
+    const res = await create({
+      prompt: 'Edges',
+      metadata,
+      attachments: Array.from({ length: 5 }, () => image()),
+      config: { environment_id: 'A'.repeat(22) },
+    });
     expect(res.statusCode, res.body).toBe(200);
     expect(Object.keys((await t.call('GET', `/agent/runs/${res.json().run_id}`)).json().metadata)).toHaveLength(20);
   });
@@ -114,7 +135,11 @@ describe('POST /agent/runs', () => {
     let parent = (await create({ prompt: 'root', metadata: { origin: 'root', keep: 'yes' } })).json().run_id as string;
     const root = parent;
     for (let depth = 1; depth <= MAX_RUN_DEPTH; depth++) {
-      const res = await create({ prompt: `level ${depth}`, parent_run_id: parent, metadata: { origin: `level ${depth}` } });
+      const res = await create({
+        prompt: `level ${depth}`,
+        parent_run_id: parent,
+        metadata: { origin: `level ${depth}` },
+      });
       expect(res.statusCode, res.body).toBe(200);
       parent = res.json().run_id;
     }

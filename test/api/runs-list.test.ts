@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDecider } from '../../commands/run/decider.js';
 import { type RunCreatedData, runStream } from '../../commands/run/events.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { addArtifact, adminContext, outsiderKey, runCommand, startRun, teammateKey } from '../helpers/conversation-fixtures.js';
+import {
+  addArtifact,
+  adminContext,
+  outsiderKey,
+  runCommand,
+  startRun,
+  teammateKey,
+} from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;
@@ -15,7 +22,8 @@ const ids: Record<string, string> = {};
 let factoryUid: string;
 let agentUid: string;
 
-const list = (query: string, key?: string, headers?: Record<string, string>) => t.call('GET', `/agent/runs?${query}`, undefined, key, headers);
+const list = (query: string, key?: string, headers?: Record<string, string>) =>
+  t.call('GET', `/agent/runs?${query}`, undefined, key, headers);
 /** The ids of the runs a query lists, as fixture names, in order. */
 async function names(query: string, key?: string, headers?: Record<string, string>): Promise<string[]> {
   const res = await list(query, key, headers);
@@ -50,12 +58,23 @@ beforeAll(async () => {
   t = await startTestApp();
   outsider = await outsiderKey(t);
   otherTeam = (await t.call('GET', '/teams', undefined, outsider)).json().teams[0].uid;
-  factoryUid = (await t.call('POST', '/factory', { name: 'Payments' }, undefined, { 'x-service-team-uid': t.teamUid })).json().uid;
-  agentUid = (await t.call('POST', '/agent/identities', { name: 'Builder' }, undefined, { 'x-service-team-uid': t.teamUid })).json().uid;
+  factoryUid = (
+    await t.call('POST', '/factory', { name: 'Payments' }, undefined, { 'x-service-team-uid': t.teamUid })
+  ).json().uid;
+  agentUid = (
+    await t.call('POST', '/agent/identities', { name: 'Builder' }, undefined, { 'x-service-team-uid': t.teamUid })
+  ).json().uid;
   // Scheduled, local, of a factory, created long ago.
   await createDirect(
     'epsilon',
-    { title: 'Epsilon nightly', prompt: 'Nightly dependency check', factory_uid: factoryUid, source: 'SCHEDULED_AGENT', execution_location: 'LOCAL', schedule_id: 'sch-1' },
+    {
+      title: 'Epsilon nightly',
+      prompt: 'Nightly dependency check',
+      factory_uid: factoryUid,
+      source: 'SCHEDULED_AGENT',
+      execution_location: 'LOCAL',
+      schedule_id: 'sch-1',
+    },
     OLD,
   );
   const team = { 'x-service-team-uid': t.teamUid };
@@ -70,7 +89,11 @@ beforeAll(async () => {
     config: { name: 'Deployer', model_id: 'gpt-5', environment_id: ENV },
     metadata: { ticket_id: 'VIS-1', 'team.area': 'pay', automation_id: 'au-1' },
   });
-  await post('beta', { title: 'beta lint', skill: 'acme/tools:skills/lint/SKILL.md', metadata: { ticket_id: 'VIS-2' } });
+  await post('beta', {
+    title: 'beta lint',
+    skill: 'acme/tools:skills/lint/SKILL.md',
+    metadata: { ticket_id: 'VIS-2' },
+  });
   await post('gamma', { title: 'Gamma', prompt: 'Refactor the LEDGER', team: false });
   await post('delta', { title: 'delta sub', prompt: 'A sub task', parent_run_id: ids.alpha });
   await post('agent', { title: 'Built by an agent', prompt: 'Build', agent_identity_uid: agentUid });
@@ -79,10 +102,19 @@ beforeAll(async () => {
 
   // alpha finished, its sub-run still works; beta runs and opened a pull request.
   const alpha = await startRun(t, ids.alpha!);
-  await runCommand(t, ids.alpha!, { type: 'FinishRun', data: { run_id: ids.alpha!, ...alpha, state: 'SUCCEEDED', status_message: null } });
+  await runCommand(t, ids.alpha!, {
+    type: 'FinishRun',
+    data: { run_id: ids.alpha!, ...alpha, state: 'SUCCEEDED', status_message: null },
+  });
   await startRun(t, ids.delta!);
   const beta = await startRun(t, ids.beta!);
-  await addArtifact(t, ids.beta!, beta, { artifact_uid: uuidv4(), artifact_type: 'PULL_REQUEST', public: false, url: 'https://github.com/acme/app/pull/1', branch: 'lint' });
+  await addArtifact(t, ids.beta!, beta, {
+    artifact_uid: uuidv4(),
+    artifact_type: 'PULL_REQUEST',
+    public: false,
+    url: 'https://github.com/acme/app/pull/1',
+    branch: 'lint',
+  });
 });
 afterAll(() => t.close());
 
@@ -99,7 +131,9 @@ describe('GET /agent/runs: who sees what', () => {
   });
 
   it('lists another team of the caller’s with the team header, and never a teammate’s personal run', async () => {
-    expect(await names('', undefined, { 'x-service-team-uid': otherTeam })).toEqual(expect.arrayContaining(['foreign', 'gamma']));
+    expect(await names('', undefined, { 'x-service-team-uid': otherTeam })).toEqual(
+      expect.arrayContaining(['foreign', 'gamma']),
+    );
     expect(await names('', undefined, { 'x-service-team-uid': otherTeam })).not.toContain('alpha');
     expect(await names('', outsider)).toEqual(['foreign']);
   });
@@ -120,7 +154,13 @@ describe('GET /agent/runs: filters', () => {
     expect(await inTeam('task_status=complete')).toEqual([]);
     await runCommand(t, ids.delta!, { type: 'CancelRun', data: { run_id: ids.delta!, reason: 'test' } });
     expect(await inTeam('task_status=complete')).toEqual(['alpha']);
-    expect(await inTeam('task_status=running&task_status=complete')).toEqual(['agent', 'alpha', 'beta', 'epsilon', 'gamma']);
+    expect(await inTeam('task_status=running&task_status=complete')).toEqual([
+      'agent',
+      'alpha',
+      'beta',
+      'epsilon',
+      'gamma',
+    ]);
     await expectRefused(t, () => list('task_status=done'), 400);
   });
 
@@ -144,9 +184,17 @@ describe('GET /agent/runs: filters', () => {
 
   it('by creation and update time', async () => {
     expect(await inTeam(`created_before=${encodeURIComponent('2021-01-01T00:00:00Z')}`)).toEqual(['epsilon']);
-    expect(await inTeam(`created_after=${encodeURIComponent('2021-01-01T00:00:00+02:00')}`)).toEqual(MINE.filter((n) => n !== 'epsilon'));
-    expect(await inTeam(`created_after=${encodeURIComponent('2019-12-31T23:00:00Z')}&created_before=${encodeURIComponent('2020-01-01T00:00:00.001Z')}`)).toEqual(['epsilon']);
-    expect(await inTeam(`updated_after=${encodeURIComponent('2021-01-01T00:00:00Z')}`)).toEqual(MINE.filter((n) => n !== 'epsilon'));
+    expect(await inTeam(`created_after=${encodeURIComponent('2021-01-01T00:00:00+02:00')}`)).toEqual(
+      MINE.filter((n) => n !== 'epsilon'),
+    );
+    expect(
+      await inTeam(
+        `created_after=${encodeURIComponent('2019-12-31T23:00:00Z')}&created_before=${encodeURIComponent('2020-01-01T00:00:00.001Z')}`,
+      ),
+    ).toEqual(['epsilon']);
+    expect(await inTeam(`updated_after=${encodeURIComponent('2021-01-01T00:00:00Z')}`)).toEqual(
+      MINE.filter((n) => n !== 'epsilon'),
+    );
     await expectRefused(t, () => list('created_after=yesterday'), 400);
   });
 
@@ -171,7 +219,12 @@ describe('GET /agent/runs: filters', () => {
     // A stranger's own run, stamped with a factory of a team the stranger is not in.
     const team = (await t.call('POST', '/teams', { name: 'Strangers' })).json();
     const stranger = (await t.call('POST', `/teams/${team.uid}/members`, { email: 'stranger@example.com' })).json();
-    await createDirect('stray', { team_uid: null, executing_team_uid: team.uid, creator: { type: 'user', uid: stranger.user.uid }, factory_uid: factoryUid });
+    await createDirect('stray', {
+      team_uid: null,
+      executing_team_uid: team.uid,
+      creator: { type: 'user', uid: stranger.user.uid },
+      factory_uid: factoryUid,
+    });
     expect(await names('', stranger.api_key)).toEqual(['stray']);
     expect(await names(`factory_uid=${factoryUid}`, stranger.api_key)).toEqual([]);
   });
@@ -208,7 +261,9 @@ describe('GET /agent/runs: filters', () => {
     const base = t.rt.config.publicBaseUrl;
     expect(await inTeam(`q=${ids.beta}`)).toEqual(['beta']);
     expect(await inTeam(`q=${encodeURIComponent(`${base}/runs/${ids.beta}`)}`)).toEqual(['beta']);
-    expect(await inTeam(`q=${encodeURIComponent(`${base}/api/v1/agent/runs/${ids.gamma}/?tab=timeline`)}`)).toEqual(['gamma']);
+    expect(await inTeam(`q=${encodeURIComponent(`${base}/api/v1/agent/runs/${ids.gamma}/?tab=timeline`)}`)).toEqual([
+      'gamma',
+    ]);
     expect(await inTeam(`q=${ids.foreign}`)).toEqual([]);
     expect(await inTeam('q=ALPHA')).toEqual(['alpha']);
     expect(await inTeam('q=ledger')).toEqual(['gamma']);
@@ -293,7 +348,12 @@ describe('GET /agent/runs: metadata filtering switched off', () => {
   it('answers metadata filters 403 feature_not_available, and other filters as usual', async () => {
     const off = await startTestApp({ RUN_METADATA_FILTERING: 'false' });
     try {
-      await expectRefused(off, () => off.call('GET', '/agent/runs?metadata[ticket_id]=VIS-1'), 403, 'feature_not_available');
+      await expectRefused(
+        off,
+        () => off.call('GET', '/agent/runs?metadata[ticket_id]=VIS-1'),
+        403,
+        'feature_not_available',
+      );
       expect((await off.call('GET', '/agent/runs?state=QUEUED')).statusCode).toBe(200);
     } finally {
       await off.close();

@@ -1,9 +1,18 @@
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Attachment } from '../../commands/run/events.js';
-import { isoDuration } from '../../queries/run-item.js';
+import { isoDuration } from '../../commands/run/resource.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { addArtifact, type Held, newRun, outsiderKey, runCommand, signedPath, startRun, workerContext } from '../helpers/conversation-fixtures.js';
+import {
+  addArtifact,
+  type Held,
+  newRun,
+  outsiderKey,
+  runCommand,
+  signedPath,
+  startRun,
+  workerContext,
+} from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;
@@ -19,7 +28,13 @@ const later = (from: string, seconds: number) => new Date(Date.parse(from) + sec
 const at = (now: string) => ({ ...workerContext(), now });
 
 async function handoffFile(runId: string, held: Held, name: string): Promise<Attachment> {
-  const attachment = { attachment_id: uuidv4(), file_name: name, mime_type: 'application/x-tar', size_bytes: 5, blob: await t.rt.blobs.put(Buffer.from(name)) };
+  const attachment = {
+    attachment_id: uuidv4(),
+    file_name: name,
+    mime_type: 'application/x-tar',
+    size_bytes: 5,
+    blob: await t.rt.blobs.put(Buffer.from(name)),
+  };
   await runCommand(t, runId, { type: 'AddHandoffFile', data: { run_id: runId, ...held, attachment } });
   return attachment;
 }
@@ -42,24 +57,63 @@ describe('GET /agent/runs/{runId}', () => {
     });
     const { run_id, conversation_id } = res.json();
     const queued = (await get(`/agent/runs/${run_id}`)).json();
-    expect(queued).toMatchObject({ state: 'QUEUED', started_at: null, finished_at: null, is_sandbox_running: false, is_run_type_cancellable: true, artifacts: [] });
+    expect(queued).toMatchObject({
+      state: 'QUEUED',
+      started_at: null,
+      finished_at: null,
+      is_sandbox_running: false,
+      is_run_type_cancellable: true,
+      artifacts: [],
+    });
     expect(queued).not.toHaveProperty('run_time');
     expect(queued).not.toHaveProperty('session_link');
 
     const held = { worker_id: 'w-1', execution_id: uuidv4() };
     const start = new Date().toISOString();
-    await runCommand(t, run_id, { type: 'LeaseRun', data: { run_id, ...held, lease_expires_at: later(start, 60) } }, at(start));
+    await runCommand(
+      t,
+      run_id,
+      { type: 'LeaseRun', data: { run_id, ...held, lease_expires_at: later(start, 60) } },
+      at(start),
+    );
     await runCommand(t, run_id, { type: 'ClaimRun', data: { run_id, ...held } }, at(start));
     await runCommand(t, run_id, { type: 'StartRun', data: { run_id, ...held } }, at(start));
     const usage = { inference_cost: 1.5, compute_cost: 0.5, total_tokens: 1200 };
     await runCommand(t, run_id, { type: 'ReportUsage', data: { run_id, ...held, usage } }, at(later(start, 60)));
-    await addArtifact(t, run_id, held, { artifact_uid: uuidv4(), artifact_type: 'PULL_REQUEST', public: false, url: 'https://github.com/acme/app/pull/7', branch: 'fix' });
-    await addArtifact(t, run_id, held, { artifact_uid: 'f-1', artifact_type: 'FILE', public: false, filepath: 'out/report.md', filename: 'report.md', mime_type: 'text/markdown', blob: 'secret-blob' });
+    await addArtifact(t, run_id, held, {
+      artifact_uid: uuidv4(),
+      artifact_type: 'PULL_REQUEST',
+      public: false,
+      url: 'https://github.com/acme/app/pull/7',
+      branch: 'fix',
+    });
+    await addArtifact(t, run_id, held, {
+      artifact_uid: 'f-1',
+      artifact_type: 'FILE',
+      public: false,
+      filepath: 'out/report.md',
+      filename: 'report.md',
+      mime_type: 'text/markdown',
+      blob: 'secret-blob',
+    });
     const running = (await get(`/agent/runs/${run_id}`)).json();
-    expect(running).toMatchObject({ state: 'INPROGRESS', started_at: start, is_sandbox_running: true, session_id: conversation_id });
+    expect(running).toMatchObject({
+      state: 'INPROGRESS',
+      started_at: start,
+      is_sandbox_running: true,
+      session_id: conversation_id,
+    });
     expect(running.session_link).toBe(`${t.rt.config.publicBaseUrl}/sessions/${conversation_id}`);
 
-    await runCommand(t, run_id, { type: 'FinishRun', data: { run_id, ...held, state: 'SUCCEEDED', status_message: { message: 'Opened a pull request' } } }, at(later(start, 150)));
+    await runCommand(
+      t,
+      run_id,
+      {
+        type: 'FinishRun',
+        data: { run_id, ...held, state: 'SUCCEEDED', status_message: { message: 'Opened a pull request' } },
+      },
+      at(later(start, 150)),
+    );
     const item = (await get(`/agent/runs/${run_id}`)).json();
     expect(item).toMatchObject({
       run_id,
@@ -86,8 +140,16 @@ describe('GET /agent/runs/{runId}', () => {
       metadata: { ticket_url: 'https://linear.app/acme/issue/VIS-9' },
     });
     expect(item.artifacts).toEqual([
-      { artifact_type: 'PULL_REQUEST', created_at: expect.any(String), data: { artifact_uid: expect.any(String), url: 'https://github.com/acme/app/pull/7', branch: 'fix' } },
-      { artifact_type: 'FILE', created_at: expect.any(String), data: { artifact_uid: 'f-1', filepath: 'out/report.md', filename: 'report.md', mime_type: 'text/markdown' } },
+      {
+        artifact_type: 'PULL_REQUEST',
+        created_at: expect.any(String),
+        data: { artifact_uid: expect.any(String), url: 'https://github.com/acme/app/pull/7', branch: 'fix' },
+      },
+      {
+        artifact_type: 'FILE',
+        created_at: expect.any(String),
+        data: { artifact_uid: 'f-1', filepath: 'out/report.md', filename: 'report.md', mime_type: 'text/markdown' },
+      },
     ]);
     expect(item).not.toHaveProperty('parent_run_id');
   });
@@ -116,10 +178,20 @@ describe('GET /agent/runs/{runId}?as_of=', () => {
     const createdAt = (await get(`/agent/runs/${run_id}`)).json().created_at as string;
     const start = later(createdAt, 10);
     const held = { worker_id: 'w-1', execution_id: uuidv4() };
-    await runCommand(t, run_id, { type: 'LeaseRun', data: { run_id, ...held, lease_expires_at: later(start, 60) } }, at(start));
+    await runCommand(
+      t,
+      run_id,
+      { type: 'LeaseRun', data: { run_id, ...held, lease_expires_at: later(start, 60) } },
+      at(start),
+    );
     await runCommand(t, run_id, { type: 'ClaimRun', data: { run_id, ...held } }, at(start));
     await runCommand(t, run_id, { type: 'StartRun', data: { run_id, ...held } }, at(start));
-    await runCommand(t, run_id, { type: 'FinishRun', data: { run_id, ...held, state: 'FAILED', status_message: { message: 'tests failed' } } }, at(later(start, 90)));
+    await runCommand(
+      t,
+      run_id,
+      { type: 'FinishRun', data: { run_id, ...held, state: 'FAILED', status_message: { message: 'tests failed' } } },
+      at(later(start, 90)),
+    );
 
     const asOf = (moment: string) => get(`/agent/runs/${run_id}?as_of=${encodeURIComponent(moment)}`);
     expect((await asOf(createdAt)).json()).toMatchObject({ state: 'QUEUED', started_at: null });
@@ -128,7 +200,11 @@ describe('GET /agent/runs/{runId}?as_of=', () => {
     expect(midway).not.toHaveProperty('status_message');
     const offset = new Date(Date.parse(start) + 60_000).toISOString().replace('Z', '+00:00');
     expect((await asOf(offset)).json()).toMatchObject({ state: 'INPROGRESS', run_time: 'PT1M0S' });
-    expect((await asOf(later(start, 3600))).json()).toMatchObject({ state: 'FAILED', run_time: 'PT1M30S', status_message: { message: 'tests failed' } });
+    expect((await asOf(later(start, 3600))).json()).toMatchObject({
+      state: 'FAILED',
+      run_time: 'PT1M30S',
+      status_message: { message: 'tests failed' },
+    });
   });
 
   it('answers 404 before the run existed, 400 for a bad date, 404 for a run the caller cannot see', async () => {
@@ -146,13 +222,32 @@ describe('GET /agent/runs/{runId}/timeline', () => {
   it('lists setup and lifecycle events in order, with the worker’s own entries', async () => {
     const { run_id } = await newRun(t);
     const held = await startRun(t, run_id);
-    await runCommand(t, run_id, { type: 'RecordTimeline', data: { run_id, ...held, name: 'shared_session_started', detail: { url: 'https://x' } } });
-    await runCommand(t, run_id, { type: 'FinishRun', data: { run_id, ...held, state: 'BLOCKED', status_message: { message: 'needs approval' } } });
+    await runCommand(t, run_id, {
+      type: 'RecordTimeline',
+      data: { run_id, ...held, name: 'shared_session_started', detail: { url: 'https://x' } },
+    });
+    await runCommand(t, run_id, {
+      type: 'FinishRun',
+      data: { run_id, ...held, state: 'BLOCKED', status_message: { message: 'needs approval' } },
+    });
     const res = await get(`/agent/runs/${run_id}/timeline`);
     expect(res.statusCode, res.body).toBe(200);
     const events = res.json().events as Array<Record<string, unknown>>;
-    expect(events.map((e) => e.event_type)).toEqual(['oz_run_created', 'run_leased', 'oz_run_claimed', 'agent_started', 'shared_session_started', 'oz_run_blocked']);
-    expect(events[0]).toEqual({ event_uuid: expect.any(String), run_id, event_type: 'oz_run_created', occurred_at: expect.any(String), payload: { source: 'API' } });
+    expect(events.map((e) => e.event_type)).toEqual([
+      'oz_run_created',
+      'run_leased',
+      'oz_run_claimed',
+      'agent_started',
+      'shared_session_started',
+      'oz_run_blocked',
+    ]);
+    expect(events[0]).toEqual({
+      event_uuid: expect.any(String),
+      run_id,
+      event_type: 'oz_run_created',
+      occurred_at: expect.any(String),
+      payload: { source: 'API' },
+    });
     expect(events[4]).toMatchObject({ execution_id: held.execution_id, payload: { url: 'https://x' } });
     expect(events[5]).toMatchObject({ payload: { state: 'BLOCKED', status_message: { message: 'needs approval' } } });
     const times = events.map((e) => e.occurred_at as string);
@@ -173,7 +268,10 @@ describe('GET /agent/runs/{runId}/harness-usage', () => {
     });
     const held = await startRun(t, run_id);
     for (const total_tokens of [100, 250]) {
-      await runCommand(t, run_id, { type: 'ReportUsage', data: { run_id, ...held, usage: { total_tokens, model_token_usage: [{ model_id: 'gpt-5', total_tokens }] } } });
+      await runCommand(t, run_id, {
+        type: 'ReportUsage',
+        data: { run_id, ...held, usage: { total_tokens, model_token_usage: [{ model_id: 'gpt-5', total_tokens }] } },
+      });
     }
     expect((await get(`/agent/runs/${run_id}/harness-usage`)).json()).toEqual({
       run_id,
@@ -188,22 +286,33 @@ describe('GET /agent/runs/{runId}/harness-usage', () => {
 describe('GET /agent/runs/{runId}/handoff/attachments', () => {
   it('lists the handoff files of the latest ended execution with signed download URLs', async () => {
     const { run_id } = await newRun(t);
-    const list = async () => (await get(`/agent/runs/${run_id}/handoff/attachments`)).json().attachments as Array<Record<string, string>>;
+    const list = async () =>
+      (await get(`/agent/runs/${run_id}/handoff/attachments`)).json().attachments as Array<Record<string, string>>;
     expect(await list()).toEqual([]);
 
     const first = await startRun(t, run_id);
     const files = [await handoffFile(run_id, first, 'workspace.tar'), await handoffFile(run_id, first, 'notes v2.md')];
     expect(await list()).toEqual([]); // the execution has not ended yet
-    await runCommand(t, run_id, { type: 'FinishRun', data: { run_id, ...first, state: 'SUCCEEDED', status_message: null } });
+    await runCommand(t, run_id, {
+      type: 'FinishRun',
+      data: { run_id, ...first, state: 'SUCCEEDED', status_message: null },
+    });
     const listed = await list();
-    expect(listed.map(({ download_url: _url, ...a }) => a)).toEqual(files.map((f) => ({ attachment_id: f.attachment_id, filename: f.file_name, mime_type: f.mime_type })));
-    listed.forEach((a, i) => expect(signedPath(t, a.download_url)).toMatchObject({ blob: files[i]!.blob, filename: files[i]!.file_name }));
+    expect(listed.map(({ download_url: _url, ...a }) => a)).toEqual(
+      files.map((f) => ({ attachment_id: f.attachment_id, filename: f.file_name, mime_type: f.mime_type })),
+    );
+    for (const [i, a] of listed.entries()) {
+      expect(signedPath(t, a.download_url)).toMatchObject({ blob: files[i]!.blob, filename: files[i]!.file_name });
+    }
 
     // A new execution is running: the last ended one still hands off; once it ends without files, nothing does.
     await t.call('POST', `/agent/runs/${run_id}/followups`, { message: 'continue' });
     const second = await startRun(t, run_id);
     expect(await list()).toHaveLength(2);
-    await runCommand(t, run_id, { type: 'FinishRun', data: { run_id, ...second, state: 'SUCCEEDED', status_message: null } });
+    await runCommand(t, run_id, {
+      type: 'FinishRun',
+      data: { run_id, ...second, state: 'SUCCEEDED', status_message: null },
+    });
     expect(await list()).toEqual([]);
     await expectRefused(t, () => get(`/agent/runs/${run_id}/handoff/attachments`, outsider), 404);
   });
@@ -214,7 +323,13 @@ describe('GET /agent/run-by-external-reference', () => {
     const { run_id } = await newRun(t);
     const held = await startRun(t, run_id);
     const url = `https://linear.app/acme/issue/VIS-${uuidv4()}`;
-    await addArtifact(t, run_id, held, { artifact_uid: uuidv4(), artifact_type: 'EXTERNAL_REFERENCE', public: false, reference_type: 'linear_issue', url });
+    await addArtifact(t, run_id, held, {
+      artifact_uid: uuidv4(),
+      artifact_type: 'EXTERNAL_REFERENCE',
+      public: false,
+      reference_type: 'linear_issue',
+      url,
+    });
     const find = (u: string, key?: string) => get(`/agent/run-by-external-reference?url=${encodeURIComponent(u)}`, key);
     expect((await find(url)).json()).toEqual({ run_id });
     await expectRefused(t, () => find(`${url}/`), 404, 'resource_not_found');
@@ -227,7 +342,13 @@ describe('GET /agent/run-by-external-reference', () => {
     const { run_id } = await newRun(t);
     const held = await startRun(t, run_id);
     const url = `https://github.com/acme/app/pull/${uuidv4()}`;
-    await addArtifact(t, run_id, held, { artifact_uid: uuidv4(), artifact_type: 'PULL_REQUEST', public: false, url, branch: 'b' });
+    await addArtifact(t, run_id, held, {
+      artifact_uid: uuidv4(),
+      artifact_type: 'PULL_REQUEST',
+      public: false,
+      url,
+      branch: 'b',
+    });
     await expectRefused(t, () => get(`/agent/run-by-external-reference?url=${encodeURIComponent(url)}`), 404);
   });
 });

@@ -7,7 +7,14 @@ import { taskStream } from '../../commands/task/events.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { adminContext, finishRun, newRun, outsiderKey, runCommand, startRun } from '../helpers/conversation-fixtures.js';
+import {
+  adminContext,
+  finishRun,
+  newRun,
+  outsiderKey,
+  runCommand,
+  startRun,
+} from '../helpers/conversation-fixtures.js';
 import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
 
 let t: TestApp;
@@ -19,16 +26,26 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const runState = async (runId: string) => (await t.rt.readModel<RunDoc>(runsProjection).get(runId))?.state;
-const stateBecomes = (runId: string, state: string) => eventually(async () => ((await runState(runId)) === state ? true : undefined));
+const stateBecomes = (runId: string, state: string) =>
+  eventually(async () => ((await runState(runId)) === state ? true : undefined));
 
 async function taskFor(conversation_id: string) {
   const res = await t.call('POST', `/factory/${factory}/tasks`, { title: 'Cancel me', conversation_id });
   expect(res.statusCode, res.body).toBe(201);
   return res.json() as { uid: string };
 }
-const cancel = (taskUid: string, key?: string, factoryUid = factory) => t.call('POST', `/factory/${factoryUid}/tasks/${taskUid}/cancel`, undefined, key);
+const cancel = (taskUid: string, key?: string, factoryUid = factory) =>
+  t.call('POST', `/factory/${factoryUid}/tasks/${taskUid}/cancel`, undefined, key);
 const lease = (runId: string) =>
-  runCommand(t, runId, { type: 'LeaseRun', data: { run_id: runId, worker_id: 'w-1', execution_id: uuidv4(), lease_expires_at: new Date(Date.now() + 60_000).toISOString() } });
+  runCommand(t, runId, {
+    type: 'LeaseRun',
+    data: {
+      run_id: runId,
+      worker_id: 'w-1',
+      execution_id: uuidv4(),
+      lease_expires_at: new Date(Date.now() + 60_000).toISOString(),
+    },
+  });
 
 describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
   it('cancels the current run, then every non-terminal descendant of the root, and returns the refreshed task', async () => {
@@ -43,7 +60,11 @@ describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
 
     const res = await cancel(task.uid);
     expect(res.statusCode, res.body).toBe(200);
-    expect(res.json()).toMatchObject({ uid: task.uid, stage: 'CANCELLED', current_run: { run_id: root.run_id, state: 'CANCELLED', is_run_type_cancellable: true } });
+    expect(res.json()).toMatchObject({
+      uid: task.uid,
+      stage: 'CANCELLED',
+      current_run: { run_id: root.run_id, state: 'CANCELLED', is_run_type_cancellable: true },
+    });
     expect(await runState(root.run_id)).toBe('CANCELLED');
 
     await stateBecomes(queuedChild.run_id, 'CANCELLED');
@@ -52,8 +73,12 @@ describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
     expect(await runState(unrelated.run_id)).toBe('QUEUED');
 
     // The reaction is recorded as caused by the task's cancellation, by the system.
-    const [taskCancelled] = (await t.rt.events.readStream(taskStream(task.uid))).filter((e) => e.type === 'TaskCancelled');
-    const childCancelled = (await t.rt.events.readStream(`run-${queuedChild.run_id}`)).find((e) => e.type === 'RunCancelled')!;
+    const [taskCancelled] = (await t.rt.events.readStream(taskStream(task.uid))).filter(
+      (e) => e.type === 'TaskCancelled',
+    );
+    const childCancelled = (await t.rt.events.readStream(`run-${queuedChild.run_id}`)).find(
+      (e) => e.type === 'RunCancelled',
+    )!;
     expect(childCancelled.metadata).toMatchObject({ causation_id: taskCancelled!.id, actor: { type: 'system' } });
 
     // Reacting to the same event again changes nothing.
@@ -70,7 +95,10 @@ describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
     const task = await taskFor(root.conversation_id);
     expect((await cancel(task.uid)).json().current_run.state).toBe('CANCELLED');
     expect(await runState(pendingChild.run_id)).toBe('PENDING');
-    await runCommand(t, pendingChild.run_id, { type: 'ExpireLease', data: { run_id: pendingChild.run_id, worker_id: 'w-1' } });
+    await runCommand(t, pendingChild.run_id, {
+      type: 'ExpireLease',
+      data: { run_id: pendingChild.run_id, worker_id: 'w-1' },
+    });
     await stateBecomes(pendingChild.run_id, 'CANCELLED');
   });
 
@@ -97,9 +125,14 @@ describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
   });
 
   it('refuses a run type the server cannot cancel with 422', async () => {
-    const action = await createRun(t.rt, runRequestSchema.parse({ prompt: 'from CI' }), adminContext(t), { source: 'GITHUB_ACTION', team_uid: t.teamUid });
+    const action = await createRun(t.rt, runRequestSchema.parse({ prompt: 'from CI' }), adminContext(t), {
+      source: 'GITHUB_ACTION',
+      team_uid: t.teamUid,
+    });
     const task = await taskFor(action.conversation_id);
-    expect((await t.call('GET', `/factory/${factory}/tasks/${task.uid}`)).json().current_run.is_run_type_cancellable).toBe(false);
+    expect(
+      (await t.call('GET', `/factory/${factory}/tasks/${task.uid}`)).json().current_run.is_run_type_cancellable,
+    ).toBe(false);
     await expectRefused(t, () => cancel(task.uid), 422, 'operation_not_supported');
   });
 
@@ -108,8 +141,15 @@ describe('POST /factory/{uid}/tasks/{task_uid}/cancel', () => {
     const root = await newRun(t);
     const task = await taskFor(root.conversation_id);
     // The teammate continues the conversation with a personal run: now the current run.
-    const personal = await createRun(t.rt, runRequestSchema.parse({ prompt: 'mine', team: false, conversation_id: root.conversation_id }), mate.context, { source: 'API', team_uid: t.teamUid });
-    expect((await t.call('GET', `/factory/${factory}/tasks/${task.uid}`)).json().current_run.run_id).toBe(personal.run_id);
+    const personal = await createRun(
+      t.rt,
+      runRequestSchema.parse({ prompt: 'mine', team: false, conversation_id: root.conversation_id }),
+      mate.context,
+      { source: 'API', team_uid: t.teamUid },
+    );
+    expect((await t.call('GET', `/factory/${factory}/tasks/${task.uid}`)).json().current_run.run_id).toBe(
+      personal.run_id,
+    );
     await expectRefused(t, () => cancel(task.uid), 403, 'not_authorized');
     expect((await cancel(task.uid, mate.key)).statusCode).toBe(200);
   });

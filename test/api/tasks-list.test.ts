@@ -3,14 +3,21 @@ import { v4 as uuidv4 } from 'uuid';
 import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
-import { taskResources } from '../../queries/task-resource.js';
+import { taskResources } from '../../commands/task/resource.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import type { Collection } from '../../src/readstore/port.js';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
 import { addArtifact, newRun, outsiderKey, startRun } from '../helpers/conversation-fixtures.js';
 import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
 
-type Task = { uid: string; title: string; stage: string; created_at: string; updated_at: string; [field: string]: unknown };
+type Task = {
+  uid: string;
+  title: string;
+  stage: string;
+  created_at: string;
+  updated_at: string;
+  [field: string]: unknown;
+};
 type Page = { tasks: Task[]; page_info: { has_next_page: boolean; next_cursor: string | null } };
 
 let t: TestApp;
@@ -48,8 +55,15 @@ beforeAll(async () => {
     const run =
       who === 'admin'
         ? await newRun(t, { prompt: title, metadata: { ticket_source: 'linear', ticket_id: `PAY-${made.length}` } })
-        : await createRun(t.rt, runRequestSchema.parse({ prompt: title }), mate.context, { source: 'API', team_uid: t.teamUid });
-    const res = await t.call('POST', `/factory/${factory}/tasks`, { title, stage, conversation_id: run.conversation_id });
+        : await createRun(t.rt, runRequestSchema.parse({ prompt: title }), mate.context, {
+            source: 'API',
+            team_uid: t.teamUid,
+          });
+    const res = await t.call('POST', `/factory/${factory}/tasks`, {
+      title,
+      stage,
+      conversation_id: run.conversation_id,
+    });
     expect(res.statusCode, res.body).toBe(201);
     made.push(res.json());
     if (!seedRunOfFirst) seedRunOfFirst = run.run_id;
@@ -57,7 +71,14 @@ beforeAll(async () => {
   // A task of another factory never shows up here.
   const elsewhere = await newFactory(t);
   const run = await newRun(t);
-  expect((await t.call('POST', `/factory/${elsewhere}/tasks`, { title: 'Fix login elsewhere', conversation_id: run.conversation_id })).statusCode).toBe(201);
+  expect(
+    (
+      await t.call('POST', `/factory/${elsewhere}/tasks`, {
+        title: 'Fix login elsewhere',
+        conversation_id: run.conversation_id,
+      })
+    ).statusCode,
+  ).toBe(201);
 });
 afterAll(() => t.close());
 
@@ -70,18 +91,34 @@ describe('GET /factory/{uid}/tasks', () => {
     expect(newest).not.toHaveProperty('outputs');
     expect(newest).not.toHaveProperty('current_run');
     expect(newest).not.toHaveProperty('ticket_id');
-    expect(newest).toMatchObject({ uid: made[4]!.uid, factory_uid: factory, stage: 'COMPLETE', author: { uid: t.adminUid } });
+    expect(newest).toMatchObject({
+      uid: made[4]!.uid,
+      factory_uid: factory,
+      stage: 'COMPLETE',
+      author: { uid: t.adminUid },
+    });
   });
 
   it('filters by stage (any of), title substring, teammate and dates', async () => {
     expect(titles(await list('stage=SPEC&stage=COMPLETE'))).toEqual(['Ship release', 'Add dark mode']);
     expect(titles(await list('q=login'))).toEqual(['Refactor LOGIN form', 'Fix login bug']);
     expect(titles(await list(`created_by=${encodeURIComponent(mate.email)}`))).toEqual(['Write docs', 'Add dark mode']);
-    expect(titles(await list(`created_by=${encodeURIComponent(mate.email.toUpperCase())}&created_by=admin@example.com`))).toHaveLength(5);
+    expect(
+      titles(await list(`created_by=${encodeURIComponent(mate.email.toUpperCase())}&created_by=admin@example.com`)),
+    ).toHaveLength(5);
     expect(titles(await list('created_by=nobody@example.com'))).toEqual([]);
-    expect(titles(await list(`created_after=${encodeURIComponent(made[2]!.created_at)}`))).toEqual(['Ship release', 'Write docs']);
+    expect(titles(await list(`created_after=${encodeURIComponent(made[2]!.created_at)}`))).toEqual([
+      'Ship release',
+      'Write docs',
+    ]);
     expect(titles(await list(`created_before=${encodeURIComponent(made[1]!.created_at)}`))).toEqual(['Fix login bug']);
-    expect(titles(await list(`created_after=${encodeURIComponent(made[0]!.created_at)}&created_before=${encodeURIComponent(made[2]!.created_at)}`))).toEqual(['Add dark mode']);
+    expect(
+      titles(
+        await list(
+          `created_after=${encodeURIComponent(made[0]!.created_at)}&created_before=${encodeURIComponent(made[2]!.created_at)}`,
+        ),
+      ),
+    ).toEqual(['Add dark mode']);
     expect(titles(await list('stage=TRIAGE&q=login&created_by=admin%40example.com'))).toEqual(['Fix login bug']);
   });
 
@@ -113,7 +150,12 @@ describe('GET /factory/{uid}/tasks', () => {
     }
     const first = await list('limit=2');
     const cursor = first.page_info.next_cursor!;
-    expect(titles(await list(`limit=2&cursor=${cursor}`))).toEqual(made.map((m) => m.title).reverse().slice(2, 4));
+    expect(titles(await list(`limit=2&cursor=${cursor}`))).toEqual(
+      made
+        .map((m) => m.title)
+        .reverse()
+        .slice(2, 4),
+    );
     for (const other of ['sort_order=asc', 'sort_by=updated_at']) {
       expectProblem(await t.call('GET', `/factory/${factory}/tasks?${other}&cursor=${cursor}`), 400, 'invalid_cursor');
     }
@@ -121,15 +163,30 @@ describe('GET /factory/{uid}/tasks', () => {
 
   it('adds ticket fields and the conversation’s outputs with full_list', async () => {
     const child = await newRun(t, { parent_run_id: seedRunOfFirst });
-    for (const [runId, url] of [[seedRunOfFirst, 'https://github.com/acme/pay/pull/1'], [child.run_id, 'https://github.com/acme/pay/pull/2']] as const) {
+    for (const [runId, url] of [
+      [seedRunOfFirst, 'https://github.com/acme/pay/pull/1'],
+      [child.run_id, 'https://github.com/acme/pay/pull/2'],
+    ] as const) {
       const held = await startRun(t, runId);
-      await addArtifact(t, runId, held, { artifact_uid: uuidv4(), artifact_type: 'PULL_REQUEST', public: false, url, branch: 'b' });
+      await addArtifact(t, runId, held, {
+        artifact_uid: uuidv4(),
+        artifact_type: 'PULL_REQUEST',
+        public: false,
+        url,
+        branch: 'b',
+      });
     }
     const page = await list('full_list=true&q=fix login');
     const [task] = page.tasks;
     expect(task).toMatchObject({ ticket_source: 'linear', ticket_id: 'PAY-0' });
     // From the bound conversation only: the child run's pull request is not in the list.
-    expect(task!.outputs).toEqual([{ artifact_type: 'PULL_REQUEST', created_at: expect.any(String), data: expect.objectContaining({ url: 'https://github.com/acme/pay/pull/1' }) }]);
+    expect(task!.outputs).toEqual([
+      {
+        artifact_type: 'PULL_REQUEST',
+        created_at: expect.any(String),
+        data: expect.objectContaining({ url: 'https://github.com/acme/pay/pull/1' }),
+      },
+    ]);
     const single = (await t.call('GET', `/factory/${factory}/tasks/${task!.uid}`)).json();
     expect(single.outputs).toHaveLength(2);
     // A task whose seed run has no ticket has no ticket fields, and no outputs.
@@ -140,7 +197,11 @@ describe('GET /factory/{uid}/tasks', () => {
 
   it('adds each task’s current run with include_current_run, in one batch per page', async () => {
     const page = await list('include_current_run=true');
-    for (const task of page.tasks) expect(task.current_run).toMatchObject({ state: expect.stringMatching(/^(QUEUED|INPROGRESS)$/), is_run_type_cancellable: true });
+    for (const task of page.tasks)
+      expect(task.current_run).toMatchObject({
+        state: expect.stringMatching(/^(QUEUED|INPROGRESS)$/),
+        is_run_type_cancellable: true,
+      });
 
     // Count what one page costs the runs read model.
     const calls: string[] = [];
@@ -148,11 +209,20 @@ describe('GET /factory/{uid}/tasks', () => {
     const spy = vi.spyOn(t.rt, 'readModel').mockImplementation(((p: AnyProjection) => {
       const real = readModel(p) as Collection;
       if (p.name !== 'runs') return real;
-      return { ...real, get: (id: string) => (calls.push('get'), real.get(id)), getMany: (ids: readonly string[]) => (calls.push('getMany'), real.getMany(ids)), find: (q: never) => (calls.push('find'), real.find(q)) };
+      return {
+        ...real,
+        get: (id: string) => (calls.push('get'), real.get(id)),
+        getMany: (ids: readonly string[]) => (calls.push('getMany'), real.getMany(ids)),
+        find: (q: never) => (calls.push('find'), real.find(q)),
+      };
     }) as typeof t.rt.readModel);
     try {
       const resources = taskResources(t.rt);
-      const docs = (await t.rt.readModel<TaskDoc>(tasksProjection).find({ filter: { factory_uid: factory }, sort: [['id', 'asc']], limit: 50 })).items;
+      const docs = (
+        await t.rt
+          .readModel<TaskDoc>(tasksProjection)
+          .find({ filter: { factory_uid: factory }, sort: [['id', 'asc']], limit: 50 })
+      ).items;
       const shown = await resources.page(docs, { full_list: false, include_current_run: true });
       expect(shown.every((s) => s.current_run)).toBe(true);
       expect(calls).toEqual(['getMany']);
@@ -163,9 +233,25 @@ describe('GET /factory/{uid}/tasks', () => {
 
   it('refuses every invalid filter, sort, limit, cursor and flag with 400', async () => {
     const bad = [
-      'limit=0', 'limit=101', 'limit=abc', 'limit=1.5', 'stage=DONE', 'stage=TRIAGE&stage=nope', 'sort_by=title', 'sort_order=up',
-      'created_after=yesterday', 'created_before=2026-13-01T00:00:00Z', 'updated_after=1', 'full_list=yes', 'include_current_run=1',
-      'created_by=not-an-email', 'q=', `q=${'x'.repeat(201)}`, 'cursor=%%%', 'cursor=eyJzIjoib3RoZXIiLCJ2IjpbXX0', 'bogus=1',
+      'limit=0',
+      'limit=101',
+      'limit=abc',
+      'limit=1.5',
+      'stage=DONE',
+      'stage=TRIAGE&stage=nope',
+      'sort_by=title',
+      'sort_order=up',
+      'created_after=yesterday',
+      'created_before=2026-13-01T00:00:00Z',
+      'updated_after=1',
+      'full_list=yes',
+      'include_current_run=1',
+      'created_by=not-an-email',
+      'q=',
+      `q=${'x'.repeat(201)}`,
+      'cursor=%%%',
+      'cursor=eyJzIjoib3RoZXIiLCJ2IjpbXX0',
+      'bogus=1',
       Array.from({ length: 51 }, (_, i) => `created_by=u${i}%40example.com`).join('&'),
     ];
     for (const query of bad) expectProblem(await t.call('GET', `/factory/${factory}/tasks?${query}`), 400);

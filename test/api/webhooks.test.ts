@@ -23,7 +23,14 @@ describe('webhook management', () => {
     const res = await create(factory, { name: 'Orders' });
     expect(res.statusCode, res.body).toBe(201);
     const w = res.json();
-    expect(w).toMatchObject({ name: 'Orders', authMode: 'token', signatureScheme: null, deliveryIdHeader: null, enabled: true, factory_uid: factory });
+    expect(w).toMatchObject({
+      name: 'Orders',
+      authMode: 'token',
+      signatureScheme: null,
+      deliveryIdHeader: null,
+      enabled: true,
+      factory_uid: factory,
+    });
     expect(w.ingress_url).toBe(`https://hooks.example.com/webhooks/w/${w.uid}`);
     expect(w.secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
 
@@ -37,8 +44,17 @@ describe('webhook management', () => {
 
   it('never writes a secret in clear to the event log (history shows event data)', async () => {
     const factory = await newFactory();
-    const w = (await create(factory, { name: 'Clear?', authMode: 'signature', signatureScheme: 'github', secret: 'gh-secret-value-123' })).json();
-    const rotated = await t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, { secret: 'gh-secret-rotated-456' });
+    const w = (
+      await create(factory, {
+        name: 'Clear?',
+        authMode: 'signature',
+        signatureScheme: 'github',
+        secret: 'gh-secret-value-123',
+      })
+    ).json();
+    const rotated = await t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, {
+      secret: 'gh-secret-rotated-456',
+    });
     expect(rotated.statusCode, rotated.body).toBe(200);
     expect(rotated.json().secret).toBeNull(); // a supplied secret is never echoed
     const gen = (await create(factory, { name: 'Gen' })).json();
@@ -54,12 +70,19 @@ describe('webhook management', () => {
     const w = (await create(factory, { name: 'U', authMode: 'url_token' })).json();
     expect(w.ingress_url).toBe(`https://hooks.example.com/webhooks/w/${w.uid}/{token}`);
     expect(w.secret).toMatch(/^[A-Za-z0-9._~-]+$/);
-    await expectRefused(t, () => create(factory, { name: 'U2', authMode: 'url_token', secret: 'not url safe/+=' }), 400, 'invalid_request');
+    await expectRefused(
+      t,
+      () => create(factory, { name: 'U2', authMode: 'url_token', secret: 'not url safe/+=' }),
+      400,
+      'invalid_request',
+    );
   });
 
   it('Standard Webhooks gets a generated whsec_ base64 secret; providers that issue their own later start disabled', async () => {
     const factory = await newFactory();
-    const sw = (await create(factory, { name: 'SW', authMode: 'signature', signatureScheme: 'standard_webhooks' })).json();
+    const sw = (
+      await create(factory, { name: 'SW', authMode: 'signature', signatureScheme: 'standard_webhooks' })
+    ).json();
     expect(sw.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(sw.enabled).toBe(true);
     for (const scheme of ['stripe', 'vercel', 'pagerduty', 'sentry', 'github']) {
@@ -71,13 +94,23 @@ describe('webhook management', () => {
   it('finishes a provider webhook with PATCH {secret}, and refuses to enable one without a secret', async () => {
     const factory = await newFactory();
     const w = (await create(factory, { name: 'Stripe', authMode: 'signature', signatureScheme: 'stripe' })).json();
-    await expectRefused(t, () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { enabled: true }), 409, 'secret_required');
+    await expectRefused(
+      t,
+      () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { enabled: true }),
+      409,
+      'secret_required',
+    );
     const res = await t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { secret: 'whsec_stripe_given_1234' });
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ enabled: true, awaiting_secret: false });
     expect(res.json().secret).toBeUndefined();
     // Rotating a provider webhook needs the provider's new secret.
-    await expectRefused(t, () => t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, {}), 400, 'invalid_request');
+    await expectRefused(
+      t,
+      () => t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, {}),
+      400,
+      'invalid_request',
+    );
   });
 
   it('rotation answers a new secret; PATCH renames, disables, sets the delivery ID header; DELETE answers 204 then 404', async () => {
@@ -87,7 +120,11 @@ describe('webhook management', () => {
     expect(rotated.statusCode).toBe(200);
     expect(rotated.json().secret).toMatch(/^whsec_/);
     expect(rotated.json().secret).not.toBe(w.secret);
-    const patched = await t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { name: 'R2', enabled: false, deliveryIdHeader: 'X-Event-Id' });
+    const patched = await t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, {
+      name: 'R2',
+      enabled: false,
+      deliveryIdHeader: 'X-Event-Id',
+    });
     expect(patched.json()).toMatchObject({ name: 'R2', enabled: false, deliveryIdHeader: 'x-event-id' });
     expect((await t.call('DELETE', `/factory/${factory}/webhooks/${w.uid}`)).statusCode).toBe(204);
     await expectRefused(t, () => t.call('GET', `/factory/${factory}/webhooks/${w.uid}`), 404, 'resource_not_found');
@@ -117,7 +154,11 @@ describe('webhook management', () => {
     ];
     for (const body of bad) await expectRefused(t, () => create(factory, body), 400);
     const w = (await create(factory, { name: 'ok' })).json();
-    await expectRefused(t, () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { deliveryIdHeader: 'Proxy-Authorization' }), 400);
+    await expectRefused(
+      t,
+      () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { deliveryIdHeader: 'Proxy-Authorization' }),
+      400,
+    );
     await expectRefused(t, () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, {}), 400);
   });
 
@@ -144,8 +185,16 @@ describe('webhook management', () => {
     await expectRefused(t, () => t.call('GET', `/factory/${factory}/webhooks/${w.uid}`, undefined, key), 404);
     await expectRefused(t, () => t.call('POST', `/factory/${factory}/webhooks`, { name: 'x' }, key), 404);
     await expectRefused(t, () => t.call('PATCH', `/factory/${factory}/webhooks/${w.uid}`, { name: 'x' }, key), 404);
-    await expectRefused(t, () => t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, undefined, key), 404);
-    await expectRefused(t, () => t.call('GET', `/factory/${factory}/webhooks/${w.uid}/deliveries`, undefined, key), 404);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/factory/${factory}/webhooks/${w.uid}/rotate-secret`, undefined, key),
+      404,
+    );
+    await expectRefused(
+      t,
+      () => t.call('GET', `/factory/${factory}/webhooks/${w.uid}/deliveries`, undefined, key),
+      404,
+    );
     await expectRefused(t, () => create('no-such-factory', { name: 'x' }), 404);
     await expectRefused(t, () => t.call('GET', `/factory/${factory}/webhooks`, undefined, null), 401);
   });
@@ -153,19 +202,34 @@ describe('webhook management', () => {
 
 describe('team secrets', () => {
   it('creates, lists without values, backs a webhook by name, and deletes', async () => {
-    const res = await t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'gh-hook', value: 'team-secret-value-xyz' });
+    const res = await t.call('POST', `/teams/${t.teamUid}/secrets`, {
+      name: 'gh-hook',
+      value: 'team-secret-value-xyz',
+    });
     expect(res.statusCode, res.body).toBe(201);
-    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'gh-hook', value: 'again-again' }), 409);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'gh-hook', value: 'again-again' }),
+      409,
+    );
     const list = (await t.call('GET', `/teams/${t.teamUid}/secrets`)).json();
     expect(list.secrets).toEqual([{ name: 'gh-hook', created_at: expect.any(String) }]);
-    expect(JSON.stringify((await t.rt.events.readStream(`teamsecrets-${t.teamUid}`)).map((e) => e.data))).not.toContain('team-secret-value-xyz');
+    expect(JSON.stringify((await t.rt.events.readStream(`teamsecrets-${t.teamUid}`)).map((e) => e.data))).not.toContain(
+      'team-secret-value-xyz',
+    );
 
     const factory = await newFactory();
-    const w = (await create(factory, { name: 'GH', authMode: 'signature', signatureScheme: 'github', secretName: 'gh-hook' })).json();
+    const w = (
+      await create(factory, { name: 'GH', authMode: 'signature', signatureScheme: 'github', secretName: 'gh-hook' })
+    ).json();
     expect(w).toMatchObject({ secretName: 'gh-hook', enabled: true, secret: null });
 
     const key = await strangerKey();
-    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'x', value: 'yyyyyyyy' }, key), 403);
+    await expectRefused(
+      t,
+      () => t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'x', value: 'yyyyyyyy' }, key),
+      403,
+    );
     expect((await t.call('DELETE', `/teams/${t.teamUid}/secrets/gh-hook`)).statusCode).toBe(204);
     await expectRefused(t, () => t.call('DELETE', `/teams/${t.teamUid}/secrets/gh-hook`), 404);
   });

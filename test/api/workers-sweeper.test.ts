@@ -22,11 +22,21 @@ async function openApp(dir: string) {
   const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...FAST });
   const server = await openServer(config, createLogger(config), features);
   const { app, rt } = server;
-  const call = async (method: InjectOptions['method'], url: string, body?: unknown, key = ADMIN_KEY, headers: Record<string, string> = {}) => {
+  const call = async (
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    key = ADMIN_KEY,
+    headers: Record<string, string> = {},
+  ) => {
     const res = await app.inject({
       method,
       url: `/api/v1${url}`,
-      headers: { authorization: `Bearer ${key}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
     });
     return { status: res.statusCode, body: res.body ? res.json() : null };
@@ -58,7 +68,8 @@ async function start(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-swee
 async function setUp(app: App, headers: Record<string, string> = {}, workerId = 'w-1') {
   const agent = await app.call('POST', '/agent/identities', { name: 'Runner' }, undefined, headers);
   const key = (await app.call('POST', `/agent/identities/${agent.body.uid}/api-keys`)).body.api_key as string;
-  const worker = (await app.call('POST', '/agent/workers', { host: 'h', worker_id: workerId }, key)).body.worker_id as string;
+  const worker = (await app.call('POST', '/agent/workers', { host: 'h', worker_id: workerId }, key)).body
+    .worker_id as string;
   return { key, worker };
 }
 
@@ -72,7 +83,8 @@ async function eventually<T>(check: () => Promise<T | null | undefined | false>,
   }
 }
 
-const stateOf = async (app: App, runId: string) => (await app.call('GET', `/agent/runs/${runId}`)).body as { state: string; status_message?: unknown };
+const stateOf = async (app: App, runId: string) =>
+  (await app.call('GET', `/agent/runs/${runId}`)).body as { state: string; status_message?: unknown };
 const newRun = async (app: App, prompt: string, headers: Record<string, string> = {}) =>
   (await app.call('POST', '/agent/runs', { prompt }, undefined, headers)).body.run_id as string;
 
@@ -83,8 +95,15 @@ async function claim(app: App, key: string, worker: string, runId: string) {
   return res.body.run.execution_id as string;
 }
 
-const report = (app: App, key: string, worker: string, runId: string, executionId: string, what: string, body?: unknown) =>
-  app.call('POST', `/agent/workers/${worker}/runs/${runId}/${what}`, body, key, { 'x-execution-id': executionId });
+const report = (
+  app: App,
+  key: string,
+  worker: string,
+  runId: string,
+  executionId: string,
+  what: string,
+  body?: unknown,
+) => app.call('POST', `/agent/workers/${worker}/runs/${runId}/${what}`, body, key, { 'x-execution-id': executionId });
 
 /** Heartbeats every 50 ms until `until` holds (bounded), keeping the worker alive meanwhile. */
 async function heartbeatUntil(app: App, key: string, worker: string, runs: string[], until: () => Promise<boolean>) {
@@ -105,9 +124,14 @@ describe('the worker sweeper', () => {
     const types = (await app.rt.events.readStream(`run-${runId}`)).map((e) => e.type);
     expect(types).toEqual(['RunCreated', 'RunLeased', 'RunLeaseExpired']);
     // The late acknowledgement is refused, and the worker is told to stop that execution.
-    expect((await report(app, key, worker, runId, execution, 'claim')).body).toMatchObject({ status: 409, code: 'not_claimed' });
+    expect((await report(app, key, worker, runId, execution, 'claim')).body).toMatchObject({
+      status: 409,
+      code: 'not_claimed',
+    });
     const beat = await app.call('POST', `/agent/workers/${worker}/heartbeat`, { runs: [runId] }, key);
-    expect(beat.body.signals).toEqual([expect.objectContaining({ type: 'cancel', run_id: runId, execution_id: execution, cause: 'lease_expired' })]);
+    expect(beat.body.signals).toEqual([
+      expect.objectContaining({ type: 'cancel', run_id: runId, execution_id: execution, cause: 'lease_expired' }),
+    ]);
     // The run is there for the taking again.
     const again = await claim(app, key, worker, runId);
     expect(again).not.toBe(execution);
@@ -140,9 +164,15 @@ describe('the worker sweeper', () => {
       const run = await stateOf(app, started);
       return run.state === 'ERROR' && run;
     });
-    expect(lost.status_message).toEqual({ message: 'The worker executing the run stopped heartbeating', error_code: 'resource_unavailable', retryable: true });
+    expect(lost.status_message).toEqual({
+      message: 'The worker executing the run stopped heartbeating',
+      error_code: 'resource_unavailable',
+      retryable: true,
+    });
     await eventually(async () => (await stateOf(app, acknowledged)).state === 'QUEUED');
-    const lostEvents = (await app.rt.events.readStream(`run-${acknowledged}`)).filter((e) => e.type === 'RunWorkerLost');
+    const lostEvents = (await app.rt.events.readStream(`run-${acknowledged}`)).filter(
+      (e) => e.type === 'RunWorkerLost',
+    );
     expect(lostEvents.map((e) => e.data)).toEqual([{ run_id: acknowledged, worker_id: worker, requeued: true }]);
     // The worker is gone: not listed, and asked to announce again.
     expect((await app.call('GET', '/agent/connected-self-hosted-workers')).body.workers).toEqual([]);
@@ -169,7 +199,9 @@ describe('a server restart', () => {
     expect((await app.call('POST', `/agent/workers/${worker}/heartbeat`, { runs: [runId] }, key)).status).toBe(404);
     expect((await app.call('POST', '/agent/workers', { host: 'h', worker_id: worker }, key)).status).toBe(201);
     const beat = await app.call('POST', `/agent/workers/${worker}/heartbeat`, { runs: [runId] }, key);
-    expect(beat.body.signals).toEqual([expect.objectContaining({ type: 'followup', run_id: runId, execution_id: x, message: 'one more thing' })]);
+    expect(beat.body.signals).toEqual([
+      expect.objectContaining({ type: 'followup', run_id: runId, execution_id: x, message: 'one more thing' }),
+    ]);
     // The unacknowledged lease still runs out; the run in progress stays with its worker.
     await heartbeatUntil(app, key, worker, [runId], async () => (await stateOf(app, pending)).state === 'QUEUED');
     expect((await stateOf(app, runId)).state).toBe('INPROGRESS');

@@ -36,7 +36,8 @@ const createRun = async (body: Record<string, unknown> = { prompt: 'Fix the flak
   return res.json().run_id as string;
 };
 
-const claim = (workerId: string, wait = 0, key = agentKey) => t.call('POST', `/agent/workers/${workerId}/claim?wait_seconds=${wait}`, undefined, key);
+const claim = (workerId: string, wait = 0, key = agentKey) =>
+  t.call('POST', `/agent/workers/${workerId}/claim?wait_seconds=${wait}`, undefined, key);
 
 /** Claims until `runId` comes up (earlier tests may have left queued runs behind). */
 async function claimRun(workerId: string, runId: string) {
@@ -44,7 +45,8 @@ async function claimRun(workerId: string, runId: string) {
     const res = await claim(workerId);
     expect(res.statusCode, res.body).toBe(200);
     const run = res.json().run;
-    if (run.run_id === runId) return run as { run_id: string; execution_id: string; attachments: Array<{ download_url: string }> };
+    if (run.run_id === runId)
+      return run as { run_id: string; execution_id: string; attachments: Array<{ download_url: string }> };
   }
   throw new Error(`run ${runId} never came up`);
 }
@@ -61,7 +63,15 @@ const runUrl = (workerId: string, runId: string, what: string) => `/agent/worker
 const report = (workerId: string, runId: string, executionId: string, what: string, body?: unknown, key = agentKey) =>
   t.call('POST', runUrl(workerId, runId, what), body, key, { 'x-execution-id': executionId });
 
-const upload = (workerId: string, runId: string, executionId: string, what: string, query: string, bytes: Buffer, contentType = 'application/octet-stream') =>
+const upload = (
+  workerId: string,
+  runId: string,
+  executionId: string,
+  what: string,
+  query: string,
+  bytes: Buffer,
+  contentType = 'application/octet-stream',
+) =>
   t.app.inject({
     method: 'PUT',
     url: `/api/v1${runUrl(workerId, runId, what)}?${query}`,
@@ -89,7 +99,14 @@ describe('who may use the worker API', () => {
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, {}), 403);
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/claim`), 403);
     const { runId, executionId } = await runningRun();
-    await expectRefused(t, () => t.call('POST', runUrl(workerId, runId, 'finish'), { state: 'SUCCEEDED' }, undefined, { 'x-execution-id': executionId }), 403);
+    await expectRefused(
+      t,
+      () =>
+        t.call('POST', runUrl(workerId, runId, 'finish'), { state: 'SUCCEEDED' }, undefined, {
+          'x-execution-id': executionId,
+        }),
+      403,
+    );
   });
 
   it('keeps teams apart: another team neither sees, heartbeats nor claims for this one', async () => {
@@ -97,14 +114,25 @@ describe('who may use the worker API', () => {
     const other = await newAgent(t, 'Foreign', { 'x-service-team-uid': team.uid });
     const workerId = await announce({ host: 'mine', worker_id: 'shared-name-1' });
     // The same worker id cannot be taken over by another team.
-    await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'theirs', worker_id: 'shared-name-1' }, other.agentKey), 409, 'worker_id_in_use');
+    await expectRefused(
+      t,
+      () => t.call('POST', '/agent/workers', { host: 'theirs', worker_id: 'shared-name-1' }, other.agentKey),
+      409,
+      'worker_id_in_use',
+    );
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, {}, other.agentKey), 404);
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/claim`, undefined, other.agentKey), 404);
     const foreignWorker = (await t.call('POST', '/agent/workers', { host: 'theirs' }, other.agentKey)).json().worker_id;
     // Runs of this team are not handed to the other team's workers.
     await createRun();
-    expect((await t.call('POST', `/agent/workers/${foreignWorker}/claim`, undefined, other.agentKey)).statusCode).toBe(204);
-    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers', undefined, undefined, { 'x-service-team-uid': team.uid })).json();
+    expect((await t.call('POST', `/agent/workers/${foreignWorker}/claim`, undefined, other.agentKey)).statusCode).toBe(
+      204,
+    );
+    const listed = (
+      await t.call('GET', '/agent/connected-self-hosted-workers', undefined, undefined, {
+        'x-service-team-uid': team.uid,
+      })
+    ).json();
     expect(listed.workers.map((w: { worker_id: string }) => w.worker_id)).toEqual([foreignWorker]);
   });
 });
@@ -113,7 +141,12 @@ describe('announce and the connected workers', () => {
   it('announces a worker, lists it for its team, and tells the timings', async () => {
     const res = await t.call('POST', '/agent/workers', { host: 'gpu-box', capabilities: ['docker', 'gpu'] }, agentKey);
     expect(res.statusCode, res.body).toBe(201);
-    expect(res.json()).toEqual({ worker_id: expect.any(String), heartbeat_interval_seconds: 10, lease_seconds: 30, max_missed_heartbeats: 3 });
+    expect(res.json()).toEqual({
+      worker_id: expect.any(String),
+      heartbeat_interval_seconds: 10,
+      lease_seconds: 30,
+      max_missed_heartbeats: 3,
+    });
     const workerId = res.json().worker_id;
     const list = await t.call('GET', '/agent/connected-self-hosted-workers');
     expect(list.statusCode).toBe(200);
@@ -132,27 +165,58 @@ describe('announce and the connected workers', () => {
   it('lets a worker announce again under its own id (a reconnect)', async () => {
     const id = await announce({ host: 'a', worker_id: 'stable-worker' });
     expect(await announce({ host: 'b', worker_id: 'stable-worker', capabilities: ['x'] })).toBe(id);
-    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers')).json().workers.filter((w: { worker_id: string }) => w.worker_id === id);
+    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers'))
+      .json()
+      .workers.filter((w: { worker_id: string }) => w.worker_id === id);
     expect(listed).toMatchObject([{ host: 'b', capabilities: ['x'] }]);
   });
 
   it('refuses invalid announcements', async () => {
     await expectRefused(t, () => t.call('POST', '/agent/workers', {}, agentKey), 400);
-    await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h', worker_id: 'has spaces' }, agentKey), 400);
-    await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h', capabilities: Array.from({ length: 51 }, (_, i) => `c${i}`) }, agentKey), 400);
+    await expectRefused(
+      t,
+      () => t.call('POST', '/agent/workers', { host: 'h', worker_id: 'has spaces' }, agentKey),
+      400,
+    );
+    await expectRefused(
+      t,
+      () =>
+        t.call(
+          'POST',
+          '/agent/workers',
+          { host: 'h', capabilities: Array.from({ length: 51 }, (_, i) => `c${i}`) },
+          agentKey,
+        ),
+      400,
+    );
     await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h', extra: 1 }, agentKey), 400);
   });
 
   it('keeps at most 100 connected workers per team (409 limit_exceeded); a known one may reconnect', async () => {
     const team = (await t.call('POST', '/teams', { name: 'Crowded' })).json();
     const crowd = await newAgent(t, 'Crowd', { 'x-service-team-uid': team.uid });
-    for (let i = 0; i < 100; i++) expect((await t.call('POST', '/agent/workers', { host: 'h', worker_id: `crowd-${i}` }, crowd.agentKey)).statusCode).toBe(201);
-    await expectRefused(t, () => t.call('POST', '/agent/workers', { host: 'h' }, crowd.agentKey), 409, 'limit_exceeded');
-    expect((await t.call('POST', '/agent/workers', { host: 'again', worker_id: 'crowd-7' }, crowd.agentKey)).statusCode).toBe(201);
+    for (let i = 0; i < 100; i++)
+      expect(
+        (await t.call('POST', '/agent/workers', { host: 'h', worker_id: `crowd-${i}` }, crowd.agentKey)).statusCode,
+      ).toBe(201);
+    await expectRefused(
+      t,
+      () => t.call('POST', '/agent/workers', { host: 'h' }, crowd.agentKey),
+      409,
+      'limit_exceeded',
+    );
+    expect(
+      (await t.call('POST', '/agent/workers', { host: 'again', worker_id: 'crowd-7' }, crowd.agentKey)).statusCode,
+    ).toBe(201);
   });
 
   it('answers 404 to a worker it does not know, so the worker announces again', async () => {
-    await expectRefused(t, () => t.call('POST', '/agent/workers/never-announced/heartbeat', {}, agentKey), 404, 'resource_not_found');
+    await expectRefused(
+      t,
+      () => t.call('POST', '/agent/workers/never-announced/heartbeat', {}, agentKey),
+      404,
+      'resource_not_found',
+    );
     await expectRefused(t, () => claim('never-announced'), 404);
   });
 });
@@ -166,10 +230,14 @@ describe('claiming runs', () => {
       title: 'Release notes',
       mode: 'plan',
       config: { model_id: 'gpt-x' },
-      attachments: [{ file_name: 'shot.png', mime_type: 'image/png', data: Buffer.from('png bytes').toString('base64') }],
+      attachments: [
+        { file_name: 'shot.png', mime_type: 'image/png', data: Buffer.from('png bytes').toString('base64') },
+      ],
     });
     // A follow-up while queued joins the prompt.
-    expect((await t.call('POST', `/agent/runs/${runId}/followups`, { message: 'Mention the new CLI' })).statusCode).toBe(200);
+    expect(
+      (await t.call('POST', `/agent/runs/${runId}/followups`, { message: 'Mention the new CLI' })).statusCode,
+    ).toBe(200);
     const run = await claimRun(workerId, runId);
     expect(run).toMatchObject({
       run_id: runId,
@@ -183,7 +251,15 @@ describe('claiming runs', () => {
       resumed: false,
       conversation_id: expect.any(String),
       config: { model_id: 'gpt-x' },
-      attachments: [{ attachment_id: expect.any(String), file_name: 'shot.png', mime_type: 'image/png', size_bytes: 9, download_url: expect.any(String) }],
+      attachments: [
+        {
+          attachment_id: expect.any(String),
+          file_name: 'shot.png',
+          mime_type: 'image/png',
+          size_bytes: 9,
+          download_url: expect.any(String),
+        },
+      ],
     });
     const link = new URL(run.attachments[0]!.download_url);
     const download = await t.app.inject({ method: 'GET', url: link.pathname + link.search });
@@ -192,7 +268,9 @@ describe('claiming runs', () => {
     expect(download.headers['content-type']).toBe('image/png');
     expect((await getRun(runId)).state).toBe('PENDING');
     // The lease shows on the worker's entry.
-    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers')).json().workers.find((w: { worker_id: string }) => w.worker_id === workerId);
+    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers'))
+      .json()
+      .workers.find((w: { worker_id: string }) => w.worker_id === workerId);
     expect(listed.runs).toEqual([{ run_id: runId, execution_id: run.execution_id, state: 'PENDING' }]);
     await drain();
     expect((await claim(workerId)).statusCode).toBe(204);
@@ -248,12 +326,24 @@ describe('reports on a held run', () => {
 
     const ack = await report(workerId, runId, x, 'claim');
     expect(ack.statusCode, ack.body).toBe(200);
-    expect(ack.json().run).toMatchObject({ run_id: runId, execution_id: x, state: 'CLAIMED', prompt: 'Ship it', lease_expires_at: null });
+    expect(ack.json().run).toMatchObject({
+      run_id: runId,
+      execution_id: x,
+      state: 'CLAIMED',
+      prompt: 'Ship it',
+      lease_expires_at: null,
+    });
     expect((await getRun(runId)).state).toBe('CLAIMED');
     expect((await report(workerId, runId, x, 'start')).json()).toEqual({ run_id: runId, state: 'INPROGRESS' });
     expect((await getRun(runId)).state).toBe('INPROGRESS');
 
-    const timeline = await t.call('POST', runUrl(workerId, runId, 'timeline'), { name: 'sandbox_ready', detail: { image: 'node:20' } }, agentKey, { 'x-execution-id': x, 'x-correlation-id': 'corr-42' });
+    const timeline = await t.call(
+      'POST',
+      runUrl(workerId, runId, 'timeline'),
+      { name: 'sandbox_ready', detail: { image: 'node:20' } },
+      agentKey,
+      { 'x-execution-id': x, 'x-correlation-id': 'corr-42' },
+    );
     expect(timeline.statusCode).toBe(201);
     const message = await report(workerId, runId, x, 'messages', {
       role: 'assistant',
@@ -261,39 +351,122 @@ describe('reports on a held run', () => {
       content: [
         { type: 'text', text: 'Running the tests' },
         { type: 'action', id: 'a1', category: 'command', name: 'shell', input: { command: 'npm test' } },
-        { type: 'action_result', action_id: 'a1', category: 'command', name: 'shell', state: 'completed', output: 'ok' },
+        {
+          type: 'action_result',
+          action_id: 'a1',
+          category: 'command',
+          name: 'shell',
+          state: 'completed',
+          output: 'ok',
+        },
         { type: 'event', name: 'checkpoint', data: { n: 1 } },
       ],
     });
     expect(message.statusCode, message.body).toBe(201);
-    expect(message.json()).toMatchObject({ message_id: expect.any(String), step_id: 'step-1', parent_step_id: null, role: 'assistant' });
+    expect(message.json()).toMatchObject({
+      message_id: expect.any(String),
+      step_id: 'step-1',
+      parent_step_id: null,
+      role: 'assistant',
+    });
 
-    const pr = await report(workerId, runId, x, 'artifacts', { artifact_type: 'PULL_REQUEST', url: 'https://github.com/acme/app/pull/7', branch: 'fix/flaky' });
+    const pr = await report(workerId, runId, x, 'artifacts', {
+      artifact_type: 'PULL_REQUEST',
+      url: 'https://github.com/acme/app/pull/7',
+      branch: 'fix/flaky',
+    });
     expect(pr.statusCode, pr.body).toBe(201);
-    expect(pr.json()).toEqual({ artifact_uid: expect.any(String), artifact_type: 'PULL_REQUEST', url: 'https://github.com/acme/app/pull/7', branch: 'fix/flaky', public: false });
-    const plan = await report(workerId, runId, x, 'artifacts', { artifact_type: 'PLAN', title: 'The plan', content: '# Steps' });
-    expect(plan.json()).toMatchObject({ artifact_type: 'PLAN', title: 'The plan', document_uid: plan.json().artifact_uid });
-    const ref = await report(workerId, runId, x, 'artifacts', { artifact_type: 'EXTERNAL_REFERENCE', reference_type: 'linear_issue', url: 'https://linear.app/acme/issue/ENG-1', metadata: { key: 'ENG-1' } });
+    expect(pr.json()).toEqual({
+      artifact_uid: expect.any(String),
+      artifact_type: 'PULL_REQUEST',
+      url: 'https://github.com/acme/app/pull/7',
+      branch: 'fix/flaky',
+      public: false,
+    });
+    const plan = await report(workerId, runId, x, 'artifacts', {
+      artifact_type: 'PLAN',
+      title: 'The plan',
+      content: '# Steps',
+    });
+    expect(plan.json()).toMatchObject({
+      artifact_type: 'PLAN',
+      title: 'The plan',
+      document_uid: plan.json().artifact_uid,
+    });
+    const ref = await report(workerId, runId, x, 'artifacts', {
+      artifact_type: 'EXTERNAL_REFERENCE',
+      reference_type: 'linear_issue',
+      url: 'https://linear.app/acme/issue/ENG-1',
+      metadata: { key: 'ENG-1' },
+    });
     expect(ref.statusCode, ref.body).toBe(201);
 
-    const file = await upload(workerId, runId, x, 'files', 'filename=report.txt&mime_type=text/plain&title=Report', Buffer.from('all green\n'));
+    const file = await upload(
+      workerId,
+      runId,
+      x,
+      'files',
+      'filename=report.txt&mime_type=text/plain&title=Report',
+      Buffer.from('all green\n'),
+    );
     expect(file.statusCode, file.body).toBe(201);
-    expect(file.json()).toEqual({ artifact_uid: expect.any(String), artifact_type: 'FILE', public: false, filename: 'report.txt', filepath: 'report.txt', mime_type: 'text/plain', size_bytes: 10, title: 'Report' });
-    const shot = await upload(workerId, runId, x, 'files', 'filename=screen.png&mime_type=image/png&artifact_type=SCREENSHOT&public=true', Buffer.from('png'));
+    expect(file.json()).toEqual({
+      artifact_uid: expect.any(String),
+      artifact_type: 'FILE',
+      public: false,
+      filename: 'report.txt',
+      filepath: 'report.txt',
+      mime_type: 'text/plain',
+      size_bytes: 10,
+      title: 'Report',
+    });
+    const shot = await upload(
+      workerId,
+      runId,
+      x,
+      'files',
+      'filename=screen.png&mime_type=image/png&artifact_type=SCREENSHOT&public=true',
+      Buffer.from('png'),
+    );
     expect(shot.json()).toMatchObject({ artifact_type: 'SCREENSHOT', public: true });
 
-    const usage = { total_tokens: 1234, inference_cost_usd: 0.12, model_token_usage: [{ model_id: 'gpt-x', usage_type: 'warp', total_tokens: 1234, tokens_by_category: { input: 1000, output: 234 } }] };
+    const usage = {
+      total_tokens: 1234,
+      inference_cost_usd: 0.12,
+      model_token_usage: [
+        { model_id: 'gpt-x', usage_type: 'warp', total_tokens: 1234, tokens_by_category: { input: 1000, output: 234 } },
+      ],
+    };
     expect((await report(workerId, runId, x, 'usage', usage)).statusCode).toBe(200);
-    const handoff = await upload(workerId, runId, x, 'handoff', 'filename=state.tar&mime_type=application/x-tar', Buffer.from('tarball'));
+    const handoff = await upload(
+      workerId,
+      runId,
+      x,
+      'handoff',
+      'filename=state.tar&mime_type=application/x-tar',
+      Buffer.from('tarball'),
+    );
     expect(handoff.statusCode, handoff.body).toBe(201);
-    expect(handoff.json()).toEqual({ run_id: runId, attachment_id: expect.any(String), file_name: 'state.tar', mime_type: 'application/x-tar', size_bytes: 7 });
+    expect(handoff.json()).toEqual({
+      run_id: runId,
+      attachment_id: expect.any(String),
+      file_name: 'state.tar',
+      mime_type: 'application/x-tar',
+      size_bytes: 7,
+    });
 
     const finished = await report(workerId, runId, x, 'finish', { state: 'SUCCEEDED', status_message: 'All done' });
     expect(finished.json()).toEqual({ run_id: runId, state: 'SUCCEEDED', status_message: { message: 'All done' } });
 
     const item = await getRun(runId);
     expect(item).toMatchObject({ state: 'SUCCEEDED', status_message: { message: 'All done' }, request_usage: usage });
-    expect(item.artifacts.map((a: { artifact_type: string }) => a.artifact_type).sort()).toEqual(['EXTERNAL_REFERENCE', 'FILE', 'PLAN', 'PULL_REQUEST', 'SCREENSHOT']);
+    expect(item.artifacts.map((a: { artifact_type: string }) => a.artifact_type).sort()).toEqual([
+      'EXTERNAL_REFERENCE',
+      'FILE',
+      'PLAN',
+      'PULL_REQUEST',
+      'SCREENSHOT',
+    ]);
 
     // The file downloads through its signed link.
     const fileArtifact = (await t.call('GET', `/agent/artifacts/${file.json().artifact_uid}`)).json();
@@ -302,31 +475,82 @@ describe('reports on a held run', () => {
     expect(download.statusCode).toBe(200);
     expect(download.body).toBe('all green\n');
     expect(download.headers['content-type']).toBe('text/plain');
-    expect(download.headers['content-disposition']).toBe(`attachment; filename="report.txt"; filename*=UTF-8''report.txt`);
+    expect(download.headers['content-disposition']).toBe(
+      `attachment; filename="report.txt"; filename*=UTF-8''report.txt`,
+    );
 
     // The message and the timeline entry are in the run's history.
     const history = await t.rt.events.readStream(`run-${runId}`);
-    expect(history.find((e) => e.type === 'RunTimelineRecorded')!.metadata).toMatchObject({ correlation_id: 'corr-42', actor: { type: 'agent', uid: agentUid } });
+    expect(history.find((e) => e.type === 'RunTimelineRecorded')!.metadata).toMatchObject({
+      correlation_id: 'corr-42',
+      actor: { type: 'agent', uid: agentUid },
+    });
     const types = history.map((e) => e.type);
-    expect(types).toEqual(expect.arrayContaining(['RunTimelineRecorded', 'RunMessageRecorded', 'RunUsageReported', 'RunHandoffFileAdded', 'RunFinished']));
+    expect(types).toEqual(
+      expect.arrayContaining([
+        'RunTimelineRecorded',
+        'RunMessageRecorded',
+        'RunUsageReported',
+        'RunHandoffFileAdded',
+        'RunFinished',
+      ]),
+    );
     // The run has left its worker.
-    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers')).json().workers.find((w: { worker_id: string }) => w.worker_id === workerId);
+    const listed = (await t.call('GET', '/agent/connected-self-hosted-workers'))
+      .json()
+      .workers.find((w: { worker_id: string }) => w.worker_id === workerId);
     expect(listed.runs).toEqual([]);
   });
 
   it('hears only the execution that holds the run: anything else is 409 not_claimed and writes nothing', async () => {
     const { workerId, runId, executionId } = await runningRun();
     const intruder = await announce();
-    await expectRefused(t, () => report(workerId, runId, 'another-execution', 'messages', { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }), 409, 'not_claimed');
-    await expectRefused(t, () => report(intruder, runId, executionId, 'finish', { state: 'SUCCEEDED' }), 409, 'not_claimed');
-    await expectRefused(t, () => upload(workerId, runId, 'another-execution', 'files', 'filename=x.txt', Buffer.from('x')), 409, 'not_claimed');
-    await expectRefused(t, () => upload(workerId, runId, 'another-execution', 'handoff', 'filename=x.txt', Buffer.from('x')), 409, 'not_claimed');
+    await expectRefused(
+      t,
+      () =>
+        report(workerId, runId, 'another-execution', 'messages', {
+          role: 'assistant',
+          content: [{ type: 'text', text: 'hi' }],
+        }),
+      409,
+      'not_claimed',
+    );
+    await expectRefused(
+      t,
+      () => report(intruder, runId, executionId, 'finish', { state: 'SUCCEEDED' }),
+      409,
+      'not_claimed',
+    );
+    await expectRefused(
+      t,
+      () => upload(workerId, runId, 'another-execution', 'files', 'filename=x.txt', Buffer.from('x')),
+      409,
+      'not_claimed',
+    );
+    await expectRefused(
+      t,
+      () => upload(workerId, runId, 'another-execution', 'handoff', 'filename=x.txt', Buffer.from('x')),
+      409,
+      'not_claimed',
+    );
     // Acknowledging or starting twice is out of order.
     await expectRefused(t, () => report(workerId, runId, executionId, 'claim'), 409, 'not_claimed');
     await expectRefused(t, () => report(workerId, runId, executionId, 'start'), 409, 'not_claimed');
-    expect((await report(workerId, runId, executionId, 'finish', { state: 'FAILED', status_message: { message: 'exit 1', error_code: 'agent_process_failed' } })).statusCode).toBe(200);
+    expect(
+      (
+        await report(workerId, runId, executionId, 'finish', {
+          state: 'FAILED',
+          status_message: { message: 'exit 1', error_code: 'agent_process_failed' },
+        })
+      ).statusCode,
+    ).toBe(200);
     // A finished run takes no more reports.
-    await expectRefused(t, () => report(workerId, runId, executionId, 'timeline', { name: 'late' }), 409, 'not_claimed');
+    await expectRefused(
+      t,
+      () => report(workerId, runId, executionId, 'timeline', { name: 'late' }),
+      409,
+      'not_claimed',
+    );
     await expectRefused(t, () => report(workerId, 'no-such-run', executionId, 'start'), 404);
   });
 
@@ -338,14 +562,25 @@ describe('reports on a held run', () => {
     await bad('messages', { role: 'robot', content: [{ type: 'text', text: 'x' }] });
     await bad('messages', { role: 'assistant', content: [] });
     await bad('messages', { role: 'assistant', content: [{ type: 'image', url: 'x' }] });
-    await bad('messages', { role: 'assistant', content: [{ type: 'action', id: 'a', category: 'painting', name: 'n' }] });
-    await bad('messages', { role: 'assistant', content: Array.from({ length: 201 }, () => ({ type: 'text', text: 'x' })) });
+    await bad('messages', {
+      role: 'assistant',
+      content: [{ type: 'action', id: 'a', category: 'painting', name: 'n' }],
+    });
+    await bad('messages', {
+      role: 'assistant',
+      content: Array.from({ length: 201 }, () => ({ type: 'text', text: 'x' })),
+    });
     await bad('artifacts', { artifact_type: 'VIDEO', url: 'https://x.dev' });
     await bad('artifacts', { artifact_type: 'PULL_REQUEST', url: 'not a url' });
     await bad('artifacts', { artifact_type: 'PULL_REQUEST', url: 'ftp://host/pull/1' });
     await bad('artifacts', { artifact_type: 'EXTERNAL_REFERENCE', reference_type: 'Bad Type', url: 'https://x.dev' });
     await bad('artifacts', { artifact_type: 'PLAN', content: 'x'.repeat(256 * 1024 + 1) });
-    await bad('artifacts', { artifact_type: 'EXTERNAL_REFERENCE', reference_type: 'doc', url: 'https://x.dev', metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) });
+    await bad('artifacts', {
+      artifact_type: 'EXTERNAL_REFERENCE',
+      reference_type: 'doc',
+      url: 'https://x.dev',
+      metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])),
+    });
     await bad('usage', { model_token_usage: Array.from({ length: 51 }, () => ({ model_id: 'm', total_tokens: 1 })) });
     await bad('usage', { total_tokens: -1 });
     await bad('usage', { surprise: 1 });
@@ -353,15 +588,42 @@ describe('reports on a held run', () => {
     await bad('finish', { state: 'FAILED', status_message: { message: 'x', error_code: 'Not-Snake' } });
     await expectRefused(t, () => upload(workerId, runId, x, 'files', 'filename=../etc/passwd', Buffer.from('x')), 400);
     await expectRefused(t, () => upload(workerId, runId, x, 'files', 'mime_type=text/plain', Buffer.from('x')), 400);
-    await expectRefused(t, () => upload(workerId, runId, x, 'files', 'filename=a.txt&artifact_type=SCREENSHOT&mime_type=text/plain', Buffer.from('x')), 400);
-    await expectRefused(t, () => upload(workerId, runId, x, 'files', 'filename=a.json', Buffer.from('{"a":1}'), 'application/json'), 415);
+    await expectRefused(
+      t,
+      () =>
+        upload(
+          workerId,
+          runId,
+          x,
+          'files',
+          'filename=a.txt&artifact_type=SCREENSHOT&mime_type=text/plain',
+          Buffer.from('x'),
+        ),
+      400,
+    );
+    await expectRefused(
+      t,
+      () => upload(workerId, runId, x, 'files', 'filename=a.json', Buffer.from('{"a":1}'), 'application/json'),
+      415,
+    );
   });
 
   it(`refuses an upload over the limit with 413 (${UPLOAD_LIMIT} bytes here)`, async () => {
     const { workerId, runId, executionId: x } = await runningRun();
-    expect((await upload(workerId, runId, x, 'files', 'filename=fits.bin', Buffer.alloc(UPLOAD_LIMIT))).statusCode).toBe(201);
-    await expectRefused(t, () => upload(workerId, runId, x, 'files', 'filename=big.bin', Buffer.alloc(UPLOAD_LIMIT + 1)), 413, 'payload_too_large');
-    await expectRefused(t, () => upload(workerId, runId, x, 'handoff', 'filename=big.bin', Buffer.alloc(UPLOAD_LIMIT + 1)), 413);
+    expect(
+      (await upload(workerId, runId, x, 'files', 'filename=fits.bin', Buffer.alloc(UPLOAD_LIMIT))).statusCode,
+    ).toBe(201);
+    await expectRefused(
+      t,
+      () => upload(workerId, runId, x, 'files', 'filename=big.bin', Buffer.alloc(UPLOAD_LIMIT + 1)),
+      413,
+      'payload_too_large',
+    );
+    await expectRefused(
+      t,
+      () => upload(workerId, runId, x, 'handoff', 'filename=big.bin', Buffer.alloc(UPLOAD_LIMIT + 1)),
+      413,
+    );
   });
 });
 
@@ -381,7 +643,15 @@ describe('signals', () => {
 
     const signals = await heartbeat(workerId, [runId]);
     expect(signals).toEqual([
-      { signal_id: expect.any(String), type: 'followup', run_id: runId, execution_id: executionId, message: 'Also update the docs', mode: null, attachments: [] },
+      {
+        signal_id: expect.any(String),
+        type: 'followup',
+        run_id: runId,
+        execution_id: executionId,
+        message: 'Also update the docs',
+        mode: null,
+        attachments: [],
+      },
       { signal_id: expect.any(String), type: 'interrupt', run_id: runId, execution_id: executionId },
     ]);
     // Unacknowledged signals come again; acknowledged ones do not.
@@ -394,18 +664,54 @@ describe('signals', () => {
     const { workerId, runId, executionId } = await runningRun();
     expect((await t.call('POST', `/agent/runs/${runId}/cancel`)).statusCode).toBe(200);
     const [stop] = await heartbeat(workerId, [runId]);
-    expect(stop).toEqual({ signal_id: expect.any(String), type: 'cancel', run_id: runId, execution_id: executionId, cause: 'cancelled', reason: expect.any(String) });
+    expect(stop).toEqual({
+      signal_id: expect.any(String),
+      type: 'cancel',
+      run_id: runId,
+      execution_id: executionId,
+      cause: 'cancelled',
+      reason: expect.any(String),
+    });
     // Once the worker stops reporting the run, the signal goes.
     expect(await heartbeat(workerId, [])).toEqual([]);
     const other = await createRun();
-    expect(await heartbeat(workerId, [other])).toEqual([{ signal_id: `not-held:${other}`, type: 'cancel', run_id: other, execution_id: null, cause: 'not_held', reason: expect.any(String) }]);
+    expect(await heartbeat(workerId, [other])).toEqual([
+      {
+        signal_id: `not-held:${other}`,
+        type: 'cancel',
+        run_id: other,
+        execution_id: null,
+        cause: 'not_held',
+        reason: expect.any(String),
+      },
+    ]);
     expect(await heartbeat(workerId, [other], [`not-held:${other}`])).toEqual([]);
   });
 
   it('refuses oversized heartbeats', async () => {
     const workerId = await announce();
-    await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, { runs: Array.from({ length: 101 }, (_, i) => `r${i}`) }, agentKey), 400);
-    await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, { acks: Array.from({ length: 1001 }, (_, i) => `s${i}`) }, agentKey), 400);
+    await expectRefused(
+      t,
+      () =>
+        t.call(
+          'POST',
+          `/agent/workers/${workerId}/heartbeat`,
+          { runs: Array.from({ length: 101 }, (_, i) => `r${i}`) },
+          agentKey,
+        ),
+      400,
+    );
+    await expectRefused(
+      t,
+      () =>
+        t.call(
+          'POST',
+          `/agent/workers/${workerId}/heartbeat`,
+          { acks: Array.from({ length: 1001 }, (_, i) => `s${i}`) },
+          agentKey,
+        ),
+      400,
+    );
   });
 });
 
@@ -419,11 +725,27 @@ describe('blob download links', () => {
     const ok = await t.app.inject({ method: 'GET', url: path(url) });
     expect(ok.statusCode).toBe(200);
     expect(ok.body).toBe('secret report');
-    expect(ok.headers).toMatchObject({ 'content-type': 'text/plain', 'x-content-type-options': 'nosniff', 'content-disposition': `attachment; filename="r 1.txt"; filename*=UTF-8''r%201.txt` });
+    expect(ok.headers).toMatchObject({
+      'content-type': 'text/plain',
+      'x-content-type-options': 'nosniff',
+      'content-disposition': `attachment; filename="r 1.txt"; filename*=UTF-8''r%201.txt`,
+    });
 
-    expectProblem(await t.app.inject({ method: 'GET', url: path(url).replace('r%201.txt', 'other.txt') }), 403, 'invalid_signature');
-    expectProblem(await t.app.inject({ method: 'GET', url: path(url).replace('mime=text/plain', 'mime=text/html') }), 403, 'invalid_signature');
-    expectProblem(await t.app.inject({ method: 'GET', url: `/api/v1/blobs/${id}?filename=r.txt` }), 403, 'invalid_signature');
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: path(url).replace('r%201.txt', 'other.txt') }),
+      403,
+      'invalid_signature',
+    );
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: path(url).replace('mime=text/plain', 'mime=text/html') }),
+      403,
+      'invalid_signature',
+    );
+    expectProblem(
+      await t.app.inject({ method: 'GET', url: `/api/v1/blobs/${id}?filename=r.txt` }),
+      403,
+      'invalid_signature',
+    );
     const expired = t.rt.urls.sign(`/api/v1/blobs/${id}?filename=r.txt`, -1).url;
     expectProblem(await t.app.inject({ method: 'GET', url: path(expired) }), 403, 'invalid_signature');
     const missing = t.rt.urls.sign(`/api/v1/blobs/${'0'.repeat(64)}?filename=r.txt`, 60).url;
@@ -435,7 +757,10 @@ describe('blob download links', () => {
     const plain = await t.app.inject({ method: 'GET', url: path(t.rt.urls.sign(`/api/v1/blobs/${id}`, 60).url) });
     expect(plain.headers['content-type']).toBe('application/octet-stream');
     expect(plain.headers['content-disposition']).toBe('attachment');
-    const odd = await t.app.inject({ method: 'GET', url: path(t.rt.urls.sign(`/api/v1/blobs/${id}?mime=not-a-type`, 60).url) });
+    const odd = await t.app.inject({
+      method: 'GET',
+      url: path(t.rt.urls.sign(`/api/v1/blobs/${id}?mime=not-a-type`, 60).url),
+    });
     expect(odd.headers['content-type']).toBe('application/octet-stream');
   });
 });
@@ -443,7 +768,13 @@ describe('blob download links', () => {
 describe('the OpenAPI document', () => {
   it('describes the worker protocol', async () => {
     const doc = (await t.call('GET', '/openapi.json', undefined, null)).json();
-    for (const path of ['/api/v1/agent/workers', '/api/v1/agent/workers/{worker_id}/claim', '/api/v1/agent/workers/{worker_id}/runs/{run_id}/messages', '/api/v1/agent/connected-self-hosted-workers', '/api/v1/blobs/{blob}']) {
+    for (const path of [
+      '/api/v1/agent/workers',
+      '/api/v1/agent/workers/{worker_id}/claim',
+      '/api/v1/agent/workers/{worker_id}/runs/{run_id}/messages',
+      '/api/v1/agent/connected-self-hosted-workers',
+      '/api/v1/blobs/{blob}',
+    ]) {
       expect(doc.paths[path], path).toBeDefined();
     }
   });

@@ -5,7 +5,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Position } from '../../src/eventstore/port.js';
-import { CheckpointMoved, type Doc, type DocumentStore, type DocWrite, type Filter, type Scalar, type Sort } from '../../src/readstore/port.js';
+import {
+  CheckpointMoved,
+  type Doc,
+  type DocumentStore,
+  type DocWrite,
+  type Filter,
+  type Scalar,
+  type Sort,
+} from '../../src/readstore/port.js';
 
 const at = (n: bigint, prepare = n): Position => ({ commit: n, prepare });
 /** Beyond 2^53: positions must survive without going through a JS number. */
@@ -161,8 +169,12 @@ export function documentStoreContract(
         const name = fresh();
         await store.ensureCollection(name, []);
         await store.commit([put(name, 'a', { v: 1 })], name, at(1n), null);
-        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), null)).rejects.toThrow(CheckpointMoved);
-        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), at(0n))).rejects.toThrow(CheckpointMoved);
+        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), null)).rejects.toThrow(
+          CheckpointMoved,
+        );
+        await expect(store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), at(0n))).rejects.toThrow(
+          CheckpointMoved,
+        );
         expect(await store.collection(name).get('a')).toEqual({ v: 1 });
         expect(await store.readCheckpoint(name)).toEqual(at(1n));
         await store.commit([put(name, 'a', { v: 2 }, at(2n))], name, at(2n), at(1n));
@@ -207,7 +219,15 @@ export function documentStoreContract(
     describe('filters', () => {
       let name: string;
       const filterDocs: Record<string, Doc> = {
-        a: { name: 'Alpha (Beta)', n: 1, flag: true, tag: 'x', nested: { k: 'p', v: 10 }, maybe: null, list: ['p', 'q', 3] },
+        a: {
+          name: 'Alpha (Beta)',
+          n: 1,
+          flag: true,
+          tag: 'x',
+          nested: { k: 'p', v: 10 },
+          maybe: null,
+          list: ['p', 'q', 3],
+        },
         b: { name: 'bravo.*', n: 2, flag: false, tag: 'y', nested: { k: 'q', v: 20 }, list: ['3'] },
         c: { name: 'ÄRGER charlie', n: 3, flag: true, nested: { k: 'p', v: 30 }, maybe: 'set' },
         d: { name: 'delta', n: '3', tag: null },

@@ -275,7 +275,11 @@ export function eventStoreContract(
           }
         };
         const kept = await read(head, 1000);
-        expect(kept.map((e) => [e.stream, e.type])).toEqual([[a, 'Kept'], [b, 'AlsoKept'], [a, 'Kept']]);
+        expect(kept.map((e) => [e.stream, e.type])).toEqual([
+          [a, 'Kept'],
+          [b, 'AlsoKept'],
+          [a, 'Kept'],
+        ]);
         expectIncreasing(kept.map((e) => e.position));
         // Paging counts kept events only: a page of one holds the next kept event, however far.
         expect(await read(head, 1)).toEqual(kept);

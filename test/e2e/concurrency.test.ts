@@ -7,7 +7,13 @@
 import path from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConcurrencyError, type EventStore, type EventToAppend, type ExpectedRevision, type RecordedEvent } from '../../src/eventstore/port.js';
+import {
+  ConcurrencyError,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type RecordedEvent,
+} from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { Conflict } from '../../src/kernel/errors.js';
 import { type CommandContext, handleCommand } from '../../src/kernel/handle.js';
@@ -29,7 +35,14 @@ const event = (type: string): EventToAppend => ({
   id: uuidv4(),
   type,
   data: {},
-  metadata: { actor: { type: 'system', uid: 'e2e' }, team_uid: null, correlation_id: uuidv4(), causation_id: null, request_id: null, occurred_at: new Date().toISOString() },
+  metadata: {
+    actor: { type: 'system', uid: 'e2e' },
+    team_uid: null,
+    correlation_id: uuidv4(),
+    causation_id: null,
+    request_id: null,
+    occurred_at: new Date().toISOString(),
+  },
 });
 
 describe.sequential('concurrent writers on one stream', () => {
@@ -49,7 +62,11 @@ describe.sequential('concurrent writers on one stream', () => {
     Promise.allSettled(
       Array.from({ length: n }, async (_, i) => {
         if (i % 3) await new Promise((r) => (i % 3 === 1 ? setImmediate(r) : setTimeout(r, 1)));
-        return store.append(stream, Array.from({ length: eventsEach }, () => event(`Raced${i}`)), expected);
+        return store.append(
+          stream,
+          Array.from({ length: eventsEach }, () => event(`Raced${i}`)),
+          expected,
+        );
       }),
     );
 
@@ -74,7 +91,9 @@ describe.sequential('concurrent writers on one stream', () => {
     // One kept state for all, as in the runtime: every writer starts from the same fold.
     const folded = foldedStreams(store);
     const results = await Promise.allSettled(
-      Array.from({ length: 50 }, (_, i) => handleCommand(store, folded, stream, counter, { type: 'Increment', data: { by: `c${i}` } }, context())),
+      Array.from({ length: 50 }, (_, i) =>
+        handleCommand(store, folded, stream, counter, { type: 'Increment', data: { by: `c${i}` } }, context()),
+      ),
     );
     const won = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
     const lost = results.filter((r) => r.status === 'rejected').map((r) => r.reason as unknown);
@@ -110,7 +129,9 @@ describe.sequential('concurrent writers on one stream', () => {
       expect(created.status).toBe(201);
       const uid = created.body!.uid as string;
 
-      const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => call(server!, 'PATCH', `/factory/${uid}`, { name: `p${i}` })));
+      const answers = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => call(server!, 'PATCH', `/factory/${uid}`, { name: `p${i}` })),
+      );
       for (const a of answers) expect(a.status, JSON.stringify(a.body)).toBe(200);
 
       const stored = readEvents(dataDir, { stream: `factory-${uid}` });

@@ -5,7 +5,16 @@
  * difference.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { call, makeDataDir, parseStatus, readEvents, removeDir, runCli, type ServerProcess, startServer } from './server-process.js';
+import {
+  call,
+  makeDataDir,
+  parseStatus,
+  readEvents,
+  removeDir,
+  runCli,
+  type ServerProcess,
+  startServer,
+} from './server-process.js';
 
 const WRITERS = 8;
 const PATCHES_PER_FACTORY = 4;
@@ -54,14 +63,15 @@ describe.sequential('crash recovery (SIGKILL mid-stream)', () => {
     const writer = async (w: number) => {
       for (let f = 0; !killed; f++) {
         const name = `w${w}-f${f}-n0`;
-        let created;
+        let created: Awaited<ReturnType<typeof call>>;
         try {
           created = await call(first, 'POST', '/factory', { name });
         } catch {
           creationsInFlight += 1;
           return;
         }
-        if (created.status !== 201) return void unexpected.push(`POST ${created.status} ${JSON.stringify(created.body)}`);
+        if (created.status !== 201)
+          return void unexpected.push(`POST ${created.status} ${JSON.stringify(created.body)}`);
         const t: Tracked = { uid: created.body!.uid as string, acked: [name], inFlight: null };
         tracked.push(t);
         acknowledged();
@@ -97,7 +107,9 @@ describe.sequential('crash recovery (SIGKILL mid-stream)', () => {
       expect(stored.map((e) => e.revision)).toEqual(stored.map((_, i) => i));
       const landed = names(stored);
       expect(landed.slice(0, t.acked.length), t.uid).toEqual(t.acked);
-      expect(landed.slice(t.acked.length), t.uid).toEqual(t.inFlight && landed.length > t.acked.length ? [t.inFlight] : []);
+      expect(landed.slice(t.acked.length), t.uid).toEqual(
+        t.inFlight && landed.length > t.acked.length ? [t.inFlight] : [],
+      );
     }
     const created = events.filter((e) => e.type === 'FactoryCreated').length;
     expect(created).toBeGreaterThanOrEqual(tracked.length);
@@ -129,7 +141,7 @@ describe.sequential('crash recovery (SIGKILL mid-stream)', () => {
       for (let i = 0; i < tracked.length; i += 16) {
         const chunk = tracked.slice(i, i + 16);
         const answers = await Promise.all(chunk.map((t) => call(second, 'GET', `/factory/${t.uid}`)));
-        chunk.forEach((t, j) => docs.set(t.uid, answers[j]));
+        for (const [j, t] of chunk.entries()) docs.set(t.uid, answers[j]);
       }
       return docs;
     };

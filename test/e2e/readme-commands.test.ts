@@ -20,7 +20,8 @@ describe.sequential('README commands', () => {
     return s;
   };
   /** Every line either stream printed, except the one line that is meant to show the key. */
-  const logLines = (s: ServerProcess) => (s.stdout() + '\n' + s.stderr()).split('\n').filter((l) => l.trim() && !KEY_LINE.test(l));
+  const logLines = (s: ServerProcess) =>
+    `${s.stdout()}\n${s.stderr()}`.split('\n').filter((l) => l.trim() && !KEY_LINE.test(l));
 
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.kill('SIGKILL')));
@@ -30,7 +31,9 @@ describe.sequential('README commands', () => {
   let key = '';
   let factoryUid = '';
 
-  it('npm start on an empty store prints a generated admin key once, and the key works', { timeout: 40_000 }, async () => {
+  it('npm start on an empty store prints a generated admin key once, and the key works', {
+    timeout: 40_000,
+  }, async () => {
     const server = await npmStart();
     key = (await server.waitForOutput(KEY_LINE))[1]!;
     expect(key).toMatch(/^sf_\S{16,}$/);
@@ -70,6 +73,9 @@ describe.sequential('README commands', () => {
     const all = server.stdout() + server.stderr();
     expect(all).not.toMatch(/Admin API key/);
     expect(all).not.toContain(key.slice(3));
-    expect(logLines(server).filter((l) => l.includes('"status":200')).length, 'the requests were logged').toBeGreaterThan(0);
+    expect(
+      logLines(server).filter((l) => l.includes('"status":200')).length,
+      'the requests were logged',
+    ).toBeGreaterThan(0);
   });
 });

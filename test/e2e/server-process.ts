@@ -15,13 +15,14 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-export const TEST_API_KEY = 'sf_e2e_admin_key_0123456789abcdef';
+const TEST_API_KEY = 'sf_e2e_admin_key_0123456789abcdef';
 
 const READY_POLL_MS = 50;
 const READY_TIMEOUT_MS = 20_000;
 
 /** Settings the server reads; never inherited from the developer's shell. */
-const CONFIG_VARS = /^(HOST|PORT|DATA_DIR|EVENTSTORE_URL|MONGODB_URL|MONGODB_DB|PUBLIC_BASE_URL|WEBHOOK_BASE_URL|BOOTSTRAP_\w+|URL_SIGNING_SECRET|EGRESS_RANGES|LOG_LEVEL)$/;
+const CONFIG_VARS =
+  /^(HOST|PORT|DATA_DIR|EVENTSTORE_URL|MONGODB_URL|MONGODB_DB|PUBLIC_BASE_URL|WEBHOOK_BASE_URL|BOOTSTRAP_\w+|URL_SIGNING_SECRET|EGRESS_RANGES|LOG_LEVEL)$/;
 
 const live = new Set<ChildProcess>();
 process.once('exit', () => {
@@ -64,7 +65,7 @@ export const removeDir = (dir: string | undefined): void => {
 };
 
 /** A free port on 127.0.0.1: bind port 0, read what the kernel chose, release it. */
-export function freePort(): Promise<number> {
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.unref();
@@ -84,7 +85,12 @@ export interface EnvOptions {
   extra?: Record<string, string>;
 }
 
-export function childEnv({ dataDir, apiKey = TEST_API_KEY, logLevel = 'warn', extra = {} }: EnvOptions): NodeJS.ProcessEnv {
+export function childEnv({
+  dataDir,
+  apiKey = TEST_API_KEY,
+  logLevel = 'warn',
+  extra = {},
+}: EnvOptions): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !CONFIG_VARS.test(k)));
   return { ...env, DATA_DIR: dataDir, LOG_LEVEL: logLevel, ...(apiKey ? { BOOTSTRAP_API_KEY: apiKey } : {}), ...extra };
 }
@@ -123,7 +129,8 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
 
 async function startOnce(options: StartOptions, port: number): Promise<ServerProcess> {
   const env = { ...childEnv(options), HOST: '127.0.0.1', PORT: String(port) };
-  const [cmd, args] = options.via === 'npm' ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
+  const [cmd, args] =
+    options.via === 'npm' ? ['npm', ['start']] : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
   const child = spawn(cmd, args as string[], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);
   let out = '';
@@ -154,7 +161,8 @@ async function startOnce(options: StartOptions, port: number): Promise<ServerPro
     async stop() {
       signalGroup(child, 'SIGTERM');
       // npm may exit before the server it started: wait for the whole group, not just the child.
-      for (const deadline = Date.now() + 5_000; groupAlive(child) && Date.now() < deadline; ) await sleep(READY_POLL_MS);
+      for (const deadline = Date.now() + 5_000; groupAlive(child) && Date.now() < deadline; )
+        await sleep(READY_POLL_MS);
       signalGroup(child, 'SIGKILL');
       await exited;
     },
@@ -163,7 +171,8 @@ async function startOnce(options: StartOptions, port: number): Promise<ServerPro
   try {
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
-      if (!isAlive()) throw new Error(`server exited (${child.exitCode ?? child.signalCode}) before ready:\n${out}\n${err}`);
+      if (!isAlive())
+        throw new Error(`server exited (${child.exitCode ?? child.signalCode}) before ready:\n${out}\n${err}`);
       const res = await fetch(`${server.baseUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).catch(() => null);
       if (res?.status === 200) return server;
       await res?.body?.cancel();
@@ -185,7 +194,12 @@ export interface CliResult {
 /** Runs `node bin/shopfloor.js ...args` against the data directory; SIGKILLed after `timeoutMs`. */
 export function runCli(args: string[], env: EnvOptions, timeoutMs = 20_000): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['bin/shopfloor.js', ...args], { cwd: ROOT, env: childEnv(env), detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['bin/shopfloor.js', ...args], {
+      cwd: ROOT,
+      env: childEnv(env),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     live.add(child);
     let stdout = '';
     let stderr = '';
@@ -202,9 +216,15 @@ export function runCli(args: string[], env: EnvOptions, timeoutMs = 20_000): Pro
 }
 
 /** Parses `shopfloor projections status` (a console.table) into one row per read model. */
-export function parseStatus(stdout: string): Array<{ projection: string; position: string; head: string; lag: string; caught_up: string }> {
+export function parseStatus(
+  stdout: string,
+): Array<{ projection: string; position: string; head: string; lag: string; caught_up: string }> {
   const lines = stdout.split('\n').filter((l) => l.startsWith('│'));
-  const cells = (l: string) => l.split('│').slice(1, -1).map((c) => c.trim().replace(/^'(.*)'$/, '$1'));
+  const cells = (l: string) =>
+    l
+      .split('│')
+      .slice(1, -1)
+      .map((c) => c.trim().replace(/^'(.*)'$/, '$1'));
   const [header, ...rows] = lines.map(cells);
   if (!header) throw new Error(`no status table in:\n${stdout}`);
   return rows.map((r) => Object.fromEntries(header.map((h, i) => [h, r[i]!])) as never);
@@ -222,8 +242,14 @@ export interface StoredEvent {
 export function readEvents(dataDir: string, filter: { stream?: string; prefix?: string } = {}): StoredEvent[] {
   const db = new Database(path.join(dataDir, 'events.db'), { readonly: true, fileMustExist: true });
   try {
-    const [where, arg] = filter.stream ? ['WHERE stream = ?', filter.stream] : filter.prefix ? ['WHERE stream LIKE ?', `${filter.prefix}%`] : ['', undefined];
-    const rows = db.prepare(`SELECT position, stream, revision, type, data FROM events ${where} ORDER BY position`).all(...(arg === undefined ? [] : [arg])) as Array<StoredEvent & { data: string }>;
+    const [where, arg] = filter.stream
+      ? ['WHERE stream = ?', filter.stream]
+      : filter.prefix
+        ? ['WHERE stream LIKE ?', `${filter.prefix}%`]
+        : ['', undefined];
+    const rows = db
+      .prepare(`SELECT position, stream, revision, type, data FROM events ${where} ORDER BY position`)
+      .all(...(arg === undefined ? [] : [arg])) as Array<StoredEvent & { data: string }>;
     return rows.map((r) => ({ ...r, data: JSON.parse(r.data) as Record<string, unknown> }));
   } finally {
     db.close();
@@ -231,14 +257,27 @@ export function readEvents(dataDir: string, filter: { stream?: string; prefix?: 
 }
 
 /** One JSON request to the running server as `key`. */
-export async function call(server: Pick<ServerProcess, 'baseUrl' | 'apiKey'>, method: string, url: string, body?: unknown, key = server.apiKey) {
+export async function call(
+  server: Pick<ServerProcess, 'baseUrl' | 'apiKey'>,
+  method: string,
+  url: string,
+  body?: unknown,
+  key = server.apiKey,
+) {
   const res = await fetch(`${server.baseUrl}/api/v1${url}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: text ? (JSON.parse(text) as Record<string, unknown>) : null };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type') ?? '',
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

@@ -10,7 +10,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, childEnv, makeDataDir, readEvents, removeDir, ROOT, type ServerProcess, sleep, startServer } from './server-process.js';
+import {
+  call,
+  childEnv,
+  makeDataDir,
+  readEvents,
+  removeDir,
+  ROOT,
+  type ServerProcess,
+  sleep,
+  startServer,
+} from './server-process.js';
 
 /**
  * The agent. Asked to wait, it echoes the follow-ups it reads on stdin until it is stopped;
@@ -33,11 +43,18 @@ let worker: ChildProcess | null = null;
 let workerLog = '';
 
 /** Polls `check` every 100 ms until it returns a value, for at most `ms`. */
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = DEADLINE_MS): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  ms = DEADLINE_MS,
+): Promise<T> {
   for (const deadline = Date.now() + ms; ; await sleep(100)) {
     const value = await check();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${ms} ms; worker said:\n${workerLog}\nserver said:\n${server.stderr()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what} did not happen in ${ms} ms; worker said:\n${workerLog}\nserver said:\n${server.stderr()}`,
+      );
   }
 }
 
@@ -64,12 +81,16 @@ describe('the reference worker', () => {
     const key = await call(server, 'POST', `/agent/identities/${agent.body!.uid}/api-keys`);
     const factory = await call(server, 'POST', '/factory', { name: 'Widgets' });
 
-    worker = spawn(process.execPath, ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'], {
-      cwd: ROOT,
-      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    worker = spawn(
+      process.execPath,
+      ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'],
+      {
+        cwd: ROOT,
+        env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
     worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
     await until('the worker connecting', async () => {
@@ -80,7 +101,10 @@ describe('the reference worker', () => {
     const created = await call(server, 'POST', '/agent/runs', { prompt: 'Add a changelog entry' });
     expect(created.status).toBe(200);
     const runId = String(created.body!.run_id);
-    const task = await call(server, 'POST', `/factory/${factory.body!.uid}/tasks`, { title: 'Changelog', conversation_id: created.body!.conversation_id });
+    const task = await call(server, 'POST', `/factory/${factory.body!.uid}/tasks`, {
+      title: 'Changelog',
+      conversation_id: created.body!.conversation_id,
+    });
     expect(task.status).toBe(201);
 
     const run = await until('the run succeeding', async () => {
@@ -92,18 +116,30 @@ describe('the reference worker', () => {
     // The conversation holds the prompt and the script's output, as the worker streamed it.
     const conversation = await call(server, 'GET', `/agent/runs/${runId}/conversation`);
     expect(conversation.status).toBe(200);
-    const texts = (conversation.body!.steps as Array<{ messages: Array<{ role: string; content: Array<{ text?: string }> }> }>).flatMap((s) =>
-      s.messages.flatMap((m) => m.content.map((c) => `${m.role}: ${c.text}`)),
-    );
+    const texts = (
+      conversation.body!.steps as Array<{ messages: Array<{ role: string; content: Array<{ text?: string }> }> }>
+    ).flatMap((s) => s.messages.flatMap((m) => m.content.map((c) => `${m.role}: ${c.text}`)));
     expect(texts[0]).toBe('user: Add a changelog entry');
     expect(texts.join('\n')).toContain('assistant: Working on: Add a changelog entry');
     expect(texts.join('\n')).toContain('all checks passed');
     const recorded = readEvents(dataDir, { stream: `run-${runId}` }).map((e) => e.type);
-    expect(recorded).toEqual(expect.arrayContaining(['RunLeased', 'RunClaimed', 'RunStarted', 'RunMessageRecorded', 'RunTimelineRecorded', 'RunArtifactAdded', 'RunFinished']));
+    expect(recorded).toEqual(
+      expect.arrayContaining([
+        'RunLeased',
+        'RunClaimed',
+        'RunStarted',
+        'RunMessageRecorded',
+        'RunTimelineRecorded',
+        'RunArtifactAdded',
+        'RunFinished',
+      ]),
+    );
 
     // The printed link became one PULL_REQUEST artifact; the file left behind, a FILE artifact.
     const artifacts = run.artifacts as Array<{ artifact_type: string; data: Record<string, string> }>;
-    expect(artifacts.filter((a) => a.artifact_type === 'PULL_REQUEST').map((a) => a.data.url)).toEqual(['https://github.com/acme/widgets/pull/42']);
+    expect(artifacts.filter((a) => a.artifact_type === 'PULL_REQUEST').map((a) => a.data.url)).toEqual([
+      'https://github.com/acme/widgets/pull/42',
+    ]);
     const file = artifacts.find((a) => a.artifact_type === 'FILE');
     expect(file?.data).toMatchObject({ filename: 'notes.txt', mime_type: 'text/plain' });
     const described = await call(server, 'GET', `/agent/artifacts/${file!.data.artifact_uid}`);
@@ -112,7 +148,8 @@ describe('the reference worker', () => {
     expect(await download.text()).toBe(`notes for ${runId}\n`);
 
     // The task bound to the conversation shows them as its outputs.
-    const outputs = (await call(server, 'GET', `/factory/${factory.body!.uid}/tasks/${task.body!.uid}`)).body!.outputs as Array<{ artifact_type: string }>;
+    const outputs = (await call(server, 'GET', `/factory/${factory.body!.uid}/tasks/${task.body!.uid}`)).body!
+      .outputs as Array<{ artifact_type: string }>;
     expect(outputs.map((o) => o.artifact_type).sort()).toEqual(['FILE', 'PULL_REQUEST']);
   });
 
@@ -121,7 +158,9 @@ describe('the reference worker', () => {
     const runId = String(created.body!.run_id);
     const texts = async () => {
       const conversation = await call(server, 'GET', `/agent/runs/${runId}/conversation`);
-      return (conversation.body!.steps as Array<{ messages: Array<{ content: Array<{ text?: string }> }> }>).flatMap((s) => s.messages.flatMap((m) => m.content.map((c) => c.text)));
+      return (conversation.body!.steps as Array<{ messages: Array<{ content: Array<{ text?: string }> }> }>).flatMap(
+        (s) => s.messages.flatMap((m) => m.content.map((c) => c.text)),
+      );
     };
     await until('the command starting', async () => (await texts()).includes('ready'));
     const followup = await call(server, 'POST', `/agent/runs/${runId}/followups`, { message: 'use the blue one' });

@@ -25,11 +25,21 @@ export async function startTestApp(env: Record<string, string> = {}) {
   const boot = server.started.get('team') as Bootstrapped;
 
   /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */
-  const call = (method: InjectOptions['method'], url: string, body?: unknown, key: string | null = ADMIN_KEY, headers: Record<string, string> = {}) =>
+  const call = (
+    method: InjectOptions['method'],
+    url: string,
+    body?: unknown,
+    key: string | null = ADMIN_KEY,
+    headers: Record<string, string> = {},
+  ) =>
     app.inject({
       method,
       url: `/api/v1${url}`,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
 
@@ -56,13 +66,23 @@ export function expectProblem(res: LightMyRequestResponse, status: number, code?
   expect(res.statusCode, res.body).toBe(status);
   expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = res.json();
-  expect(body).toMatchObject({ status, title: expect.any(String), detail: expect.any(String), type: expect.any(String) });
+  expect(body).toMatchObject({
+    status,
+    title: expect.any(String),
+    detail: expect.any(String),
+    type: expect.any(String),
+  });
   if (code) expect(body.code).toBe(code);
   return body;
 }
 
 /** Runs `request` and asserts it was refused with `status` and wrote no event. */
-export async function expectRefused(t: TestApp, request: () => Promise<LightMyRequestResponse>, status: number, code?: string) {
+export async function expectRefused(
+  t: TestApp,
+  request: () => Promise<LightMyRequestResponse>,
+  status: number,
+  code?: string,
+) {
   const before = await t.head();
   const res = await request();
   const body = expectProblem(res, status, code);

@@ -11,7 +11,11 @@ import { runRequestSchema } from '../../commands/run/schema.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { TestApp } from './app.js';
 
-const context = (actor: CommandContext['actor'], teams: CommandContext['teams'], team_uid: string | null): CommandContext => ({
+const context = (
+  actor: CommandContext['actor'],
+  teams: CommandContext['teams'],
+  team_uid: string | null,
+): CommandContext => ({
   now: new Date().toISOString(),
   actor,
   teams,
@@ -22,14 +26,18 @@ const context = (actor: CommandContext['actor'], teams: CommandContext['teams'],
 });
 
 /** The bootstrap admin, acting in the default team. */
-export const adminContext = (t: TestApp) => context({ type: 'user', uid: t.adminUid }, { [t.teamUid]: 'admin' }, t.teamUid);
+export const adminContext = (t: TestApp) =>
+  context({ type: 'user', uid: t.adminUid }, { [t.teamUid]: 'admin' }, t.teamUid);
 
 /** The worker side: the system, as a worker's commands are recorded. */
 export const workerContext = () => context({ type: 'system', uid: 'test' }, {}, null);
 
 /** Creates a run as the admin in the default team (`team: false` for a personal run). */
 export async function newRun(t: TestApp, request: Record<string, unknown> = {}) {
-  const run = await createRun(t.rt, runRequestSchema.parse({ prompt: 'Fix the build', ...request }), adminContext(t), { source: 'API', team_uid: t.teamUid });
+  const run = await createRun(t.rt, runRequestSchema.parse({ prompt: 'Fix the build', ...request }), adminContext(t), {
+    source: 'API',
+    team_uid: t.teamUid,
+  });
   return { run_id: run.run_id, conversation_id: run.conversation_id };
 }
 
@@ -42,7 +50,10 @@ export const runCommand = (t: TestApp, runId: string, command: RunCommand, ctx =
 export async function startRun(t: TestApp, runId: string): Promise<Held> {
   const held = { worker_id: 'w-1', execution_id: uuidv4() };
   const run_id = runId;
-  await runCommand(t, runId, { type: 'LeaseRun', data: { run_id, ...held, lease_expires_at: new Date(Date.now() + 60_000).toISOString() } });
+  await runCommand(t, runId, {
+    type: 'LeaseRun',
+    data: { run_id, ...held, lease_expires_at: new Date(Date.now() + 60_000).toISOString() },
+  });
   await runCommand(t, runId, { type: 'ClaimRun', data: { run_id, ...held } });
   await runCommand(t, runId, { type: 'StartRun', data: { run_id, ...held } });
   return held;
@@ -52,7 +63,13 @@ export async function say(
   t: TestApp,
   runId: string,
   held: Held,
-  message: { role?: string; text: string; step_id?: string | null; parent_step_id?: string | null; message_id?: string },
+  message: {
+    role?: string;
+    text: string;
+    step_id?: string | null;
+    parent_step_id?: string | null;
+    message_id?: string;
+  },
 ) {
   await runCommand(t, runId, {
     type: 'RecordMessage',
@@ -72,7 +89,10 @@ export const addArtifact = (t: TestApp, runId: string, held: Held, artifact: Art
   runCommand(t, runId, { type: 'AddArtifact', data: { run_id: runId, ...held, artifact } });
 
 export const finishRun = (t: TestApp, runId: string, held: Held, state: FinishState = 'SUCCEEDED', message?: string) =>
-  runCommand(t, runId, { type: 'FinishRun', data: { run_id: runId, ...held, state, status_message: message ? { message } : null } });
+  runCommand(t, runId, {
+    type: 'FinishRun',
+    data: { run_id: runId, ...held, state, status_message: message ? { message } : null },
+  });
 
 /** A member of a new team the admin also belongs to: sees that team's runs, not the default team's. */
 export async function outsiderKey(t: TestApp): Promise<string> {
@@ -97,5 +117,10 @@ export function signedPath(t: TestApp, location: string | undefined) {
   const signature = url.searchParams.get('signature')!;
   const signed = `${url.pathname}${url.search.replace(/[?&]expires=.*$/, '')}`;
   expect(t.rt.urls.verify(signed, expires, signature)).toBe(true);
-  return { url, blob: url.pathname.replace('/api/v1/blobs/', ''), filename: url.searchParams.get('filename'), mime: url.searchParams.get('mime') };
+  return {
+    url,
+    blob: url.pathname.replace('/api/v1/blobs/', ''),
+    filename: url.searchParams.get('filename'),
+    mime: url.searchParams.get('mime'),
+  };
 }

@@ -7,5 +7,7 @@ export type Incremented = { type: 'Incremented'; data: { expected_previous_count
 export const counter: Decider<Increment, Incremented, { count: number }> = {
   initialState: () => ({ count: 0 }),
   evolve: (state) => ({ count: state.count + 1 }),
-  decide: (command, state) => [{ type: 'Incremented', data: { expected_previous_count: state.count, by: command.data.by } }],
+  decide: (command, state) => [
+    { type: 'Incremented', data: { expected_previous_count: state.count, by: command.data.by } },
+  ],
 };

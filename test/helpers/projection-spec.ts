@@ -34,7 +34,11 @@ export const recorded = (events: Array<NewEvent & { metadata?: EventMetadata }>)
   }));
 
 /** Applies `events` in batches of `batchSize` (and again `times` over) and returns every document. */
-export async function project(projection: AnyProjection, events: RecordedEvent[], { times = 1, batchSize = events.length } = {}) {
+export async function project(
+  projection: AnyProjection,
+  events: RecordedEvent[],
+  { times = 1, batchSize = events.length } = {},
+) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-projection-'));
   const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
   const collection = collectionOf(projection);
@@ -43,7 +47,11 @@ export async function project(projection: AnyProjection, events: RecordedEvent[]
     for (let round = 0; round < times; round++) {
       for (let i = 0; i < events.length; i += Math.max(batchSize, 1)) {
         const batch = events.slice(i, i + Math.max(batchSize, 1));
-        await docs.commit(await applyEvents(projection, collection, docs.collection(collection), batch), collection, batch.at(-1)!.position);
+        await docs.commit(
+          await applyEvents(projection, collection, docs.collection(collection), batch),
+          collection,
+          batch.at(-1)!.position,
+        );
       }
     }
     const result: Record<string, Doc> = {};

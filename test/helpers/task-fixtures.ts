@@ -4,7 +4,11 @@ import { expect } from 'vitest';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { TestApp } from './app.js';
 
-export async function newFactory(t: TestApp, name = `Factory ${uuidv4()}`, headers: Record<string, string> = {}): Promise<string> {
+export async function newFactory(
+  t: TestApp,
+  name = `Factory ${uuidv4()}`,
+  headers: Record<string, string> = {},
+): Promise<string> {
   const res = await t.call('POST', '/factory', { name }, undefined, headers);
   expect(res.statusCode, res.body).toBe(201);
   return res.json().uid;

@@ -5,15 +5,46 @@ import { metadata, project, recorded } from '../helpers/projection-spec.js';
 const history = recorded([
   {
     type: 'RunCreated',
-    data: { run_id: 'r-1', conversation_id: 'c-1', team_uid: null, executing_team_uid: 't-1', creator: { type: 'user', uid: 'u-1' } },
+    data: {
+      run_id: 'r-1',
+      conversation_id: 'c-1',
+      team_uid: null,
+      executing_team_uid: 't-1',
+      creator: { type: 'user', uid: 'u-1' },
+    },
   },
   {
     type: 'RunArtifactAdded',
-    data: { run_id: 'r-1', artifact: { artifact_uid: 'a-1', artifact_type: 'FILE', public: true, filename: 'out.txt', mime_type: 'text/plain', blob: 'b'.repeat(64) } },
+    data: {
+      run_id: 'r-1',
+      artifact: {
+        artifact_uid: 'a-1',
+        artifact_type: 'FILE',
+        public: true,
+        filename: 'out.txt',
+        mime_type: 'text/plain',
+        blob: 'b'.repeat(64),
+      },
+    },
     metadata: metadata('2026-01-02T00:00:00.000Z'),
   },
-  { type: 'RunArtifactAdded', data: { run_id: 'r-1', artifact: { artifact_uid: 'a-2', artifact_type: 'PULL_REQUEST', public: false, url: 'https://x/pull/1', branch: 'fix' } } },
-  { type: 'RunArtifactAdded', data: { run_id: 'r-unknown', artifact: { artifact_uid: 'a-3', artifact_type: 'PLAN', public: false } } },
+  {
+    type: 'RunArtifactAdded',
+    data: {
+      run_id: 'r-1',
+      artifact: {
+        artifact_uid: 'a-2',
+        artifact_type: 'PULL_REQUEST',
+        public: false,
+        url: 'https://x/pull/1',
+        branch: 'fix',
+      },
+    },
+  },
+  {
+    type: 'RunArtifactAdded',
+    data: { run_id: 'r-unknown', artifact: { artifact_uid: 'a-3', artifact_type: 'PLAN', public: false } },
+  },
 ]);
 
 describe('artifacts projection', () => {

@@ -42,24 +42,69 @@ describe('matchFilter: the matching rules', () => {
     ['a missing key passes exists: false', { a: { exists: false } }, {}, true],
     ['an inherited property is missing', { toString: { exists: true } }, {}, false],
     // nested objects
-    ['nested objects reach nested fields', { pull_request: { base: { ref: 'main' } } }, { pull_request: { base: { ref: 'main' } } }, true],
-    ['a nested field can fail', { pull_request: { base: { ref: 'main' } } }, { pull_request: { base: { ref: 'dev' } } }, false],
+    [
+      'nested objects reach nested fields',
+      { pull_request: { base: { ref: 'main' } } },
+      { pull_request: { base: { ref: 'main' } } },
+      true,
+    ],
+    [
+      'a nested field can fail',
+      { pull_request: { base: { ref: 'main' } } },
+      { pull_request: { base: { ref: 'dev' } } },
+      false,
+    ],
     ['a missing parent makes nested fields missing (in fails)', { pr: { state: ['open'] } }, {}, false],
-    ['a missing parent makes nested fields missing (exists: false passes)', { pr: { merged_at: { exists: false } } }, { other: 1 }, true],
+    [
+      'a missing parent makes nested fields missing (exists: false passes)',
+      { pr: { merged_at: { exists: false } } },
+      { other: 1 },
+      true,
+    ],
     ['a scalar parent has no nested fields', { pr: { state: { not_in: ['x'] } } }, { pr: 'text' }, true],
     ['a null parent has no nested fields', { pr: { state: ['open'] } }, { pr: null }, false],
     // arrays in the payload
     ['an array matches when any element is allowed', { labels: ['bug'] }, { labels: ['docs', 'bug'] }, true],
     ['an array fails when no element is allowed', { labels: ['bug'] }, { labels: ['docs'] }, false],
     ['an empty array fails in', { labels: ['bug'] }, { labels: [] }, false],
-    ['not_in refuses an array holding an excluded value', { labels: { not_in: ['wontfix'] } }, { labels: ['bug', 'wontfix'] }, false],
+    [
+      'not_in refuses an array holding an excluded value',
+      { labels: { not_in: ['wontfix'] } },
+      { labels: ['bug', 'wontfix'] },
+      false,
+    ],
     ['not_in allows an array holding none', { labels: { not_in: ['wontfix'] } }, { labels: ['bug'] }, true],
     ['not_in allows an empty array', { labels: { not_in: ['wontfix'] } }, { labels: [] }, true],
     ['exists: true holds for an empty array', { labels: { exists: true } }, { labels: [] }, true],
-    ['a nested map matches when one element matches every key', { commits: { author: 'ann', verified: true } }, { commits: [{ author: 'bob', verified: true }, { author: 'ann', verified: true }] }, true],
-    ['keys must hold on the same element', { commits: { author: 'ann', verified: true } }, { commits: [{ author: 'bob', verified: true }, { author: 'ann', verified: false }] }, false],
+    [
+      'a nested map matches when one element matches every key',
+      { commits: { author: 'ann', verified: true } },
+      {
+        commits: [
+          { author: 'bob', verified: true },
+          { author: 'ann', verified: true },
+        ],
+      },
+      true,
+    ],
+    [
+      'keys must hold on the same element',
+      { commits: { author: 'ann', verified: true } },
+      {
+        commits: [
+          { author: 'bob', verified: true },
+          { author: 'ann', verified: false },
+        ],
+      },
+      false,
+    ],
     ['only one level of arrays is looked into', { a: ['x'] }, { a: [['x']] }, false],
-    ['a body that is an array matches when an element matches', { kind: 'push' }, [{ kind: 'tag' }, { kind: 'push' }], true],
+    [
+      'a body that is an array matches when an element matches',
+      { kind: 'push' },
+      [{ kind: 'tag' }, { kind: 'push' }],
+      true,
+    ],
     ['a scalar body has no fields', { kind: { exists: false } }, 42, true],
     ['a scalar body fails in', { kind: ['push'] }, 'push', false],
     // keys are field names, even odd ones
@@ -70,7 +115,10 @@ describe('matchFilter: the matching rules', () => {
   });
 
   it('names every failed path with a reason', () => {
-    const verdict = matchFilter({ action: ['opened'], pr: { base: { ref: 'main' } }, draft: { exists: false } }, { action: 'closed', pr: { base: { ref: 'dev' } } });
+    const verdict = matchFilter(
+      { action: ['opened'], pr: { base: { ref: 'main' } }, draft: { exists: false } },
+      { action: 'closed', pr: { base: { ref: 'dev' } } },
+    );
     expect(verdict).toEqual({
       matched: false,
       failures: [
@@ -78,8 +126,14 @@ describe('matchFilter: the matching rules', () => {
         { path: 'payload.pr.base.ref', reason: '"dev" is not one of ["main"]' },
       ],
     });
-    expect(matchFilter({ a: { exists: true } }, {})).toEqual({ matched: false, failures: [{ path: 'payload.a', reason: 'the field is missing' }] });
-    expect(matchFilter({ items: { id: 1 } }, { items: [] }, 'f')).toEqual({ matched: false, failures: [{ path: 'f.items', reason: 'the array is empty' }] });
+    expect(matchFilter({ a: { exists: true } }, {})).toEqual({
+      matched: false,
+      failures: [{ path: 'payload.a', reason: 'the field is missing' }],
+    });
+    expect(matchFilter({ items: { id: 1 } }, { items: [] }, 'f')).toEqual({
+      matched: false,
+      failures: [{ path: 'f.items', reason: 'the array is empty' }],
+    });
   });
 
   it('survives a deeply nested body (recursion follows the filter, not the body)', () => {
@@ -115,9 +169,21 @@ describe('validateFilter: invalid filters are refused with their paths', () => {
     ['exists: false with in', { a: { exists: false, in: ['x'] } }, 'p.a'],
     ['an empty nested object', { a: {} }, 'p.a'],
     ['a string longer than the limit', { a: 'x'.repeat(FILTER_LIMITS.maxStringLength + 1) }, 'p.a'],
-    ['a list longer than the limit', { a: Array.from({ length: FILTER_LIMITS.maxListValues + 1 }, (_, i) => i) }, 'p.a'],
-    ['nesting deeper than the limit', JSON.parse(`${'{"a":'.repeat(FILTER_LIMITS.maxDepth + 1)}1${'}'.repeat(FILTER_LIMITS.maxDepth + 1)}`), `p${'.a'.repeat(FILTER_LIMITS.maxDepth + 1)}`.replace(/\.a$/, '')],
-    ['more keys than the limit', Object.fromEntries(Array.from({ length: FILTER_LIMITS.maxKeys + 1 }, (_, i) => [`k${i}`, i])), 'p'],
+    [
+      'a list longer than the limit',
+      { a: Array.from({ length: FILTER_LIMITS.maxListValues + 1 }, (_, i) => i) },
+      'p.a',
+    ],
+    [
+      'nesting deeper than the limit',
+      JSON.parse(`${'{"a":'.repeat(FILTER_LIMITS.maxDepth + 1)}1${'}'.repeat(FILTER_LIMITS.maxDepth + 1)}`),
+      `p${'.a'.repeat(FILTER_LIMITS.maxDepth + 1)}`.replace(/\.a$/, ''),
+    ],
+    [
+      'more keys than the limit',
+      Object.fromEntries(Array.from({ length: FILTER_LIMITS.maxKeys + 1 }, (_, i) => [`k${i}`, i])),
+      'p',
+    ],
     ['more bytes than the limit', { a: Array.from({ length: 20 }, () => 'y'.repeat(1000)) }, 'p'],
   ];
   it.each(invalid)('refuses %s', (_name, filter, path) => {
@@ -129,7 +195,9 @@ describe('validateFilter: invalid filters are refused with their paths', () => {
   it('accepts each limit at its edge', () => {
     expect(validateFilter({ a: Array.from({ length: FILTER_LIMITS.maxListValues }, (_, i) => i) }, 'p')).toEqual([]);
     expect(validateFilter({ a: 'x'.repeat(FILTER_LIMITS.maxStringLength) }, 'p')).toEqual([]);
-    expect(validateFilter(Object.fromEntries(Array.from({ length: FILTER_LIMITS.maxKeys }, (_, i) => [`k${i}`, i])), 'p')).toEqual([]);
+    expect(
+      validateFilter(Object.fromEntries(Array.from({ length: FILTER_LIMITS.maxKeys }, (_, i) => [`k${i}`, i])), 'p'),
+    ).toEqual([]);
     const deepest = JSON.parse(`${'{"a":'.repeat(FILTER_LIMITS.maxDepth)}1${'}'.repeat(FILTER_LIMITS.maxDepth)}`);
     expect(validateFilter(deepest, 'p')).toEqual([]);
   });

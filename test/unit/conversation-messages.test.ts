@@ -10,15 +10,34 @@ const created = (run_id: string, prompt = 'Fix the build') => ({
   data: { run_id, conversation_id: 'c-1', title: `Title ${run_id}`, prompt },
   metadata: at(0),
 });
-const said = (run_id: string, message_id: string, role: string, text: string, step_id: string | null = null, parent_step_id: string | null = null, minute = 2) => ({
+const said = (
+  run_id: string,
+  message_id: string,
+  role: string,
+  text: string,
+  step_id: string | null = null,
+  parent_step_id: string | null = null,
+  minute = 2,
+) => ({
   type: 'RunMessageRecorded',
-  data: { run_id, conversation_id: 'c-1', message_id, step_id, parent_step_id, role, content: [{ type: 'text', text }] },
+  data: {
+    run_id,
+    conversation_id: 'c-1',
+    message_id,
+    step_id,
+    parent_step_id,
+    role,
+    content: [{ type: 'text', text }],
+  },
   metadata: at(minute),
 });
 
 const history = recorded([
   created('r-1'),
-  { type: 'ConversationRunAdded', data: { conversation_id: 'c-1', run_id: 'r-1', team_uid: 't-1', creator_uid: 'u-1' } },
+  {
+    type: 'ConversationRunAdded',
+    data: { conversation_id: 'c-1', run_id: 'r-1', team_uid: 't-1', creator_uid: 'u-1' },
+  },
   { type: 'RunPromptExtended', data: { run_id: 'r-1', message: 'and the tests', mode: null }, metadata: at(0) },
   { type: 'RunStarted', data: { run_id: 'r-1', execution_id: 'e-1' }, metadata: at(1) },
   said('r-1', 'm-1', 'assistant', 'Looking'),
@@ -26,14 +45,36 @@ const history = recorded([
   said('r-1', 'm-3', 'assistant', 'Running tests', 's-1', null, 3),
   said('r-1', 'm-4', 'tool', 'ok', 's-2', 's-1', 4),
   said('r-1', 'm-5', 'assistant', 'orphan', 's-3', 's-missing', 5),
-  { type: 'RunFinished', data: { run_id: 'r-1', execution_id: 'e-1', state: 'SUCCEEDED', status_message: { message: 'Done' } }, metadata: at(6) },
-  { type: 'RunResumed', data: { run_id: 'r-1', message: 'Now the docs', mode: null, attachments: [] }, metadata: at(7) },
+  {
+    type: 'RunFinished',
+    data: { run_id: 'r-1', execution_id: 'e-1', state: 'SUCCEEDED', status_message: { message: 'Done' } },
+    metadata: at(6),
+  },
+  {
+    type: 'RunResumed',
+    data: { run_id: 'r-1', message: 'Now the docs', mode: null, attachments: [] },
+    metadata: at(7),
+  },
   { type: 'RunStarted', data: { run_id: 'r-1', execution_id: 'e-2' }, metadata: at(8) },
   said('r-1', 'm-6', 'assistant', 'Docs done', null, null, 9),
   { type: 'RunCancelled', data: { run_id: 'r-1', reason: 'user' }, metadata: at(10) },
   created('r-2', ''),
-  { type: 'ConversationRunAdded', data: { conversation_id: 'c-1', run_id: 'r-2', team_uid: 't-1', creator_uid: 'u-1' } },
-  { type: 'RunMessageRecorded', data: { run_id: 'r-unknown', conversation_id: 'c-1', message_id: 'x', step_id: null, parent_step_id: null, role: 'assistant', content: [] } },
+  {
+    type: 'ConversationRunAdded',
+    data: { conversation_id: 'c-1', run_id: 'r-2', team_uid: 't-1', creator_uid: 'u-1' },
+  },
+  {
+    type: 'RunMessageRecorded',
+    data: {
+      run_id: 'r-unknown',
+      conversation_id: 'c-1',
+      message_id: 'x',
+      step_id: null,
+      parent_step_id: null,
+      role: 'assistant',
+      content: [],
+    },
+  },
 ]);
 
 type Item = TurnDoc | MessageDoc;
@@ -75,18 +116,52 @@ describe('normalized conversation', () => {
     expect(steps).toHaveLength(3);
     const [first, second, third] = steps;
 
-    expect(first).toMatchObject({ description: 'Title r-1', summary: 'Done', started_at: at(1).occurred_at, completed_at: at(6).occurred_at });
+    expect(first).toMatchObject({
+      description: 'Title r-1',
+      summary: 'Done',
+      started_at: at(1).occurred_at,
+      completed_at: at(6).occurred_at,
+    });
     expect(first!.messages).toEqual([
-      { role: 'user', timestamp: at(0).occurred_at, message_ids: [expect.any(String), expect.any(String)], content: [{ type: 'text', text: 'Fix the build' }, { type: 'text', text: 'and the tests' }] },
-      { role: 'assistant', timestamp: at(2).occurred_at, message_ids: ['m-1', 'm-2'], content: [{ type: 'text', text: 'Looking' }, { type: 'text', text: 'Found it' }] },
+      {
+        role: 'user',
+        timestamp: at(0).occurred_at,
+        message_ids: [expect.any(String), expect.any(String)],
+        content: [
+          { type: 'text', text: 'Fix the build' },
+          { type: 'text', text: 'and the tests' },
+        ],
+      },
+      {
+        role: 'assistant',
+        timestamp: at(2).occurred_at,
+        message_ids: ['m-1', 'm-2'],
+        content: [
+          { type: 'text', text: 'Looking' },
+          { type: 'text', text: 'Found it' },
+        ],
+      },
     ]);
     expect(first!.steps.map((s) => s.id)).toEqual(['s-1', 's-missing']);
     const [s1, missing] = first!.steps;
-    expect(s1).toMatchObject({ id: 's-1', started_at: at(3).occurred_at, completed_at: at(3).occurred_at, messages: [{ role: 'assistant', message_ids: ['m-3'] }] });
+    expect(s1).toMatchObject({
+      id: 's-1',
+      started_at: at(3).occurred_at,
+      completed_at: at(3).occurred_at,
+      messages: [{ role: 'assistant', message_ids: ['m-3'] }],
+    });
     expect(s1!.steps).toMatchObject([{ id: 's-2', messages: [{ role: 'tool', message_ids: ['m-4'] }], steps: [] }]);
-    expect(missing).toMatchObject({ id: 's-missing', messages: [], steps: [{ id: 's-3', messages: [{ message_ids: ['m-5'] }] }] });
+    expect(missing).toMatchObject({
+      id: 's-missing',
+      messages: [],
+      steps: [{ id: 's-3', messages: [{ message_ids: ['m-5'] }] }],
+    });
 
-    expect(second).toMatchObject({ summary: 'Cancelled: user', started_at: at(8).occurred_at, completed_at: at(10).occurred_at });
+    expect(second).toMatchObject({
+      summary: 'Cancelled: user',
+      started_at: at(8).occurred_at,
+      completed_at: at(10).occurred_at,
+    });
     expect(second!.messages.map((m) => [m.role, m.content])).toEqual([
       ['user', [{ type: 'text', text: 'Now the docs' }]],
       ['assistant', [{ type: 'text', text: 'Docs done' }]],
@@ -96,9 +171,36 @@ describe('normalized conversation', () => {
   });
 
   it('leaves a running turn’s steps open', () => {
-    const turn: TurnDoc = { kind: 'turn', turn_id: 't', conversation_id: 'c', run_id: 'r', seq: '1', description: 'd', started_at: 'a', completed_at: null, summary: null };
-    const message: MessageDoc = { kind: 'message', conversation_id: 'c', run_id: 'r', turn_id: 't', seq: '2', message_id: 'm', step_id: 's', parent_step_id: 's', role: 'assistant', content: [], timestamp: 'b' };
+    const turn: TurnDoc = {
+      kind: 'turn',
+      turn_id: 't',
+      conversation_id: 'c',
+      run_id: 'r',
+      seq: '1',
+      description: 'd',
+      started_at: 'a',
+      completed_at: null,
+      summary: null,
+    };
+    const message: MessageDoc = {
+      kind: 'message',
+      conversation_id: 'c',
+      run_id: 'r',
+      turn_id: 't',
+      seq: '2',
+      message_id: 'm',
+      step_id: 's',
+      parent_step_id: 's',
+      role: 'assistant',
+      content: [],
+      timestamp: 'b',
+    };
     const [step] = normalizeConversation('c', [turn, message]).steps[0]!.steps;
-    expect(step).toEqual({ id: 's', started_at: 'b', messages: [{ role: 'assistant', timestamp: 'b', message_ids: ['m'], content: [] }], steps: [] });
+    expect(step).toEqual({
+      id: 's',
+      started_at: 'b',
+      messages: [{ role: 'assistant', timestamp: 'b', message_ids: ['m'], content: [] }],
+      steps: [],
+    });
   });
 });

@@ -11,13 +11,22 @@ const deleted: FactoryEvent = { type: 'FactoryDeleted', data: { uid: 'f-1' } };
 
 describe('factory decider', () => {
   it('creates a factory in a team of the caller', () =>
-    spec.given([]).when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-1', ...fields } }).then([{ type: 'FactoryCreated' }]));
+    spec
+      .given([])
+      .when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-1', ...fields } })
+      .then([{ type: 'FactoryCreated' }]));
 
   it('refuses to create in a team the caller is not in', () =>
-    spec.given([]).when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-2', ...fields } }).thenThrows(Forbidden));
+    spec
+      .given([])
+      .when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-2', ...fields } })
+      .thenThrows(Forbidden));
 
   it('refuses to create a factory twice', () =>
-    spec.given([created]).when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-1', ...fields } }).thenThrows(Conflict));
+    spec
+      .given([created])
+      .when({ type: 'CreateFactory', data: { uid: 'f-1', team_uid: 't-1', ...fields } })
+      .thenThrows(Conflict));
 
   it('records only the fields that change', () =>
     spec
@@ -26,13 +35,22 @@ describe('factory decider', () => {
       .then([{ type: 'FactoryUpdated', data: { changes: { alias: 'p2' } } }]));
 
   it('treats an update that changes nothing as a valid no-op', () =>
-    spec.given([created]).when({ type: 'UpdateFactory', data: { uid: 'f-1', changes: { name: 'Payments' } } }).thenNothingHappened());
+    spec
+      .given([created])
+      .when({ type: 'UpdateFactory', data: { uid: 'f-1', changes: { name: 'Payments' } } })
+      .thenNothingHappened());
 
   it('hides a factory of another team as not found', () =>
-    spec.given([created]).when({ type: 'DeleteFactory', data: { uid: 'f-1' } }, userContext('u-2', { 't-9': 'admin' })).thenThrows(NotFound));
+    spec
+      .given([created])
+      .when({ type: 'DeleteFactory', data: { uid: 'f-1' } }, userContext('u-2', { 't-9': 'admin' }))
+      .thenThrows(NotFound));
 
   it('answers not found for a deleted factory', () =>
-    spec.given([created, deleted]).when({ type: 'UpdateFactory', data: { uid: 'f-1', changes: { name: 'x' } } }).thenThrows(NotFound));
+    spec
+      .given([created, deleted])
+      .when({ type: 'UpdateFactory', data: { uid: 'f-1', changes: { name: 'x' } } })
+      .thenThrows(NotFound));
 
   it('lets only users manage factories', () =>
     spec

@@ -7,30 +7,64 @@ import { deciderSpec, userContext } from '../helpers/decider-spec.js';
 const spec = deciderSpec(identityDecider);
 const profile = { name: 'Foreman', agent_type: 'FOREMAN' as const };
 const created: IdentityEvent = { type: 'AgentIdentityCreated', data: { uid: 'a-1', team_uid: 't-1', profile } };
-const key = (hash: string): IdentityEvent => ({ type: 'ApiKeyIssued', data: { key_id: hash, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } } });
-const liveFactory = { status: 'live' as const, uid: 'f-1', team_uid: 't-1', name: 'F', alias: null, description: null, repositories: [] };
+const key = (hash: string): IdentityEvent => ({
+  type: 'ApiKeyIssued',
+  data: { key_id: hash, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } },
+});
+const liveFactory = {
+  status: 'live' as const,
+  uid: 'f-1',
+  team_uid: 't-1',
+  name: 'F',
+  alias: null,
+  description: null,
+  repositories: [],
+};
 
 describe('agent identity decider', () => {
   it('creates an agent linked to a factory of the team', () =>
     spec
       .given([])
-      .when({ type: 'CreateIdentity', data: { uid: 'a-1', team_uid: 't-1', profile: { ...profile, factory_uid: 'f-1' }, factory: liveFactory } })
+      .when({
+        type: 'CreateIdentity',
+        data: { uid: 'a-1', team_uid: 't-1', profile: { ...profile, factory_uid: 'f-1' }, factory: liveFactory },
+      })
       .then([{ type: 'AgentIdentityCreated' }]));
 
   it('refuses a factory of another team', () =>
     spec
       .given([])
-      .when({ type: 'CreateIdentity', data: { uid: 'a-1', team_uid: 't-1', profile: { ...profile, factory_uid: 'f-1' }, factory: { ...liveFactory, team_uid: 't-2' } } })
+      .when({
+        type: 'CreateIdentity',
+        data: {
+          uid: 'a-1',
+          team_uid: 't-1',
+          profile: { ...profile, factory_uid: 'f-1' },
+          factory: { ...liveFactory, team_uid: 't-2' },
+        },
+      })
       .thenThrows(InvalidRequest));
 
   it('lets only admins enable on_behalf_of', () =>
     spec
       .given([])
-      .when({ type: 'CreateIdentity', data: { uid: 'a-1', team_uid: 't-1', profile: { ...profile, on_behalf_of_enabled: true }, factory: null } }, userContext('u-1', { 't-1': 'member' }))
+      .when(
+        {
+          type: 'CreateIdentity',
+          data: { uid: 'a-1', team_uid: 't-1', profile: { ...profile, on_behalf_of_enabled: true }, factory: null },
+        },
+        userContext('u-1', { 't-1': 'member' }),
+      )
       .thenThrows(Forbidden));
 
   it('lets no agent manage agents', () =>
-    spec.given([created]).when({ type: 'DeleteIdentity', data: { uid: 'a-1' } }, { ...userContext(), actor: { type: 'agent', uid: 'a-9' } }).thenThrows(Forbidden));
+    spec
+      .given([created])
+      .when(
+        { type: 'DeleteIdentity', data: { uid: 'a-1' } },
+        { ...userContext(), actor: { type: 'agent', uid: 'a-9' } },
+      )
+      .thenThrows(Forbidden));
 
   it('revokes every key of the agent in the same event that deletes it', () =>
     spec

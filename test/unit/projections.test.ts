@@ -7,20 +7,36 @@ import { usersProjection } from '../../projections/users.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import { metadata, project, recorded } from '../helpers/projection-spec.js';
 
-const agentKey = (hash: string) => ({ type: 'ApiKeyIssued', data: { key_id: `k-${hash}`, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } } });
+const agentKey = (hash: string) => ({
+  type: 'ApiKeyIssued',
+  data: { key_id: `k-${hash}`, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } },
+});
 
 const history = recorded([
   { type: 'TeamCreated', data: { uid: 't-1', name: 'Core' } },
   { type: 'UserRegistered', data: { uid: 'u-1', email: 'a@example.com', display_name: 'A' } },
   { type: 'ApiKeyIssued', data: { key_id: 'k-u', key_hash: 'hu', principal: { type: 'user', uid: 'u-1' } } },
   { type: 'MemberAdded', data: { team_uid: 't-1', user_uid: 'u-1', role: 'admin' } },
-  { type: 'FactoryCreated', data: { uid: 'f-1', team_uid: 't-1', name: 'Pay', alias: null, description: null, repositories: [] } },
-  { type: 'FactoryUpdated', data: { uid: 'f-1', changes: { alias: 'p' } }, metadata: metadata('2026-01-02T00:00:00.000Z') },
-  { type: 'AgentIdentityCreated', data: { uid: 'a-1', team_uid: 't-1', profile: { name: 'F', agent_type: 'FOREMAN', factory_uid: 'f-1' } } },
+  {
+    type: 'FactoryCreated',
+    data: { uid: 'f-1', team_uid: 't-1', name: 'Pay', alias: null, description: null, repositories: [] },
+  },
+  {
+    type: 'FactoryUpdated',
+    data: { uid: 'f-1', changes: { alias: 'p' } },
+    metadata: metadata('2026-01-02T00:00:00.000Z'),
+  },
+  {
+    type: 'AgentIdentityCreated',
+    data: { uid: 'a-1', team_uid: 't-1', profile: { name: 'F', agent_type: 'FOREMAN', factory_uid: 'f-1' } },
+  },
   agentKey('h1'),
   agentKey('h2'),
   { type: 'AgentIdentityUpdated', data: { uid: 'a-1', changes: { name: 'Foreman' } } },
-  { type: 'FactoryCreated', data: { uid: 'f-2', team_uid: 't-1', name: 'Gone', alias: null, description: null, repositories: [] } },
+  {
+    type: 'FactoryCreated',
+    data: { uid: 'f-2', team_uid: 't-1', name: 'Gone', alias: null, description: null, repositories: [] },
+  },
   { type: 'FactoryDeleted', data: { uid: 'f-2' } },
   { type: 'AgentIdentityDeleted', data: { uid: 'a-1', revoked_key_hashes: ['h1', 'h2'] } },
 ]);
@@ -29,26 +45,47 @@ describe('projections', () => {
   it('builds the factory list, with foreman and updates, without deleted factories', async () => {
     const docs = await project(factoriesProjection, history);
     expect(Object.keys(docs)).toEqual(['f-1']);
-    expect(docs['f-1']).toMatchObject({ name: 'Pay', alias: 'p', foreman_uid: 'a-1', creator: { uid: 'u-1' }, updated_at: '2026-01-02T00:00:00.000Z' });
+    expect(docs['f-1']).toMatchObject({
+      name: 'Pay',
+      alias: 'p',
+      foreman_uid: 'a-1',
+      creator: { uid: 'u-1' },
+      updated_at: '2026-01-02T00:00:00.000Z',
+    });
   });
 
   it('keeps memberships on the user and keys by hash, revoking an agent’s keys with it', async () => {
-    expect((await project(usersProjection, history))['u-1']).toMatchObject({ memberships: [{ team_uid: 't-1', role: 'admin' }] });
+    expect((await project(usersProjection, history))['u-1']).toMatchObject({
+      memberships: [{ team_uid: 't-1', role: 'admin' }],
+    });
     const keys = await project(apiKeysProjection, history);
     expect(Object.keys(keys)).toEqual(['hu']);
     expect(keys.hu).toMatchObject({ principal_type: 'user', principal_uid: 'u-1' });
   });
 
   it('drops a deleted agent identity and keeps teams', async () => {
-    expect(await project(identitiesProjection, history.slice(0, -1))).toMatchObject({ 'a-1': { name: 'Foreman', factory_uid: 'f-1' } });
+    expect(await project(identitiesProjection, history.slice(0, -1))).toMatchObject({
+      'a-1': { name: 'Foreman', factory_uid: 'f-1' },
+    });
     expect(await project(identitiesProjection, history)).toEqual({});
-    expect(await project(teamsProjection, history)).toEqual({ 't-1': { uid: 't-1', name: 'Core', created_at: '2026-01-01T00:00:00.000Z' } });
+    expect(await project(teamsProjection, history)).toEqual({
+      't-1': { uid: 't-1', name: 'Core', created_at: '2026-01-01T00:00:00.000Z' },
+    });
   });
 
-  const all: AnyProjection[] = [factoriesProjection, usersProjection, apiKeysProjection, identitiesProjection, teamsProjection];
-  it.each(all.map((p) => [p.name, p] as const))('%s: the same events applied twice, or one at a time, give the same documents', async (_name, p) => {
-    const once = await project(p, history);
-    expect(await project(p, history, { times: 2 })).toEqual(once);
-    expect(await project(p, history, { batchSize: 1 })).toEqual(once);
-  });
+  const all: AnyProjection[] = [
+    factoriesProjection,
+    usersProjection,
+    apiKeysProjection,
+    identitiesProjection,
+    teamsProjection,
+  ];
+  it.each(all.map((p) => [p.name, p] as const))(
+    '%s: the same events applied twice, or one at a time, give the same documents',
+    async (_name, p) => {
+      const once = await project(p, history);
+      expect(await project(p, history, { times: 2 })).toEqual(once);
+      expect(await project(p, history, { batchSize: 1 })).toEqual(once);
+    },
+  );
 });

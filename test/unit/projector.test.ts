@@ -97,9 +97,16 @@ describe('projector', () => {
     expect(await docs.collection('counters_v1').get('p')).toEqual({ key: 'p', total: 2 });
     expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
     // Its indexes were built once it was loaded.
-    expect(await docs.collection('counters_v1').find({ filter: { total: 1 }, sort: [['id', 'asc']], limit: 5 })).toMatchObject({ items: [{ key: 'q' }] });
+    expect(
+      await docs.collection('counters_v1').find({ filter: { total: 1 }, sort: [['id', 'asc']], limit: 5 }),
+    ).toMatchObject({ items: [{ key: 'q' }] });
     const index = new Database(path.join(dir, 'read.db'), { readonly: true });
-    expect(index.prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'counters_v1' AND sql IS NOT NULL`).pluck().all()).toEqual(['counters_v1:total']);
+    expect(
+      index
+        .prepare(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'counters_v1' AND sql IS NOT NULL`)
+        .pluck()
+        .all(),
+    ).toEqual(['counters_v1:total']);
     index.close();
 
     await projector.waitFor((await count('q', 5)).position);
@@ -136,8 +143,14 @@ describe('projector', () => {
     expect(await docs.readCheckpoint('counters_v1')).toEqual(await events.headPosition());
     expect(await verifyProjection(events, docs, p)).toEqual([]);
 
-    await docs.commit([{ collection: 'counters_v1', id: 'y', doc: { key: 'y', total: 99 }, position: await events.headPosition() }], 'counters_v1', await events.headPosition());
-    expect(await verifyProjection(events, docs, p)).toEqual([{ id: 'y', live: { key: 'y', total: 99 }, rebuilt: { key: 'y', total: 1 } }]);
+    await docs.commit(
+      [{ collection: 'counters_v1', id: 'y', doc: { key: 'y', total: 99 }, position: await events.headPosition() }],
+      'counters_v1',
+      await events.headPosition(),
+    );
+    expect(await verifyProjection(events, docs, p)).toEqual([
+      { id: 'y', live: { key: 'y', total: 99 }, rebuilt: { key: 'y', total: 1 } },
+    ]);
     expect(await docs.listCollections()).toEqual(['counters_v1']);
   });
 
@@ -176,7 +189,12 @@ describe('projector', () => {
     const keys = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
     const total = 45_000;
     for (let i = 0; i < total; i += 500) {
-      const batch = Array.from({ length: 500 }, (_, j) => ({ id: uuidv4(), type: 'Counted', data: { key: keys[(i + j) % keys.length]!, by: 1 }, metadata: metadata() }));
+      const batch = Array.from({ length: 500 }, (_, j) => ({
+        id: uuidv4(),
+        type: 'Counted',
+        data: { key: keys[(i + j) % keys.length]!, by: 1 },
+        metadata: metadata(),
+      }));
       await events.append('counter-many', batch, 'any');
     }
     const progress: number[] = [];
@@ -202,7 +220,11 @@ describe('projector', () => {
     await count('a');
     await events.append('noise', [{ id: uuidv4(), type: 'Ignored', data: {}, metadata: metadata() }], 'any');
     await events.append('note-n', [{ id: uuidv4(), type: 'Noted', data: { key: 'n' }, metadata: metadata() }], 'any');
-    const last = await events.append('noise', [{ id: uuidv4(), type: 'Ignored', data: {}, metadata: metadata() }], 'any');
+    const last = await events.append(
+      'noise',
+      [{ id: uuidv4(), type: 'Ignored', data: {}, metadata: metadata() }],
+      'any',
+    );
     await projector.waitFor(last.position);
     await projector.stop();
     // One transaction per batch carried both read models to the head.

@@ -16,7 +16,8 @@ type Pinged = { type: 'Pinged'; data: { n: number } };
 let dir: string;
 let events: EventStore;
 let docs: DocumentStore;
-const append = (type: string, n: number) => events.append(`s-${n % 3}`, [{ id: uuidv4(), type, data: { n }, metadata: metadata() }], 'any');
+const append = (type: string, n: number) =>
+  events.append(`s-${n % 3}`, [{ id: uuidv4(), type, data: { n }, metadata: metadata() }], 'any');
 
 beforeEach(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-reactor-'));

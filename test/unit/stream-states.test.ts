@@ -24,7 +24,11 @@ describe('folded streams', () => {
   /** The real store, noting what each read asked for and got. */
   let watched: EventStore;
   const add = (stream: string, ...ns: number[]) =>
-    events.append(stream, ns.map((n) => ({ id: crypto.randomUUID(), type: 'Added', data: { n }, metadata: metadata() })), 'any');
+    events.append(
+      stream,
+      ns.map((n) => ({ id: crypto.randomUUID(), type: 'Added', data: { n }, metadata: metadata() })),
+      'any',
+    );
 
   beforeEach(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-states-'));
@@ -52,7 +56,11 @@ describe('folded streams', () => {
     expect(await state(sum, 's')).toBe(6);
     await add('s', 10);
     expect(await state(sum, 's')).toBe(16);
-    expect(reads.map((r) => [r.options?.fromRevision, r.returned])).toEqual([[undefined, 3], [3n, 0], [3n, 1]]);
+    expect(reads.map((r) => [r.options?.fromRevision, r.returned])).toEqual([
+      [undefined, 3],
+      [3n, 0],
+      [3n, 1],
+    ]);
   });
 
   it('gives the revision of the last event folded: null before the first, then each new one', async () => {
@@ -63,7 +71,12 @@ describe('folded streams', () => {
     expect(await folded(sum, 's')).toEqual({ state: 3, revision: 1n });
     await add('s', 3);
     expect(await folded(sum, 's')).toEqual({ state: 6, revision: 2n });
-    expect(reads.map((r) => [r.options?.fromRevision, r.returned])).toEqual([[undefined, 0], [undefined, 2], [2n, 0], [2n, 1]]);
+    expect(reads.map((r) => [r.options?.fromRevision, r.returned])).toEqual([
+      [undefined, 0],
+      [undefined, 2],
+      [2n, 0],
+      [2n, 1],
+    ]);
   });
 
   it('starts from an empty stream and sees its first events', async () => {

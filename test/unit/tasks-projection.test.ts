@@ -30,12 +30,24 @@ const history = recorded([
   runCreated('r-1', 'c-1'),
   taskCreated('task-1', 'c-1'),
   runCreated('r-1-child', 'c-other', 'r-1'),
-  { type: 'TaskUpdated', data: { uid: 'task-1', changes: { description: 'CI is red' } }, metadata: metadata('2026-01-02T00:00:00.000Z') },
+  {
+    type: 'TaskUpdated',
+    data: { uid: 'task-1', changes: { description: 'CI is red' } },
+    metadata: metadata('2026-01-02T00:00:00.000Z'),
+  },
   runCreated('r-2', 'c-1'),
-  { type: 'TaskStageChanged', data: { uid: 'task-1', from: 'TRIAGE', to: 'SPEC' }, metadata: metadata('2026-01-03T00:00:00.000Z') },
+  {
+    type: 'TaskStageChanged',
+    data: { uid: 'task-1', from: 'TRIAGE', to: 'SPEC' },
+    metadata: metadata('2026-01-03T00:00:00.000Z'),
+  },
   runCreated('r-3', 'c-2'),
   taskCreated('task-2', 'c-2'),
-  { type: 'TaskCancelled', data: { uid: 'task-2', from: 'TRIAGE', run_id: 'r-3' }, metadata: metadata('2026-01-04T00:00:00.000Z') },
+  {
+    type: 'TaskCancelled',
+    data: { uid: 'task-2', from: 'TRIAGE', run_id: 'r-3' },
+    metadata: metadata('2026-01-04T00:00:00.000Z'),
+  },
   { type: 'TaskDeleted', data: { uid: 'task-2', conversation_id: 'c-2' } },
   taskCreated('task-3', 'c-2', '2026-01-05T00:00:00.000Z'),
 ]);

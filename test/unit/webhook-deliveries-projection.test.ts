@@ -7,18 +7,44 @@ const DAY = 24 * 3600 * 1000;
 const base = Date.parse('2026-01-01T00:00:00.000Z');
 const accepted = (n: number, at: number): DeliveryEvent => ({
   type: 'DeliveryAccepted',
-  data: { webhook_uid: 'w', factory_uid: 'f', team_uid: 't', delivery_id: `d${String(n).padStart(4, '0')}`, identity: `id:${n}`, size_bytes: 2, payload_blob: 'b', received_at: new Date(at).toISOString() },
+  data: {
+    webhook_uid: 'w',
+    factory_uid: 'f',
+    team_uid: 't',
+    delivery_id: `d${String(n).padStart(4, '0')}`,
+    identity: `id:${n}`,
+    size_bytes: 2,
+    payload_blob: 'b',
+    received_at: new Date(at).toISOString(),
+  },
 });
-const deliveries = (docs: Record<string, Record<string, unknown>>) => Object.keys(docs).filter((id) => !id.startsWith('head:')).sort();
+const deliveries = (docs: Record<string, Record<string, unknown>>) =>
+  Object.keys(docs)
+    .filter((id) => !id.startsWith('head:'))
+    .sort();
 const events = (list: DeliveryEvent[]) => recorded(list.map((e) => ({ ...e, metadata: metadata(e.data.received_at) })));
 
 describe('webhook deliveries projection', () => {
   it('logs each status with its fields', async () => {
-    const docs = await project(webhookDeliveriesProjection, events([
-      accepted(1, base),
-      { type: 'DeliveryDuplicated', data: { ...accepted(2, base).data, duplicate_of: 'd0001' } as never },
-      { type: 'DeliveryRejected', data: { webhook_uid: 'w', factory_uid: 'f', team_uid: 't', delivery_id: 'd0003', size_bytes: 9, received_at: new Date(base).toISOString(), reason: 'too_large' } },
-    ]));
+    const docs = await project(
+      webhookDeliveriesProjection,
+      events([
+        accepted(1, base),
+        { type: 'DeliveryDuplicated', data: { ...accepted(2, base).data, duplicate_of: 'd0001' } as never },
+        {
+          type: 'DeliveryRejected',
+          data: {
+            webhook_uid: 'w',
+            factory_uid: 'f',
+            team_uid: 't',
+            delivery_id: 'd0003',
+            size_bytes: 9,
+            received_at: new Date(base).toISOString(),
+            reason: 'too_large',
+          },
+        },
+      ]),
+    );
     expect(docs.d0001).toMatchObject({ status: 'accepted', payload_blob: 'b' });
     expect(docs.d0002).toMatchObject({ status: 'duplicate', duplicate_of: 'd0001', payload_blob: null });
     expect(docs.d0003).toMatchObject({ status: 'rejected_too_large', size_bytes: 9 });
@@ -47,6 +73,8 @@ describe('webhook deliveries projection', () => {
 
   it('is idempotent: the same events twice give the same documents', async () => {
     const list = events(Array.from({ length: 60 }, (_, i) => accepted(i, base + i * DAY)));
-    expect(await project(webhookDeliveriesProjection, list, { times: 2 })).toEqual(await project(webhookDeliveriesProjection, list));
+    expect(await project(webhookDeliveriesProjection, list, { times: 2 })).toEqual(
+      await project(webhookDeliveriesProjection, list),
+    );
   });
 });

@@ -24,12 +24,17 @@ describe('the reference worker reading output', () => {
   });
 
   it('finds GitHub and GitLab pull request links, and nothing else', () => {
-    expect(pullRequestUrls('Opened https://github.com/acme/widgets/pull/42.')).toEqual(['https://github.com/acme/widgets/pull/42']);
-    expect(pullRequestUrls('MR: https://gitlab.example.com/group/sub/project/-/merge_requests/7 and http://ghe.local:8443/a/b/pull/1')).toEqual([
-      'https://gitlab.example.com/group/sub/project/-/merge_requests/7',
-      'http://ghe.local:8443/a/b/pull/1',
+    expect(pullRequestUrls('Opened https://github.com/acme/widgets/pull/42.')).toEqual([
+      'https://github.com/acme/widgets/pull/42',
     ]);
-    expect(pullRequestUrls('see https://github.com/acme/widgets/issues/3 or https://github.com/acme/widgets/pulls')).toEqual([]);
+    expect(
+      pullRequestUrls(
+        'MR: https://gitlab.example.com/group/sub/project/-/merge_requests/7 and http://ghe.local:8443/a/b/pull/1',
+      ),
+    ).toEqual(['https://gitlab.example.com/group/sub/project/-/merge_requests/7', 'http://ghe.local:8443/a/b/pull/1']);
+    expect(
+      pullRequestUrls('see https://github.com/acme/widgets/issues/3 or https://github.com/acme/widgets/pulls'),
+    ).toEqual([]);
   });
 
   it('names MIME types by extension', () => {

@@ -16,16 +16,21 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../../../src/ids.js';
 import { z } from 'zod';
 import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
-import type { Api } from '../../../src/http/app.js';
 import { sendProblem } from '../../../src/http/problem.js';
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection, type WebhookDoc } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
 import type { WebhookState } from '../decider.js';
-import { type DeliveryEvent, type DeliveryRejectionReason, deliveryStream, rejectedDeliveriesStream } from '../events.js';
+import {
+  type DeliveryEvent,
+  type DeliveryRejectionReason,
+  deliveryStream,
+  rejectedDeliveriesStream,
+} from '../events.js';
 import { readLimitedBody } from './body.js';
 import { slidingWindow } from './rate-limit.js';
 import { firstHeader, providerDeliveryId, safeEqual, verifySignature } from './verify.js';
+import type { Api } from '../../../src/http/api.js';
 
 export const DELIVERIES_PER_MINUTE = 60;
 const SERVICE_DELIVERY_HEADER = 'x-service-delivery-id';
@@ -68,7 +73,13 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       return sendProblem(reply, 404, 'webhook_not_found', 'Not found', 'no such webhook, or it is disabled');
     }
 
-    const base = { webhook_uid: uid, factory_uid: webhook.factory_uid, team_uid: webhook.team_uid, delivery_id: deliveryId, received_at: receivedAt.toISOString() };
+    const base = {
+      webhook_uid: uid,
+      factory_uid: webhook.factory_uid,
+      team_uid: webhook.team_uid,
+      delivery_id: deliveryId,
+      received_at: receivedAt.toISOString(),
+    };
     const metadata: EventMetadata = {
       actor: { type: 'system', uid: `webhook:${uid}` },
       team_uid: webhook.team_uid,
@@ -78,7 +89,11 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       occurred_at: base.received_at,
     };
     const write = async (stream: string, event: DeliveryEvent, expected: 'any' | 'no_stream') => {
-      const { position } = await rt.events.append(stream, [{ id: timeOrderedId(), type: event.type, data: event.data, metadata }], expected);
+      const { position } = await rt.events.append(
+        stream,
+        [{ id: timeOrderedId(), type: event.type, data: event.data, metadata }],
+        expected,
+      );
       await rt.projector.waitFor(position);
     };
     const reject = async (reason: DeliveryRejectionReason, size_bytes: number) =>
@@ -86,7 +101,13 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const unauthorized = async (size_bytes: number) => {
       failedAuth.hit(uid, Date.now());
       await reject('auth', size_bytes);
-      return sendProblem(reply, 401, 'authentication_failed', 'Unauthorized', 'the delivery did not authenticate for this webhook');
+      return sendProblem(
+        reply,
+        401,
+        'authentication_failed',
+        'Unauthorized',
+        'the delivery did not authenticate for this webhook',
+      );
     };
     const declaredSize = Number(req.headers['content-length']) || 0;
 
@@ -97,7 +118,10 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const secret = await resolveWebhookSecret(rt, webhook);
     // 3. Credentials that do not need the body.
     if (webhook.auth_mode !== 'signature') {
-      const given = webhook.auth_mode === 'token' ? /^Bearer (.+)$/i.exec(firstHeader(req.headers, 'authorization') ?? '')?.[1] : token;
+      const given =
+        webhook.auth_mode === 'token'
+          ? /^Bearer (.+)$/i.exec(firstHeader(req.headers, 'authorization') ?? '')?.[1]
+          : token;
       if (secret === null || given === undefined || !safeEqual(given, secret)) return unauthorized(declaredSize);
     }
 
@@ -106,19 +130,34 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     if (!read.ok) {
       await reject('too_large', read.size_bytes);
       reply.header('connection', 'close');
-      return sendProblem(reply, 413, 'payload_too_large', 'Payload too large', 'a webhook body is at most 262,144 bytes');
+      return sendProblem(
+        reply,
+        413,
+        'payload_too_large',
+        'Payload too large',
+        'a webhook body is at most 262,144 bytes',
+      );
     }
     const body = read.bytes;
 
     // 5. Signatures over the body.
     if (webhook.auth_mode === 'signature') {
-      const authentic = secret !== null && (await verifySignature(webhook.signature_scheme!, secret, body, req.headers, Math.floor(receivedAt.getTime() / 1000)));
+      const authentic =
+        secret !== null &&
+        (await verifySignature(
+          webhook.signature_scheme!,
+          secret,
+          body,
+          req.headers,
+          Math.floor(receivedAt.getTime() / 1000),
+        ));
       if (!authentic) return unauthorized(body.length);
     }
 
     // 6. Only authenticated senders spend the delivery budget.
     const rateWait = deliveries.exhausted(uid, Date.now());
-    if (rateWait !== null) return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
+    if (rateWait !== null)
+      return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
     deliveries.hit(uid, Date.now());
 
     // 7. Any JSON value.
@@ -132,12 +171,20 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const stream = deliveryStream(uid, sha256(identity));
     const payload_blob = await rt.blobs.put(body);
     try {
-      await write(stream, { type: 'DeliveryAccepted', data: { ...base, identity, size_bytes: body.length, payload_blob } }, 'no_stream');
+      await write(
+        stream,
+        { type: 'DeliveryAccepted', data: { ...base, identity, size_bytes: body.length, payload_blob } },
+        'no_stream',
+      );
     } catch (error) {
       if (!(error instanceof ConcurrencyError)) throw error;
       const [first] = await rt.events.readStream(stream, { maxCount: 1 });
       const duplicate_of = String((first?.data as { delivery_id?: unknown } | undefined)?.delivery_id ?? '');
-      await write(stream, { type: 'DeliveryDuplicated', data: { ...base, identity, size_bytes: body.length, duplicate_of } }, 'any');
+      await write(
+        stream,
+        { type: 'DeliveryDuplicated', data: { ...base, identity, size_bytes: body.length, duplicate_of } },
+        'any',
+      );
     }
     return reply.code(202).send({ delivery_id: deliveryId });
   }

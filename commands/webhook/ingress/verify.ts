@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import type { SignatureScheme } from '../events.js';
 
 /** Stripe's library default, and the spec's five minutes. */
-export const STRIPE_TOLERANCE_SECONDS = 300;
+const STRIPE_TOLERANCE_SECONDS = 300;
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
   const value = headers[name];
@@ -21,15 +21,21 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
 export const safeEqual = (a: string, b: string) =>
   timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 
-const hmacHex = (algorithm: 'sha256' | 'sha1', secret: string, data: Buffer | string) => createHmac(algorithm, secret).update(data).digest('hex');
+const hmacHex = (algorithm: 'sha256' | 'sha1', secret: string, data: Buffer | string) =>
+  createHmac(algorithm, secret).update(data).digest('hex');
 
-const anyEqual = (candidates: string[], expected: string) => candidates.reduce((found, c) => safeEqual(c, expected) || found, false);
+const anyEqual = (candidates: string[], expected: string) =>
+  candidates.reduce((found, c) => safeEqual(c, expected) || found, false);
 
 function verifyStandardWebhooks(secret: string, body: Buffer, headers: IncomingHttpHeaders): boolean {
   // Svix sends the same three values under svix-* names.
   const pick = (name: string) => header(headers, `webhook-${name}`) ?? header(headers, `svix-${name}`) ?? '';
   try {
-    new Webhook(secret).verify(body, { 'webhook-id': pick('id'), 'webhook-timestamp': pick('timestamp'), 'webhook-signature': pick('signature') }, { jsonParse: false });
+    new Webhook(secret).verify(
+      body,
+      { 'webhook-id': pick('id'), 'webhook-timestamp': pick('timestamp'), 'webhook-signature': pick('signature') },
+      { jsonParse: false },
+    );
     return true;
   } catch {
     return false;
@@ -46,7 +52,13 @@ function verifyStripe(secret: string, body: Buffer, headers: IncomingHttpHeaders
   return anyEqual(signatures, expected) && nowSeconds - Number(timestamp) <= STRIPE_TOLERANCE_SECONDS;
 }
 
-export async function verifySignature(scheme: SignatureScheme, secret: string, body: Buffer, headers: IncomingHttpHeaders, nowSeconds: number): Promise<boolean> {
+export async function verifySignature(
+  scheme: SignatureScheme,
+  secret: string,
+  body: Buffer,
+  headers: IncomingHttpHeaders,
+  nowSeconds: number,
+): Promise<boolean> {
   switch (scheme) {
     case 'standard_webhooks':
       return verifyStandardWebhooks(secret, body, headers);
@@ -62,7 +74,10 @@ export async function verifySignature(scheme: SignatureScheme, secret: string, b
       return !!signature && safeEqual(signature, hmacHex('sha256', secret, body));
     }
     case 'pagerduty': {
-      const signatures = (header(headers, 'x-pagerduty-signature') ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('v1='));
+      const signatures = (header(headers, 'x-pagerduty-signature') ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.startsWith('v1='));
       return signatures.length > 0 && anyEqual(signatures, `v1=${hmacHex('sha256', secret, body)}`);
     }
     case 'vercel': {

@@ -44,7 +44,11 @@ export class WorkerClient {
     private readonly apiKey: string,
   ) {}
 
-  private async request(method: string, path: string, init: { json?: unknown; bytes?: Buffer; headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+  private async request(
+    method: string,
+    path: string,
+    init: { json?: unknown; bytes?: Buffer; headers?: Record<string, string>; signal?: AbortSignal } = {},
+  ) {
     const headers: Record<string, string> = { authorization: `Bearer ${this.apiKey}`, ...init.headers };
     let body: string | Uint8Array<ArrayBuffer> | undefined;
     if (init.json !== undefined) {
@@ -62,7 +66,9 @@ export class WorkerClient {
   }
 
   async announce(host: string, capabilities: string[], workerId?: string): Promise<Announced> {
-    const res = await this.request('POST', '/agent/workers', { json: { host, capabilities, ...(workerId ? { worker_id: workerId } : {}) } });
+    const res = await this.request('POST', '/agent/workers', {
+      json: { host, capabilities, ...(workerId ? { worker_id: workerId } : {}) },
+    });
     return res.body as unknown as Announced;
   }
 
@@ -78,14 +84,26 @@ export class WorkerClient {
   }
 
   async report(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: Report, json: unknown = {}) {
-    const res = await this.request('POST', `/agent/workers/${workerId}/runs/${run.run_id}/${what}`, { json, headers: { 'x-execution-id': run.execution_id } });
+    const res = await this.request('POST', `/agent/workers/${workerId}/runs/${run.run_id}/${what}`, {
+      json,
+      headers: { 'x-execution-id': run.execution_id },
+    });
     return res.body;
   }
 
   /** Uploads a file as an artifact (`files`) or a handoff file (`handoff`). */
-  async upload(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: 'files' | 'handoff', query: Record<string, string>, bytes: Buffer) {
+  async upload(
+    workerId: string,
+    run: Pick<Assignment, 'run_id' | 'execution_id'>,
+    what: 'files' | 'handoff',
+    query: Record<string, string>,
+    bytes: Buffer,
+  ) {
     const qs = new URLSearchParams(query).toString();
-    const res = await this.request('PUT', `/agent/workers/${workerId}/runs/${run.run_id}/${what}?${qs}`, { bytes, headers: { 'x-execution-id': run.execution_id } });
+    const res = await this.request('PUT', `/agent/workers/${workerId}/runs/${run.run_id}/${what}?${qs}`, {
+      bytes,
+      headers: { 'x-execution-id': run.execution_id },
+    });
     return res.body;
   }
 }

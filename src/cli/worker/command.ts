@@ -28,7 +28,8 @@ async function run(argv: string[]): Promise<number> {
   const problems = [
     !values.exec && '--exec "<command>" is required',
     !values['api-key'] && 'an agent API key is required: --api-key or SHOPFLOOR_API_KEY',
-    !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY) && `--concurrency is a whole number from 1 to ${MAX_CONCURRENCY}`,
+    !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY) &&
+      `--concurrency is a whole number from 1 to ${MAX_CONCURRENCY}`,
   ].filter(Boolean);
   if (problems.length) {
     console.error(`${problems.join('\n')}\nusage:\n${USAGE}`);

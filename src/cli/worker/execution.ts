@@ -72,15 +72,26 @@ export class Execution {
       const artifactsDir = path.join(this.workdir, 'shopfloor-artifacts');
       await fs.promises.mkdir(artifactsDir);
       if (this.stopped) return;
-      const exit = await this.spawn(artifactsDir).catch((error: unknown) => ({ code: null, signal: null, error: String(error) }));
+      const exit = await this.spawn(artifactsDir).catch((error: unknown) => ({
+        code: null,
+        signal: null,
+        error: String(error),
+      }));
       this.flush();
       this.timeline('command_exited', { exit_code: exit.code, signal: exit.signal });
       await this.uploadArtifacts(artifactsDir);
       if (this.stopped) return;
       const succeeded = exit.code === 0;
       const message =
-        'error' in exit ? `The command could not be started: ${exit.error}` : exit.code !== null ? `The command exited with code ${exit.code}` : `The command was ended by ${exit.signal}`;
-      this.send('finish', { state: succeeded ? 'SUCCEEDED' : 'FAILED', ...(succeeded ? {} : { status_message: message }) });
+        'error' in exit
+          ? `The command could not be started: ${exit.error}`
+          : exit.code !== null
+            ? `The command exited with code ${exit.code}`
+            : `The command was ended by ${exit.signal}`;
+      this.send('finish', {
+        state: succeeded ? 'SUCCEEDED' : 'FAILED',
+        ...(succeeded ? {} : { status_message: message }),
+      });
       await this.reports;
       this.o.log(`run ${this.runId}: ${succeeded ? 'succeeded' : 'failed'} (${succeeded ? 'exit code 0' : message})`);
     } finally {
@@ -128,7 +139,10 @@ export class Execution {
 
   /** Acts on a signal for this execution. */
   handle(signal: Signal): void {
-    if (signal.type === 'cancel') return this.stop(`${signal.cause}: ${signal.reason}`);
+    if (signal.type === 'cancel') {
+      this.stop(`${signal.cause}: ${signal.reason}`);
+      return;
+    }
     if (signal.execution_id !== this.run.execution_id || this.stopped) return;
     if (signal.type === 'interrupt') {
       this.timeline('interrupted', {});
@@ -201,7 +215,8 @@ export class Execution {
       try {
         await (upload ? upload() : this.o.client.report(this.o.workerId, this.run, what, body));
       } catch (error) {
-        if (error instanceof ApiError && error.code === 'not_claimed') this.stop('the run is no longer held by this execution');
+        if (error instanceof ApiError && error.code === 'not_claimed')
+          this.stop('the run is no longer held by this execution');
         else this.o.log(`run ${this.runId}: ${what} report failed (${String(error)})`);
       }
     });
@@ -210,7 +225,14 @@ export class Execution {
   private async uploadArtifacts(dir: string): Promise<void> {
     for (const rel of await filesUnder(dir)) {
       const query = { filename: path.basename(rel), filepath: rel, mime_type: mimeTypeOf(rel), artifact_type: 'FILE' };
-      const upload = async () => this.o.client.upload(this.o.workerId, this.run, 'files', query, await fs.promises.readFile(path.join(dir, rel)));
+      const upload = async () =>
+        this.o.client.upload(
+          this.o.workerId,
+          this.run,
+          'files',
+          query,
+          await fs.promises.readFile(path.join(dir, rel)),
+        );
       this.send('artifacts', null, upload);
       this.timeline('artifact_uploaded', { filepath: rel });
     }

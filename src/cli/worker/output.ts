@@ -26,7 +26,8 @@ export function lineSplitter(onLine: (line: string) => void) {
 }
 
 /** GitHub-style `https://host/owner/repo/pull/7` and GitLab-style `https://host/group/…/project/-/merge_requests/7`. */
-const PULL_REQUEST = /https?:\/\/[\w.-]+(?::\d+)?\/(?:[\w.-]+\/[\w.-]+\/pull\/\d+|(?:[\w.-]+\/)+-\/merge_requests\/\d+)/g;
+const PULL_REQUEST =
+  /https?:\/\/[\w.-]+(?::\d+)?\/(?:[\w.-]+\/[\w.-]+\/pull\/\d+|(?:[\w.-]+\/)+-\/merge_requests\/\d+)/g;
 
 export const pullRequestUrls = (line: string): string[] => line.match(PULL_REQUEST) ?? [];
 

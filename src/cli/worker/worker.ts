@@ -59,14 +59,25 @@ export class Worker {
       [...this.running.values()].map(async (x) => {
         x.stop('the worker is shutting down');
         await this.client
-          .report(this.workerId!, x.run, 'finish', { state: 'ERROR', status_message: { message: 'The worker shut down before the run ended', error_code: 'resource_unavailable', retryable: true } })
+          .report(this.workerId!, x.run, 'finish', {
+            state: 'ERROR',
+            status_message: {
+              message: 'The worker shut down before the run ended',
+              error_code: 'resource_unavailable',
+              retryable: true,
+            },
+          })
           .catch(() => undefined);
       }),
     );
   }
 
   private async announce(): Promise<void> {
-    const announced = await this.client.announce(this.o.host ?? os.hostname(), this.o.capabilities ?? [], this.workerId);
+    const announced = await this.client.announce(
+      this.o.host ?? os.hostname(),
+      this.o.capabilities ?? [],
+      this.workerId,
+    );
     this.workerId = announced.worker_id;
     this.heartbeatMs = announced.heartbeat_interval_seconds * 1000;
     this.log(`worker ${this.workerId} connected to ${this.o.url}`);
@@ -83,7 +94,8 @@ export class Worker {
         for (const signal of signals) this.deliver(signal);
       } catch (error) {
         // The server forgot us (a restart, or we were silent too long): announce again, same id.
-        if (error instanceof ApiError && error.status === 404) await this.announce().catch((e: unknown) => this.log(`announce failed: ${String(e)}`));
+        if (error instanceof ApiError && error.status === 404)
+          await this.announce().catch((e: unknown) => this.log(`announce failed: ${String(e)}`));
         else this.log(`heartbeat failed: ${String(error)}`);
       }
     }
@@ -100,14 +112,20 @@ export class Worker {
   private async claims(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       // Claim only with a free slot, so a run never waits here while another worker could take it.
-      while (this.queue.pending + this.queue.size >= this.o.concurrency) await new Promise((r) => this.queue.once('next', r));
+      while (this.queue.pending + this.queue.size >= this.o.concurrency)
+        await new Promise((r) => this.queue.once('next', r));
       if (this.stopping.signal.aborted) return;
       try {
         const run = await this.client.claim(this.workerId!, CLAIM_WAIT_SECONDS, this.stopping.signal);
         if (!run) continue;
         // A run this worker still executes was handed out again (its lease ran out): end the old one.
         this.running.get(run.run_id)?.stop('the run was handed out again');
-        const execution = new Execution(run, { client: this.client, workerId: this.workerId!, command: this.o.command, log: this.log });
+        const execution = new Execution(run, {
+          client: this.client,
+          workerId: this.workerId!,
+          command: this.o.command,
+          log: this.log,
+        });
         this.running.set(run.run_id, execution);
         this.log(`run ${run.run_id}: claimed (${run.title})`);
         void this.queue.add(async () => {

@@ -1,11 +1,11 @@
 /**
- * A run document as the hosted service's `RunItem`. Optional fields without a value are left
- * out (the hosted schema marks them optional, not nullable); `started_at` and `finished_at` are
- * null until they happen.
+ * The run as the API answers it, and who may see one. A run document renders as the hosted
+ * service's `RunItem`: optional fields without a value are left out (the hosted schema marks them
+ * optional, not nullable); `started_at` and `finished_at` are null until they happen.
  */
-import { isCancellableType } from '../commands/run/decider.js';
-import type { RunCreatedData, StatusMessage } from '../commands/run/events.js';
-import { type RunDoc, skillName } from '../projections/runs.js';
+import type { Actor } from '../../src/kernel/decider.js';
+import { type RunCreatedData, type RunState, type StatusMessage, TERMINAL_STATES } from './events.js';
+import { type RunDoc, skillName } from '../../projections/runs.js';
 
 /** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
 export function isoDuration(ms: number): string {
@@ -18,8 +18,9 @@ export function isoDuration(ms: number): string {
 }
 
 /** The time the run's executions took until `now`, the open one included. */
-export const runTimeMs = (run: RunDoc, now: string) =>
-  run.run_time_ms + (run.execution_started_at ? Math.max(0, Date.parse(now) - Date.parse(run.execution_started_at)) : 0);
+const runTimeMs = (run: RunDoc, now: string) =>
+  run.run_time_ms +
+  (run.execution_started_at ? Math.max(0, Date.parse(now) - Date.parse(run.execution_started_at)) : 0);
 
 /** A run that failed in environment setup keeps its session for debugging until this moment. */
 const debugWindowOpen = (run: RunDoc, now: string) =>
@@ -38,13 +39,21 @@ function statusMessage(message: StatusMessage, open: boolean): StatusMessage {
 const agentSkill = (spec: string) => ({ name: skillName(spec), full_path: spec.slice(spec.indexOf(':') + 1) });
 
 /** Artifacts as `{artifact_type, created_at, data}`; the blob id and inline content stay inside. */
-export const artifactItem = ({ artifact_type, created_at, public: _public, blob: _blob, content: _content, ...data }: RunDoc['artifacts'][number]) => ({
+export const artifactItem = ({
+  artifact_type,
+  created_at,
+  public: _public,
+  blob: _blob,
+  content: _content,
+  ...data
+}: RunDoc['artifacts'][number]) => ({
   artifact_type,
   created_at,
   data,
 });
 
-const present = <K extends string, V>(key: K, value: V | null | undefined) => (value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>));
+const present = <K extends string, V>(key: K, value: V | null | undefined) =>
+  value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 
 export interface RunItemOptions {
   /** `PUBLIC_BASE_URL`, the base of session links. */
@@ -92,4 +101,21 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions) {
   };
 }
 
-export type RunItem = ReturnType<typeof toRunItem>;
+/** Local runs and code-host actions run where the server cannot stop them. */
+export const isCancellableType = (run: Pick<RunCreatedData, 'execution_location' | 'source'>) =>
+  run.execution_location !== 'LOCAL' && run.source !== 'GITHUB_ACTION';
+
+export const isTerminal = (state: RunState) => TERMINAL_STATES.includes(state);
+
+/**
+ * A team run is visible to its team, a personal run to its creator; the agents (workers) of the
+ * executing team see the runs they may execute, and the system sees everything.
+ */
+export function canView(
+  run: { team_uid: string | null; creator_uid: string; executing_team_uid: string },
+  context: { actor: Actor; teams: Readonly<Record<string, unknown>> },
+): boolean {
+  if (context.actor.type === 'system') return true;
+  if (context.actor.type === 'agent' && run.executing_team_uid in context.teams) return true;
+  return run.team_uid ? run.team_uid in context.teams : run.creator_uid === context.actor.uid;
+}

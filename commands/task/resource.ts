@@ -2,25 +2,25 @@
  * Factory tasks as the API returns them (`Task`): the task document plus what is resolved at
  * read time from other read models (author, current run, derived outputs), always in batches.
  */
-import { isCancellableType } from '../commands/run/decider.js';
-import { artifactItem } from './run-item.js';
-import type { Artifact, RunCreatedData } from '../commands/run/events.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Collection, Filter } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
-import { runsProjection, type RunDoc } from '../projections/runs.js';
-import type { TaskDoc } from '../projections/tasks.js';
-import { usersProjection, type UserDoc } from '../projections/users.js';
+import { artifactItem, isCancellableType } from '../run/resource.js';
+import type { Artifact, RunCreatedData } from '../run/events.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Collection, Filter } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import type { TaskDoc } from '../../projections/tasks.js';
+import { usersProjection, type UserDoc } from '../../projections/users.js';
 
 /** Artifact types that count as a task's outputs. */
-export const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT', 'FILE'] as const;
+const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT', 'FILE'] as const;
 
 type StoredArtifact = Artifact & { created_at: string };
 
 export type ArtifactItem = ReturnType<typeof artifactItem>;
 
-const newestFirst = (a: StoredArtifact, b: StoredArtifact) => (a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0);
+const newestFirst = (a: StoredArtifact, b: StoredArtifact) =>
+  a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0;
 
 const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
   [...runs]
@@ -32,7 +32,8 @@ const outputsOf = (runs: Iterable<RunDoc>): ArtifactItem[] =>
 const hasOutputs: Filter = { artifact_types: { $hasAny: OUTPUT_TYPES } };
 
 /** Every run matching `filter`, 500 a page. */
-const runsWhere = (runs: Collection<RunDoc>, filter: Filter): Promise<RunDoc[]> => findAll(runs, { filter, sort: [['id', 'asc']], limit: 500 });
+const runsWhere = (runs: Collection<RunDoc>, filter: Filter): Promise<RunDoc[]> =>
+  findAll(runs, { filter, sort: [['id', 'asc']], limit: 500 });
 
 const baseResource = (t: TaskDoc) => ({
   uid: t.uid,
@@ -47,7 +48,13 @@ const baseResource = (t: TaskDoc) => ({
 });
 
 export type TaskResource = ReturnType<typeof baseResource> & {
-  author?: { type: 'user' | 'service_account'; uid: string; display_name: string; email: string | null; photo_url: null };
+  author?: {
+    type: 'user' | 'service_account';
+    uid: string;
+    display_name: string;
+    email: string | null;
+    photo_url: null;
+  };
   current_run?: { run_id: string; state: string; is_run_type_cancellable: boolean };
   outputs?: ArtifactItem[];
   ticket_id?: string;
@@ -61,11 +68,18 @@ export function taskResources(rt: Runtime) {
 
   /** Authors of a page of tasks: one getMany per principal type. */
   async function authors(tasks: readonly TaskDoc[]): Promise<Map<string, NonNullable<TaskResource['author']>>> {
-    const uidsOf = (type: string) => [...new Set(tasks.filter((t) => t.author_type === type && t.author_uid).map((t) => t.author_uid!))];
-    const [people, bots] = await Promise.all([users.getMany(uidsOf('user')), agents.getMany(uidsOf('service_account'))]);
+    const uidsOf = (type: string) => [
+      ...new Set(tasks.filter((t) => t.author_type === type && t.author_uid).map((t) => t.author_uid!)),
+    ];
+    const [people, bots] = await Promise.all([
+      users.getMany(uidsOf('user')),
+      agents.getMany(uidsOf('service_account')),
+    ]);
     const found = new Map<string, NonNullable<TaskResource['author']>>();
-    for (const u of people.values()) found.set(u.uid, { type: 'user', uid: u.uid, display_name: u.display_name, email: u.email, photo_url: null });
-    for (const a of bots.values()) found.set(a.uid, { type: 'service_account', uid: a.uid, display_name: a.name, email: null, photo_url: null });
+    for (const u of people.values())
+      found.set(u.uid, { type: 'user', uid: u.uid, display_name: u.display_name, email: u.email, photo_url: null });
+    for (const a of bots.values())
+      found.set(a.uid, { type: 'service_account', uid: a.uid, display_name: a.name, email: null, photo_url: null });
     return found;
   }
 
@@ -105,11 +119,16 @@ export function taskResources(rt: Runtime) {
     },
 
     /** A page of tasks: lean, plus what `full_list` and `include_current_run` ask for. */
-    async page(tasks: readonly TaskDoc[], options: { full_list: boolean; include_current_run: boolean }): Promise<TaskResource[]> {
+    async page(
+      tasks: readonly TaskDoc[],
+      options: { full_list: boolean; include_current_run: boolean },
+    ): Promise<TaskResource[]> {
       const [found, current, conversationRuns] = await Promise.all([
         authors(tasks),
         options.include_current_run ? currentRuns(tasks) : null,
-        options.full_list && tasks.length ? runsWhere(runs, { conversation_id: { $in: tasks.map((t) => t.conversation_id) }, ...hasOutputs }) : null,
+        options.full_list && tasks.length
+          ? runsWhere(runs, { conversation_id: { $in: tasks.map((t) => t.conversation_id) }, ...hasOutputs })
+          : null,
       ]);
       return tasks.map((t) => ({
         ...withAuthor(t, found),

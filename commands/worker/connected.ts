@@ -1,8 +1,8 @@
 /** GET /agent/connected-self-hosted-workers: the live workers of the caller's team. */
-import type { Api } from '../src/http/app.js';
-import { activeTeam } from '../src/http/auth.js';
-import type { Runtime } from '../src/runtime.js';
-import { workersOf } from '../commands/worker/presence.js';
+import { activeTeam } from '../../src/http/auth.js';
+import type { Runtime } from '../../src/runtime.js';
+import { workersOf } from './presence.js';
+import type { Api } from '../../src/http/api.js';
 
 export default function workerQueries(api: Api, rt: Runtime): void {
   api.get('/agent/connected-self-hosted-workers', { schema: { tags: ['workers'] } }, async (req) => {

@@ -1,0 +1,57 @@
+/**
+ * The layering rule of README "How it is built", checked by `npm test`:
+ * src/ is the platform and knows no feature (but for the composition root, src/features.ts);
+ * commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
+ * projections/ and queries/ (the read side) use a feature's facts (events.ts) and resource
+ * (resource.ts) only; the worker program is a client of the API; and nothing imports in a circle.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'platform-knows-no-feature',
+      comment: 'src/ is the platform: only the composition root (src/features.ts) names features',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/features\\.ts$' },
+      to: { path: '^(commands|queries|projections)/' },
+    },
+    {
+      name: 'commands-do-not-read-queries',
+      comment: 'a command that needs to read asks its stream or a read model, not a query module; only the feature entry wires queries in',
+      severity: 'error',
+      from: { path: '^commands/', pathNot: '^commands/[^/]+/index\\.ts$' },
+      to: { path: '^queries/' },
+    },
+    {
+      name: 'read-side-uses-facts-and-resources',
+      comment: "projections/ and queries/ may import a feature's events.ts and resource.ts, nothing else of the write side",
+      severity: 'error',
+      from: { path: '^(queries|projections)/' },
+      to: { path: '^commands/', pathNot: '^commands/[^/]+/(events|resource)\\.ts$' },
+    },
+    {
+      name: 'projections-do-not-read-queries',
+      severity: 'error',
+      from: { path: '^projections/' },
+      to: { path: '^queries/' },
+    },
+    {
+      name: 'worker-program-is-a-client',
+      comment: 'the reference worker talks to the server over HTTP only',
+      severity: 'error',
+      from: { path: '^src/cli/worker/' },
+      to: { path: '^(src|commands|queries|projections)/', pathNot: ['^src/cli/worker/', '^src/feature\\.ts$'] },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
