@@ -12,6 +12,7 @@ import {
   type StatusMessage,
   WORKER_LOST,
   WORKING_STATES,
+  nextRunState,
 } from '../commands/run/events.js';
 
 type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
@@ -102,16 +103,19 @@ const endExecution = (run: RunDoc, at: string, executionId: string | null): Part
   ended_execution_id: executionId ?? run.ended_execution_id,
 });
 
-/** Moves a run to `state` and keeps its root's working set and task status in step. */
+/**
+ * Moves a run to the state `e` leads to (the run's one state machine) and keeps its root's
+ * working set and task status in step.
+ */
 async function moveTo(
   docs: Docs,
-  e: RecordedEvent,
-  runId: string,
-  state: RunState,
+  e: RecordedEvent<RunEvent>,
   changes: Partial<RunDoc> | ((run: RunDoc) => Partial<RunDoc>) = {},
 ) {
+  const runId = e.data.run_id;
   const run = (await docs.get(runId)) as RunDoc | null;
   if (!run) return;
+  const state = nextRunState(run.state, e as RunEvent); // a recorded event is one of the run events
   const at = e.metadata.occurred_at;
   const fields = typeof changes === 'function' ? changes(run) : changes;
   docs.patch(runId, { ...fields, state, updated_at: at });
@@ -193,42 +197,41 @@ export const runsProjection = projection<RunEvent>({
         started_at: null,
         finished_at: null,
       } satisfies RunDoc);
-      await moveTo(docs, e, d.run_id, 'QUEUED');
+      await moveTo(docs, e);
     },
     RunPromptExtended: async (e, docs) => {
       const run = (await docs.get(e.data.run_id)) as RunDoc | null;
       if (run)
         docs.patch(run.run_id, { prompt: `${run.prompt}\n\n${e.data.message}`, updated_at: e.metadata.occurred_at });
     },
-    RunLeased: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'PENDING', { worker_id: e.data.worker_id, execution_id: e.data.execution_id }),
-    RunLeaseExpired: (e, docs) => moveTo(docs, e, e.data.run_id, 'QUEUED', { worker_id: null, execution_id: null }),
-    RunClaimed: (e, docs) => moveTo(docs, e, e.data.run_id, 'CLAIMED'),
+    RunLeased: (e, docs) => moveTo(docs, e, { worker_id: e.data.worker_id, execution_id: e.data.execution_id }),
+    RunLeaseExpired: (e, docs) => moveTo(docs, e, { worker_id: null, execution_id: null }),
+    RunClaimed: (e, docs) => moveTo(docs, e),
     RunStarted: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'INPROGRESS', {
+      moveTo(docs, e, {
         started_at: e.metadata.occurred_at,
         execution_started_at: e.metadata.occurred_at,
       }),
     RunFinished: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, e.data.state, (run) => ({
+      moveTo(docs, e, (run) => ({
         ...endExecution(run, e.metadata.occurred_at, e.data.execution_id),
         status_message: e.data.status_message,
         finished_at: e.metadata.occurred_at,
       })),
     RunCancelled: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'CANCELLED', (run) => ({
+      moveTo(docs, e, (run) => ({
         ...endExecution(run, e.metadata.occurred_at, run.execution_id),
         finished_at: e.metadata.occurred_at,
       })),
     RunResumed: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, 'QUEUED', {
+      moveTo(docs, e, {
         status_message: null,
         finished_at: null,
         worker_id: null,
         execution_id: null,
       }),
     RunWorkerLost: (e, docs) =>
-      moveTo(docs, e, e.data.run_id, e.data.requeued ? 'QUEUED' : 'ERROR', (run) => ({
+      moveTo(docs, e, (run) => ({
         worker_id: null,
         execution_id: null,
         ...(e.data.requeued

@@ -15,7 +15,8 @@ import { identitiesProjection, type IdentityDoc } from '../../projections/identi
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
-import { type Artifact, runStream } from '../run/events.js';
+import type { Artifact } from '../run/events.js';
+import { runState } from '../run/state.js';
 import { foremanOf } from '../task/dispatch.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import type { WebhookState } from '../webhook/decider.js';
@@ -116,7 +117,7 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
       blob: delivery.payload_blob,
     };
     try {
-      if ((await rt.events.readStream(runStream(run_id), { maxCount: 1 })).length === 0) {
+      if (!(await runState(rt, run_id))) {
         // The automation names its agent; without one, the foreman runs it (reference-notes §5).
         const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
         await createRun(

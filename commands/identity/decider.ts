@@ -15,7 +15,7 @@ export type IdentityCommand =
 export type IdentityState =
   | { status: 'none' }
   | { status: 'deleted' }
-  | { status: 'live'; uid: string; team_uid: string; key_hashes: string[] };
+  | { status: 'live'; uid: string; team_uid: string; profile: AgentProfile; key_hashes: string[] };
 
 /** Only people manage agents, and only those of their own teams. */
 function assertManager(context: DecideContext, teamUid: string, uid: string): void {
@@ -41,10 +41,12 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
 
   evolve: (state, event) => {
     switch (event.type) {
-      case 'AgentIdentityCreated':
-        return { status: 'live', uid: event.data.uid, team_uid: event.data.team_uid, key_hashes: [] };
+      case 'AgentIdentityCreated': {
+        const { uid, team_uid, profile } = event.data;
+        return { status: 'live', uid, team_uid, profile, key_hashes: [] };
+      }
       case 'AgentIdentityUpdated':
-        return state;
+        return state.status === 'live' ? { ...state, profile: { ...state.profile, ...event.data.changes } } : state;
       case 'AgentIdentityDeleted':
         return { status: 'deleted' };
       case 'ApiKeyIssued':

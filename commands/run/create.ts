@@ -15,6 +15,7 @@ import { runDecider, type RunView } from './decider.js';
 import { type Artifact, type Attachment, type RunCreatedData, type RunSource, runStream } from './events.js';
 import type { RunRequest } from './schema.js';
 import { canView } from './resource.js';
+import { runState } from './state.js';
 
 /** How deep orchestration may nest runs below a root. */
 export const MAX_RUN_DEPTH = 5;
@@ -35,11 +36,6 @@ export interface CreateRunOptions {
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
 
-async function created(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
-  const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
-  return first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
-}
-
 const defaultTitle = (request: RunRequest) => {
   const text = request.prompt?.trim() || request.skill || request.config?.skill_spec || 'Agent run';
   const line = text.split('\n')[0]!;
@@ -57,7 +53,7 @@ export async function createRun(
 
   let parent: RunCreatedData | null = null;
   if (request.parent_run_id) {
-    parent = await created(rt, request.parent_run_id);
+    parent = (await runState(rt, request.parent_run_id))?.created ?? null;
     const view = parent && (await rt.state(runDecider, runStream(parent.run_id)));
     if (!parent || view?.status !== 'live' || !canView(view, context))
       throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
@@ -80,9 +76,7 @@ export async function createRun(
     const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
     if (agent.status !== 'live' || agent.team_uid !== options.team_uid)
       throw invalid('agent_identity_uid', 'no such agent in the active team');
-    const [createdAgent] = await rt.events.readStream(identityStream(request.agent_identity_uid), { maxCount: 1 });
-    factory_uid ??=
-      (createdAgent?.data as { profile?: { factory_uid?: string | null } } | undefined)?.profile?.factory_uid ?? null;
+    factory_uid ??= agent.profile.factory_uid ?? null;
   }
   if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
 

@@ -11,6 +11,8 @@ import {
   type RunState,
   type StatusMessage,
   WORKER_LOST,
+  HELD_STATES,
+  nextRunState,
 } from './events.js';
 
 type Held = { worker_id: string; execution_id: string };
@@ -47,8 +49,12 @@ export type RunCommand =
   | { type: 'FinishRun'; data: Held & { run_id: string; state: FinishState; status_message: StatusMessage | null } }
   | { type: 'LoseWorker'; data: { run_id: string; worker_id: string } };
 
+/** What the execution holding the run is given: this turn's prompt and files. */
+type Turn = { prompt: string; mode: RunMode; resumed: boolean; attachments: Attachment[] };
+
 export type RunView = {
   status: 'live';
+  created: RunCreatedData;
   run_id: string;
   state: RunState;
   team_uid: string | null;
@@ -58,11 +64,16 @@ export type RunView = {
   root_run_id: string;
   depth: number;
   cancellable_type: boolean;
-  /** The execution a worker holds, if any. */
-  held: Held | null;
+  /** The execution a worker holds, if any; a lease runs out unless the worker claims it. */
+  held: (Held & { lease_expires_at: string | null }) | null;
   status_message: StatusMessage | null;
-  /** Attachment ids prepared for this run: the only ones its follow-ups may name. */
-  prepared_attachments: string[];
+  /**
+   * The prompt of the next or current execution: the run's prompt with the follow-ups that joined
+   * it while queued; after a resume, the follow-up that started it, with its attachments.
+   */
+  turn: Turn;
+  /** Attachments prepared for this run, by id: the only ones its follow-ups may name. */
+  prepared: Record<string, Attachment>;
 };
 
 export type RunDeciderState = { status: 'none' } | RunView;
@@ -84,56 +95,70 @@ function heldBy(run: RunView, held: Held, states: readonly RunState[]): void {
   }
 }
 
+const joined = (prompt: string, message: string) => (prompt ? `${prompt}\n\n${message}` : message);
+
+const createdView = (d: RunCreatedData): RunView => ({
+  status: 'live',
+  created: d,
+  run_id: d.run_id,
+  state: 'QUEUED',
+  team_uid: d.team_uid,
+  executing_team_uid: d.executing_team_uid,
+  creator_uid: d.creator.uid,
+  conversation_id: d.conversation_id,
+  root_run_id: d.root_run_id,
+  depth: d.depth,
+  cancellable_type: isCancellableType(d),
+  held: null,
+  status_message: null,
+  turn: { prompt: d.prompt, mode: d.mode, resumed: false, attachments: d.attachments },
+  prepared: {},
+});
+
+/** The run moved to the state `event` leads to; no worker holds a run outside the held states. */
+function moved(run: RunView, event: RunEvent): RunView {
+  const state = nextRunState(run.state, event);
+  if (state === run.state) return run;
+  return { ...run, state, held: HELD_STATES.includes(state) ? run.held : null };
+}
+
 export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
   initialState: () => ({ status: 'none' }),
 
   evolve: (state, event) => {
-    if (event.type === 'RunCreated') {
-      const d = event.data;
-      return {
-        status: 'live',
-        run_id: d.run_id,
-        state: 'QUEUED',
-        team_uid: d.team_uid,
-        executing_team_uid: d.executing_team_uid,
-        creator_uid: d.creator.uid,
-        conversation_id: d.conversation_id,
-        root_run_id: d.root_run_id,
-        depth: d.depth,
-        cancellable_type: isCancellableType(d),
-        held: null,
-        status_message: null,
-        prepared_attachments: [],
-      };
-    }
+    if (event.type === 'RunCreated') return createdView(event.data);
     if (state.status !== 'live') return state;
+    const run = moved(state, event);
     switch (event.type) {
-      case 'RunLeased':
-        return {
-          ...state,
-          state: 'PENDING',
-          held: { worker_id: event.data.worker_id, execution_id: event.data.execution_id },
-        };
-      case 'RunLeaseExpired':
-        return { ...state, state: 'QUEUED', held: null };
+      case 'RunLeased': {
+        const { worker_id, execution_id, lease_expires_at } = event.data;
+        return { ...run, held: { worker_id, execution_id, lease_expires_at } };
+      }
       case 'RunClaimed':
-        return { ...state, state: 'CLAIMED' };
-      case 'RunStarted':
-        return { ...state, state: 'INPROGRESS' };
+        return { ...run, held: run.held && { ...run.held, lease_expires_at: null } };
       case 'RunFinished':
-        return { ...state, state: event.data.state, held: null, status_message: event.data.status_message };
-      case 'RunCancelled':
-        return { ...state, state: 'CANCELLED', held: null };
-      case 'RunResumed':
-        return { ...state, state: 'QUEUED', held: null, status_message: null };
-      case 'RunAttachmentPrepared':
-        return { ...state, prepared_attachments: [...state.prepared_attachments, event.data.attachment.attachment_id] };
+        return { ...run, status_message: event.data.status_message };
       case 'RunWorkerLost':
-        return event.data.requeued
-          ? { ...state, state: 'QUEUED', held: null }
-          : { ...state, state: 'ERROR', held: null, status_message: WORKER_LOST };
+        return event.data.requeued ? run : { ...run, status_message: WORKER_LOST };
+      case 'RunPromptExtended': {
+        const { message, mode } = event.data;
+        return { ...run, turn: { ...run.turn, prompt: joined(run.turn.prompt, message), mode: mode ?? run.turn.mode } };
+      }
+      case 'RunResumed': {
+        const { message, mode, attachments } = event.data;
+        const files = attachments.flatMap((id) => run.prepared[id] ?? []);
+        return {
+          ...run,
+          status_message: null,
+          turn: { prompt: message, mode: mode ?? run.turn.mode, resumed: true, attachments: files },
+        };
+      }
+      case 'RunAttachmentPrepared': {
+        const { attachment } = event.data;
+        return { ...run, prepared: { ...run.prepared, [attachment.attachment_id]: attachment } };
+      }
       default:
-        return state;
+        return run;
     }
   },
 
@@ -154,7 +179,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     switch (command.type) {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
-        const unknown = attachments.filter((id) => !run.prepared_attachments.includes(id));
+        const unknown = attachments.filter((id) => !(id in run.prepared));
         if (unknown.length)
           throw new Unprocessable(
             `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,

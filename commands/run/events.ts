@@ -161,3 +161,33 @@ export type RunEvent =
   | { type: 'RunWorkerLost'; data: { run_id: string; worker_id: string; requeued: boolean } };
 
 export const runStream = (runId: string) => `run-${runId}`;
+
+/**
+ * The run's state machine, written once: which state each event moves a run to. The decider's
+ * `evolve`, the runs read model and a worker's assignment all fold states with it.
+ */
+export function nextRunState(state: RunState, event: RunEvent): RunState {
+  switch (event.type) {
+    case 'RunCreated':
+    case 'RunLeaseExpired':
+    case 'RunResumed':
+      return 'QUEUED';
+    case 'RunLeased':
+      return 'PENDING';
+    case 'RunClaimed':
+      return 'CLAIMED';
+    case 'RunStarted':
+      return 'INPROGRESS';
+    case 'RunFinished':
+      return event.data.state;
+    case 'RunCancelled':
+      return 'CANCELLED';
+    case 'RunWorkerLost':
+      return event.data.requeued ? 'QUEUED' : 'ERROR';
+    default:
+      return state;
+  }
+}
+
+/** A worker holds the run (it was handed it, claimed it or runs it). */
+export const HELD_STATES: readonly RunState[] = ['PENDING', 'CLAIMED', 'INPROGRESS'];

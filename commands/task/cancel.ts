@@ -12,7 +12,8 @@ import { conversationStream } from '../conversation/events.js';
 import { runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
 import { liveFactory } from '../factory/live.js';
-import { runCreated, taskState } from './create.js';
+import { taskState } from './create.js';
+import { runState } from '../run/state.js';
 import { live, taskDecider } from './decider.js';
 import { taskStream } from './events.js';
 import { canView } from '../run/resource.js';
@@ -21,7 +22,7 @@ import { canView } from '../run/resource.js';
 async function currentRootRun(rt: Runtime, conversationId: string): Promise<string | null> {
   const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
   for (const { run_id } of [...conversation.runs].reverse()) {
-    if ((await runCreated(rt, run_id))?.parent_run_id === null) return run_id;
+    if ((await runState(rt, run_id))?.created.parent_run_id === null) return run_id;
   }
   return null;
 }

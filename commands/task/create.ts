@@ -8,7 +8,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { liveFactory } from '../factory/live.js';
-import { type RunCreatedData, runStream } from '../run/events.js';
+import { runState } from '../run/state.js';
 import { type LiveTask, taskDecider, type TaskState } from './decider.js';
 import { type Stage, taskStream } from './events.js';
 
@@ -22,12 +22,6 @@ export interface NewTask {
 }
 
 export const taskState = async (rt: Runtime, uid: string): Promise<TaskState> => rt.state(taskDecider, taskStream(uid));
-
-/** The run's creation event, or null for an unknown run. */
-export async function runCreated(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
-  const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
-  return first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
-}
 
 /** The task bound to the conversation when its own stream says it was deleted, else null. */
 async function deletedBinding(rt: Runtime, conversationId: string): Promise<string | null> {
@@ -57,7 +51,7 @@ export async function createTask(rt: Runtime, task: NewTask, context: CommandCon
   // The seed run: the conversation's most recent run when the task was bound to it.
   const seedRunId = bound.state.runs.at(-1)!.run_id;
   try {
-    const seed = await runCreated(rt, seedRunId);
+    const seed = (await runState(rt, seedRunId))?.created ?? null;
     const { state } = await rt.execute(
       taskStream(uid),
       taskDecider,

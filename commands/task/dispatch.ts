@@ -9,7 +9,8 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { IdentityDoc } from '../../projections/identities.js';
-import { type AgentProfile, type IdentityEvent, identityStream } from '../identity/events.js';
+import { identityDecider } from '../identity/decider.js';
+import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 
@@ -35,24 +36,6 @@ export const dispatchBody = z
 
 export type DispatchBody = z.infer<typeof dispatchBody>;
 
-/** An identity's profile folded from its events, or null once deleted. */
-type Profile = AgentProfile & { team_uid: string };
-
-function profileOf(events: readonly IdentityEvent[]): Profile | null {
-  return events.reduce<Profile | null>((profile, e) => {
-    switch (e.type) {
-      case 'AgentIdentityCreated':
-        return { ...e.data.profile, team_uid: e.data.team_uid };
-      case 'AgentIdentityUpdated':
-        return profile && { ...profile, ...e.data.changes };
-      case 'AgentIdentityDeleted':
-        return null;
-      default:
-        return profile;
-    }
-  }, null);
-}
-
 /**
  * The factory's foreman, newest first. The identities read model only names the candidates;
  * each is confirmed from its own stream (live, a FOREMAN, linked to this factory, same team).
@@ -71,7 +54,8 @@ export async function foremanOf(
     limit: 20,
   });
   for (const { uid } of candidates.items) {
-    const profile = profileOf((await rt.events.readStream(identityStream(uid))) as unknown as IdentityEvent[]);
+    const agent = await rt.state(identityDecider, identityStream(uid));
+    const profile = agent.status === 'live' ? { ...agent.profile, team_uid: agent.team_uid } : null;
     if (
       profile?.agent_type === 'FOREMAN' &&
       profile.factory_uid === factory.uid &&

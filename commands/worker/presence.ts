@@ -10,7 +10,7 @@ import { findEach } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import { teamsProjection, type TeamDoc } from '../../projections/teams.js';
-import { runStream } from '../run/events.js';
+import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { runSweeper } from './sweeper.js';
 
@@ -22,7 +22,6 @@ export interface Workers {
 }
 
 const RETRY_AFTER_FAILURE_MS = 1000;
-const HELD_STATES = ['PENDING', 'CLAIMED', 'INPROGRESS'];
 
 const started = new WeakMap<Runtime, Workers>();
 
