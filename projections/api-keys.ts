@@ -11,7 +11,7 @@ export interface ApiKeyDoc {
   created_at: string;
 }
 
-export const apiKeysProjection = projection<UserEvent | IdentityEvent>({
+export const apiKeysProjection = projection<UserEvent | IdentityEvent, ApiKeyDoc>({
   name: 'api_keys',
   version: 1,
   indexes: [['principal_uid']],

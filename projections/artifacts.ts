@@ -36,7 +36,7 @@ export interface ArtifactDoc {
 
 const runKey = (id: string) => `run:${id}`;
 
-export const artifactsProjection = projection<RunEvent>({
+export const artifactsProjection = projection<RunEvent, ArtifactDoc | RunOwnerDoc>({
   name: 'artifacts',
   version: 1,
   indexes: [['run_id']],

@@ -73,7 +73,10 @@ async function relink(docs: Docs, id: string, before: ReadonlySet<string>, after
   }
 }
 
-export const automationsProjection = projection<AutomationEvent | WebhookEvent | DeliveryEvent>({
+export const automationsProjection = projection<
+  AutomationEvent | WebhookEvent | DeliveryEvent,
+  AutomationDoc | WebhookDoc | DeliveryDoc
+>({
   name: 'automations',
   version: 1,
   indexes: [['kind', 'factory_uid', 'name']],

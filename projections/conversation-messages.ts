@@ -128,7 +128,10 @@ async function endTurn(e: RecordedEvent, docs: Docs, runId: string, summary: str
   if (run) docs.patch(turnKey(run.turn_id), { completed_at: e.metadata.occurred_at, summary });
 }
 
-export const conversationMessagesProjection = projection<RunEvent | ConversationEvent>({
+export const conversationMessagesProjection = projection<
+  RunEvent | ConversationEvent,
+  ConversationRunsDoc | RunTurnDoc | TurnDoc | MessageDoc
+>({
   name: 'conversation_messages',
   version: 1,
   indexes: [

@@ -18,7 +18,7 @@ export interface FactoryDoc {
   updated_at: string;
 }
 
-export const factoriesProjection = projection<FactoryEvent | IdentityEvent>({
+export const factoriesProjection = projection<FactoryEvent | IdentityEvent, FactoryDoc>({
   name: 'factories',
   version: 1,
   indexes: [['team_uid', 'name']],

@@ -13,7 +13,7 @@ export interface IdentityDoc {
   updated_at: string;
 }
 
-export const identitiesProjection = projection<IdentityEvent>({
+export const identitiesProjection = projection<IdentityEvent, IdentityDoc>({
   name: 'identities',
   version: 1,
   indexes: [['team_uid', 'created_at'], ['factory_uid']],

@@ -48,8 +48,8 @@ interface Entry {
 }
 
 /** Appends the entry of `e` to its run's timeline, once: a replayed event finds its entry there. */
-async function append(docs: Docs, e: RecordedEvent<RunEvent>, entry: Entry) {
-  const doc = (await docs.get(e.data.run_id)) as RunTimelineDoc | null;
+async function append(docs: Docs<RunTimelineDoc>, e: RecordedEvent<RunEvent>, entry: Entry) {
+  const doc = await docs.get(e.data.run_id);
   if (!doc || doc.entries.some((x) => x.event_uuid === e.id)) return;
   const added: TimelineEntry = {
     event_uuid: e.id,
@@ -65,7 +65,7 @@ async function append(docs: Docs, e: RecordedEvent<RunEvent>, entry: Entry) {
   });
 }
 
-export const runTimelineProjection = projection<RunEvent>({
+export const runTimelineProjection = projection<RunEvent, RunTimelineDoc>({
   name: 'run_timeline',
   version: 1,
   indexes: [],

@@ -108,19 +108,18 @@ const endExecution = (run: RunDoc, at: string, executionId: string | null): Part
  * working set and task status in step.
  */
 async function moveTo(
-  docs: Docs,
+  docs: Docs<RunDoc>,
   e: RecordedEvent<RunEvent>,
   changes: Partial<RunDoc> | ((run: RunDoc) => Partial<RunDoc>) = {},
 ) {
   const runId = e.data.run_id;
-  const run = (await docs.get(runId)) as RunDoc | null;
+  const run = await docs.get(runId);
   if (!run) return;
   const state = nextRunState(run.state, e as RunEvent); // a recorded event is one of the run events
   const at = e.metadata.occurred_at;
   const fields = typeof changes === 'function' ? changes(run) : changes;
   docs.patch(runId, { ...fields, state, updated_at: at });
-  const root =
-    runId === run.root_run_id ? { ...run, ...fields, state } : ((await docs.get(run.root_run_id)) as RunDoc | null);
+  const root = runId === run.root_run_id ? { ...run, ...fields, state } : await docs.get(run.root_run_id);
   if (!root) return;
   const working = WORKING_STATES.includes(state)
     ? [...new Set([...root.working, runId])]
@@ -128,7 +127,7 @@ async function moveTo(
   docs.patch(root.run_id, { working, task_status: working.length ? 'running' : rootStatus(root.state) });
 }
 
-export const runsProjection = projection<RunEvent>({
+export const runsProjection = projection<RunEvent, RunDoc>({
   name: 'runs',
   version: 2,
   indexes: [
@@ -145,7 +144,7 @@ export const runsProjection = projection<RunEvent>({
     RunCreated: async (e, docs) => {
       const d = e.data;
       const at = e.metadata.occurred_at;
-      const parent = d.parent_run_id ? ((await docs.get(d.parent_run_id)) as RunDoc | null) : null;
+      const parent = d.parent_run_id ? await docs.get(d.parent_run_id) : null;
       const skill = d.skill_spec ?? (d.config?.skills as string[] | undefined)?.[0];
       const agent_name = (d.config?.name as string | undefined) ?? (skill ? skillName(skill) : null);
       docs.put(d.run_id, {
@@ -200,7 +199,7 @@ export const runsProjection = projection<RunEvent>({
       await moveTo(docs, e);
     },
     RunPromptExtended: async (e, docs) => {
-      const run = (await docs.get(e.data.run_id)) as RunDoc | null;
+      const run = await docs.get(e.data.run_id);
       if (run)
         docs.patch(run.run_id, { prompt: `${run.prompt}\n\n${e.data.message}`, updated_at: e.metadata.occurred_at });
     },
@@ -243,7 +242,7 @@ export const runsProjection = projection<RunEvent>({
             }),
       })),
     RunArtifactAdded: async (e, docs) => {
-      const run = (await docs.get(e.data.run_id)) as RunDoc | null;
+      const run = await docs.get(e.data.run_id);
       if (!run) return;
       const { artifact } = e.data;
       const artifacts = [...run.artifacts, { ...artifact, created_at: e.metadata.occurred_at }];
@@ -259,7 +258,7 @@ export const runsProjection = projection<RunEvent>({
     RunUsageReported: (e, docs) =>
       docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
     RunHandoffFileAdded: async (e, docs) => {
-      const run = (await docs.get(e.data.run_id)) as RunDoc | null;
+      const run = await docs.get(e.data.run_id);
       if (run)
         docs.patch(run.run_id, {
           handoff_files: [...run.handoff_files, { ...e.data.attachment, execution_id: e.data.execution_id }],

@@ -37,7 +37,7 @@ interface ConversationLinkDoc {
 
 export const conversationKey = (conversationId: string) => `conversation:${conversationId}`;
 
-export const tasksProjection = projection<TaskEvent | RunEvent>({
+export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc | ConversationLinkDoc>({
   name: 'tasks',
   version: 1,
   // A board shows one stage per column: the stage filter seeks, newest first.

@@ -8,7 +8,7 @@ export interface TeamDoc {
   created_at: string;
 }
 
-export const teamsProjection = projection<TeamEvent>({
+export const teamsProjection = projection<TeamEvent, TeamDoc>({
   name: 'teams',
   version: 1,
   indexes: [],

@@ -12,7 +12,7 @@ export interface UserDoc {
   created_at: string;
 }
 
-export const usersProjection = projection<UserEvent | TeamEvent>({
+export const usersProjection = projection<UserEvent | TeamEvent, UserDoc>({
   name: 'users',
   version: 1,
   indexes: [['email']],
@@ -31,11 +31,12 @@ export const usersProjection = projection<UserEvent | TeamEvent>({
       const user = (await docs.get(e.data.user_uid)) as Partial<UserDoc> | null;
       const memberships = user?.memberships ?? [];
       if (memberships.some((m) => m.team_uid === e.data.team_uid)) return;
+      // Until its registration, a user seen first through a membership is partial (no email yet).
       docs.put(e.data.user_uid, {
         ...user,
         uid: e.data.user_uid,
         memberships: [...memberships, { team_uid: e.data.team_uid, role: e.data.role }],
-      });
+      } as UserDoc);
     },
   },
 });

@@ -104,7 +104,7 @@ async function record(
   } satisfies LogHeadDoc);
 }
 
-export const webhookDeliveriesProjection = projection<DeliveryEvent>({
+export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc | LogHeadDoc>({
   name: 'webhook_deliveries',
   version: 2,
   indexes: [['webhook_uid', 'kind', 'received_at']],

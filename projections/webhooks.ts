@@ -20,7 +20,7 @@ export interface WebhookDoc {
   updated_at: string;
 }
 
-export const webhooksProjection = projection<WebhookEvent>({
+export const webhooksProjection = projection<WebhookEvent, WebhookDoc>({
   name: 'webhooks',
   version: 1,
   indexes: [['factory_uid', 'deleted', 'created_at']],

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { uidParam } from '../src/http/schemas.js';
 import type { Runtime } from '../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../projections/automations.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factories.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import {
   MAX_AUTOMATIONS_PER_FACTORY,
@@ -14,7 +14,7 @@ import {
 import type { Api } from '../src/http/api.js';
 
 export default function automationQueries(api: Api, rt: Runtime): void {
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const factories = rt.readModel(factoriesProjection);
   const automations = rt.readModel<AutomationDoc>(automationsProjection);
 
   api.get(

@@ -62,7 +62,7 @@ const transcriptOf = (conversationId: string, runId: string | null, items: Conve
 
 export default function conversationQueries(api: Api, rt: Runtime): void {
   const store = rt.readModel<ConversationItem>(conversationMessagesProjection);
-  const runs = rt.readModel<RunDoc>(runsProjection);
+  const runs = rt.readModel(runsProjection);
   const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
 
   /** Every turn and message matching `filter`, in log order. */

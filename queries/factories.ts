@@ -6,7 +6,7 @@ import { limitParam } from '../src/http/schemas.js';
 import { Forbidden } from '../src/kernel/errors.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factories.js';
 import { toFactoryResource, visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 
@@ -25,7 +25,7 @@ const SORT: Sort = [
 ];
 
 export default function factoryQueries(api: Api, rt: Runtime): void {
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const factories = rt.readModel(factoriesProjection);
 
   api.get('/factory', { schema: { querystring: listQuery, tags: ['factories'] } }, async (req) => {
     const { team_uid, search, limit, cursor } = req.query;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { activeTeam } from '../src/http/auth.js';
 import { NotFound } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
-import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
+import { identitiesProjection } from '../projections/identities.js';
 import { toIdentityResource } from '../commands/identity/resource.js';
 import type { Api } from '../src/http/api.js';
 
@@ -11,7 +11,7 @@ import type { Api } from '../src/http/api.js';
 const LIST_LIMIT = 500;
 
 export default function identityQueries(api: Api, rt: Runtime): void {
-  const identities = rt.readModel<IdentityDoc>(identitiesProjection);
+  const identities = rt.readModel(identitiesProjection);
 
   api.get(
     '/agent/identities',

@@ -5,17 +5,17 @@
 import type { PrincipalResolver } from '../src/http/auth.js';
 import type { Principal, Role } from '../src/http/principal.js';
 import type { Runtime } from '../src/runtime.js';
-import { apiKeysProjection, type ApiKeyDoc } from '../projections/api-keys.js';
-import { identitiesProjection, type IdentityDoc } from '../projections/identities.js';
-import { usersProjection, type UserDoc } from '../projections/users.js';
+import { apiKeysProjection } from '../projections/api-keys.js';
+import { identitiesProjection } from '../projections/identities.js';
+import { usersProjection } from '../projections/users.js';
 
 /** Enough for every key in use at once; past it the cache starts over rather than grow. */
 const CACHE_LIMIT = 10_000;
 
 export function principalResolver(rt: Runtime): PrincipalResolver {
-  const keys = rt.readModel<ApiKeyDoc>(apiKeysProjection);
-  const users = rt.readModel<UserDoc>(usersProjection);
-  const agents = rt.readModel<IdentityDoc>(identitiesProjection);
+  const keys = rt.readModel(apiKeysProjection);
+  const users = rt.readModel(usersProjection);
+  const agents = rt.readModel(identitiesProjection);
 
   async function lookUp(hash: string): Promise<Principal | null> {
     const key = await keys.get(hash);

@@ -10,8 +10,8 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { runStream } from '../commands/run/events.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
-import { runTimelineProjection, type RunTimelineDoc } from '../projections/run-timeline.js';
+import { factoriesProjection } from '../projections/factories.js';
+import { runTimelineProjection } from '../projections/run-timeline.js';
 import { type RunDoc, runsProjection } from '../projections/runs.js';
 import { activeTeam } from '../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
@@ -47,9 +47,9 @@ function readableIn(principal: Principal, teams: string[]): Filter {
 }
 
 export default function runQueries(api: Api, rt: Runtime): void {
-  const runs = rt.readModel<RunDoc>(runsProjection);
-  const timelines = rt.readModel<RunTimelineDoc>(runTimelineProjection);
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const runs = rt.readModel(runsProjection);
+  const timelines = rt.readModel(runTimelineProjection);
+  const factories = rt.readModel(factoriesProjection);
   const tags = ['runs'];
   const item = (run: RunDoc, now = new Date().toISOString()) =>
     toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now });

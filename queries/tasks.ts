@@ -17,10 +17,10 @@ import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { STAGES, taskStream } from '../commands/task/events.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
-import { runsProjection, type RunDoc } from '../projections/runs.js';
+import { factoriesProjection } from '../projections/factories.js';
+import { runsProjection } from '../projections/runs.js';
 import { conversationKey, tasksProjection, type TaskDoc } from '../projections/tasks.js';
-import { usersProjection, type UserDoc } from '../projections/users.js';
+import { usersProjection } from '../projections/users.js';
 import { taskResources } from '../commands/task/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
@@ -58,10 +58,10 @@ const factoryParams = z.object({ uid: uidParam });
 const taskParams = z.object({ uid: uidParam, task_uid: uidParam });
 
 export default function taskQueries(api: Api, rt: Runtime): void {
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const factories = rt.readModel(factoriesProjection);
   const tasks = rt.readModel<TaskDoc>(tasksProjection);
-  const runs = rt.readModel<RunDoc>(runsProjection);
-  const users = rt.readModel<UserDoc>(usersProjection);
+  const runs = rt.readModel(runsProjection);
+  const users = rt.readModel(usersProjection);
   const resources = taskResources(rt);
 
   /** The live task bound to the conversation, if it belongs to this factory. */

@@ -4,8 +4,8 @@ import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import { limitParam, uidParam } from '../src/http/schemas.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
-import { webhooksProjection, type WebhookDoc } from '../projections/webhooks.js';
+import { factoriesProjection } from '../projections/factories.js';
+import { webhooksProjection } from '../projections/webhooks.js';
 import { toWebhookResource, visibleWebhook } from '../commands/webhook/resource.js';
 import { deliveryLabels, webhookDeliveriesProjection, type DeliveryDoc } from '../projections/webhook-deliveries.js';
 import { visibleFactory } from '../commands/factory/resource.js';
@@ -24,8 +24,8 @@ const DELIVERY_SORT: Sort = [
 ];
 
 export default function webhookQueries(api: Api, rt: Runtime): void {
-  const webhooks = rt.readModel<WebhookDoc>(webhooksProjection);
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const webhooks = rt.readModel(webhooksProjection);
+  const factories = rt.readModel(factoriesProjection);
   const deliveries = rt.readModel<DeliveryDoc>(webhookDeliveriesProjection);
 
   const payloadOf = async (d: DeliveryDoc) => {

@@ -13,7 +13,7 @@ import { type CommandContext, type Handled, handleCommand } from './kernel/handl
 import type { Decider } from './kernel/decider.js';
 import { oneAtATime } from './kernel/one-at-a-time.js';
 import { foldedStreams, type StreamStates } from './kernel/stream-states.js';
-import { type AnyProjection, collectionOf } from './projector/projection.js';
+import { type AnyProjection, collectionOf, type Projection } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
 import type { Collection, Doc, DocumentStore } from './readstore/port.js';
 import { openSqliteDocumentStore } from './readstore/sqlite.js';
@@ -49,7 +49,8 @@ export interface Runtime {
     command: C,
     context: CommandContext,
   ): Promise<Handled<E, S>>;
-  readModel<T extends Doc>(projection: AnyProjection): Collection<T>;
+  /** The collection a projection keeps, typed by its documents. */
+  readModel<D extends Doc>(projection: Projection<never, D>): Collection<D>;
   /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
   state: StreamStates;
   /** Starts the reactors; each waits for the read models to show an event before reacting. */
@@ -104,7 +105,7 @@ export async function openRuntime(
       return handled;
     },
     handle,
-    readModel: <T extends Doc>(p: AnyProjection) => docs.collection<T>(collectionOf(p)),
+    readModel: <D extends Doc>(p: Projection<never, D>) => docs.collection<D>(collectionOf(p)),
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {

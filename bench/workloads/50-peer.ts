@@ -67,18 +67,19 @@ async function drive(n: number, concurrency: number, op: (i: number) => Promise<
 async function ours(dir: string, n: number, concurrency: number) {
   const events = openSqliteEventStore(path.join(dir, 'events.db'));
   const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
-  const readModel = projection<{ type: 'FactoryCreated'; data: PeerData } | { type: 'FactoryUpdated'; data: PeerData }>(
-    {
-      name: 'peer_factories',
-      version: 1,
-      indexes: [],
-      on: {
-        FactoryCreated: (e, d) => d.put(e.data.uid, { ...e.data, updated_at: e.metadata.occurred_at }),
-        FactoryUpdated: (e, d) =>
-          d.patch(e.data.uid, { description: e.data.description, updated_at: e.metadata.occurred_at }),
-      },
+  const readModel = projection<
+    { type: 'FactoryCreated'; data: PeerData } | { type: 'FactoryUpdated'; data: PeerData },
+    PeerData & { updated_at: string }
+  >({
+    name: 'peer_factories',
+    version: 1,
+    indexes: [],
+    on: {
+      FactoryCreated: (e, d) => d.put(e.data.uid, { ...e.data, updated_at: e.metadata.occurred_at }),
+      FactoryUpdated: (e, d) =>
+        d.patch(e.data.uid, { description: e.data.description, updated_at: e.metadata.occurred_at }),
     },
-  );
+  });
   const projector = new Projector(events, docs, [readModel], pino({ level: 'silent' }));
   await projector.start();
   const revisions = new Map<number, bigint>();

@@ -18,7 +18,7 @@ import {
   type DeliveryDoc,
   deliveryKey,
 } from '../../projections/automations.js';
-import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factories.js';
 import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
@@ -90,7 +90,7 @@ function verdict(automation: AutomationDoc, webhookUid: string, body: unknown) {
 }
 
 export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const factories = rt.readModel(factoriesProjection);
   const automations = rt.readModel<AutomationDoc>(automationsProjection);
   const deliveryDoc = (id: string) => automations.get(deliveryKey(id)) as Promise<DeliveryDoc | null>;
 

@@ -11,7 +11,7 @@ import { derivedId, reactionContext, reactor } from '../../src/projector/reactor
 import type { Runtime } from '../../src/runtime.js';
 import { matchFilter, type FieldMap } from './filter.js';
 import { webhookState } from '../webhook/ingress/state.js';
-import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
@@ -101,7 +101,7 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
     return [];
   }
   const body: unknown = JSON.parse(bytes.toString('utf8'));
-  const foreman = await foremanOf(rt, rt.readModel<IdentityDoc>(identitiesProjection), factory);
+  const foreman = await foremanOf(rt, rt.readModel(identitiesProjection), factory);
 
   const started: StartedRun[] = [];
   for (const automation of candidates.filter((a) => triggeredBy(a, webhook.uid, body))) {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factories.js';
 import { factoryDecider } from './decider.js';
 import { factoryStream } from './events.js';
 import { toFactoryResource } from './resource.js';
@@ -46,7 +46,7 @@ const patchBody = z
 const params = z.object({ uid: z.string().min(1) });
 
 export default function factoryRoutes(api: Api, rt: Runtime): void {
-  const factories = rt.readModel<FactoryDoc>(factoriesProjection);
+  const factories = rt.readModel(factoriesProjection);
   const current = async (uid: string) => toFactoryResource((await factories.get(uid))!);
 
   api.post('/factory', { schema: { body: createBody, tags: ['factories'] } }, async (req, reply) => {

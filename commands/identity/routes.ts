@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
 import { newApiKey } from '../../src/http/api-key.js';
@@ -25,7 +25,7 @@ const withoutNulls = (body: Record<string, unknown>) =>
   );
 
 export default function identityRoutes(api: Api, rt: Runtime): void {
-  const identities = rt.readModel<IdentityDoc>(identitiesProjection);
+  const identities = rt.readModel(identitiesProjection);
   const current = async (uid: string) => toIdentityResource((await identities.get(uid))!);
   const factoryState = async (uid: unknown): Promise<FactoryState | null> =>
     typeof uid === 'string' ? await rt.state(factoryDecider, factoryStream(uid)) : null;

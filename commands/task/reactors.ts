@@ -8,7 +8,7 @@ import { findEach } from '../../src/readstore/paging.js';
 import { DomainError, Conflict } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/runs.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { runDecider } from '../run/decider.js';
@@ -101,7 +101,7 @@ export const taskCancelReactor = reactor<TaskEvent, Runtime>({
   on: {
     TaskCancelled: async (event, rt) => {
       const root = event.data.run_id;
-      const runs = rt.readModel<RunDoc>(runsProjection);
+      const runs = rt.readModel(runsProjection);
       const reason = `task ${event.data.uid} cancelled`;
       const open = findEach(runs, {
         filter: { root_run_id: root, state: { $nin: TERMINAL_STATES } },

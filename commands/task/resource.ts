@@ -7,10 +7,10 @@ import type { Artifact, RunCreatedData } from '../run/events.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Collection, Filter } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identities.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import type { TaskDoc } from '../../projections/tasks.js';
-import { usersProjection, type UserDoc } from '../../projections/users.js';
+import { usersProjection } from '../../projections/users.js';
 
 /** Artifact types that count as a task's outputs. */
 const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT', 'FILE'] as const;
@@ -62,9 +62,9 @@ export type TaskResource = ReturnType<typeof baseResource> & {
 };
 
 export function taskResources(rt: Runtime) {
-  const runs = rt.readModel<RunDoc>(runsProjection);
-  const users = rt.readModel<UserDoc>(usersProjection);
-  const agents = rt.readModel<IdentityDoc>(identitiesProjection);
+  const runs = rt.readModel(runsProjection);
+  const users = rt.readModel(usersProjection);
+  const agents = rt.readModel(identitiesProjection);
 
   /** Authors of a page of tasks: one getMany per principal type. */
   async function authors(tasks: readonly TaskDoc[]): Promise<Map<string, NonNullable<TaskResource['author']>>> {

@@ -8,7 +8,7 @@ import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection, type IdentityDoc } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identities.js';
 import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
 import { taskResources } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
@@ -46,7 +46,7 @@ const cleared = (d: string | null | undefined) => (d === '' ? null : d);
 
 export default function taskRoutes(api: Api, rt: Runtime): void {
   const tasks = rt.readModel<TaskDoc>(tasksProjection);
-  const identities = rt.readModel<IdentityDoc>(identitiesProjection);
+  const identities = rt.readModel(identitiesProjection);
   const resources = taskResources(rt);
   /** The task as the read model shows it now that the command's events are projected. */
   const current = async (uid: string) => {

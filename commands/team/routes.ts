@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { UserDoc } from '../../projections/users.js';
 import { usersProjection } from '../../projections/users.js';
 import { findOrRegisterUser } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
@@ -51,7 +50,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
         { type: 'AddMember', data: { team_uid, user_uid, role: req.body.role } },
         context,
       );
-      const user = (await rt.readModel<UserDoc>(usersProjection).get(user_uid))!;
+      const user = (await rt.readModel(usersProjection).get(user_uid))!;
       return reply.code(201).send({
         user: { uid: user.uid, email: user.email, display_name: user.display_name },
         role: req.body.role,

@@ -5,7 +5,7 @@ import { commandContext } from '../../src/http/context.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { webhooksProjection, type WebhookDoc } from '../../projections/webhooks.js';
+import { webhooksProjection } from '../../projections/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../secret/sealing.js';
@@ -74,7 +74,7 @@ const factoryParams = z.object({ uid: uidParam });
 const webhookParams = z.object({ uid: uidParam, webhook_uid: uidParam });
 
 export default function webhookRoutes(api: Api, rt: Runtime): void {
-  const webhooks = rt.readModel<WebhookDoc>(webhooksProjection);
+  const webhooks = rt.readModel(webhooksProjection);
   const sealer = sealerFor(rt.config);
 
   /** The factory as its own stream tells it (404 unless live and in one of the caller's teams). */

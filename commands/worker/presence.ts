@@ -9,7 +9,7 @@ import { DomainError } from '../../src/kernel/errors.js';
 import { findEach } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
-import { teamsProjection, type TeamDoc } from '../../projections/teams.js';
+import { teamsProjection } from '../../projections/teams.js';
 import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { runSweeper } from './sweeper.js';
@@ -53,8 +53,8 @@ async function caughtUp(rt: Runtime, position: Position, signal: AbortSignal): P
  * every run in one synchronous statement (1.8 s on 226k runs, with the event loop blocked).
  */
 async function adoptHeldRuns(rt: Runtime, registry: WorkerRegistry): Promise<void> {
-  const runs = rt.readModel<RunDoc>(runsProjection);
-  const teams = rt.readModel<TeamDoc>(teamsProjection);
+  const runs = rt.readModel(runsProjection);
+  const teams = rt.readModel(teamsProjection);
   for await (const [team] of teams.scan()) {
     const held = findEach(runs, {
       filter: { executing_team_uid: team, state: { $in: HELD_STATES } },
@@ -86,7 +86,7 @@ async function adopt(rt: Runtime, registry: WorkerRegistry, run: RunDoc): Promis
 
 /** Follows the log from `head`: holdings and signals at once, wake-ups once the read models show them. */
 async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, signal: AbortSignal): Promise<void> {
-  const runs = rt.readModel<RunDoc>(runsProjection);
+  const runs = rt.readModel(runsProjection);
   let position = head;
   while (!signal.aborted) {
     try {

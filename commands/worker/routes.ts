@@ -16,7 +16,7 @@ import {
   type WorkerRegistry,
 } from './registry.js';
 import { runningWorkers, workersOf } from './presence.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/runs.js';
 import type { Sort } from '../../src/readstore/port.js';
 import { runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
@@ -65,7 +65,7 @@ function presentWorker(registry: WorkerRegistry, req: FastifyRequest, workerId: 
 }
 
 function presenceRoutes(api: Api, rt: Runtime): void {
-  const runs = rt.readModel<RunDoc>(runsProjection);
+  const runs = rt.readModel(runsProjection);
   const timings = () => ({
     heartbeat_interval_seconds: rt.config.WORKER_HEARTBEAT_SECONDS,
     lease_seconds: rt.config.WORKER_LEASE_SECONDS,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchedTaskReactor } from '../../commands/task/reactors.js';
 import { runStream } from '../../commands/run/events.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/runs.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
 import { newRun, outsiderKey } from '../helpers/conversation-fixtures.js';
@@ -54,7 +54,7 @@ describe('POST /factory/{uid}/runs', () => {
       ticket_ref: 'linear:PAY-123',
       run_url: expect.stringMatching(new RegExp(`/api/v1/agent/runs/${body.run_id}$`)),
     });
-    const run = (await t.rt.readModel<RunDoc>(runsProjection).get(body.run_id))!;
+    const run = (await t.rt.readModel(runsProjection).get(body.run_id))!;
     expect(run).toMatchObject({
       source: 'API',
       agent_identity_uid: foremanUid,
@@ -82,7 +82,7 @@ describe('POST /factory/{uid}/runs', () => {
   it('titles the task from the prompt and mints an adhoc ticket reference when none is given', async () => {
     const body = (await dispatch({ prompt: 'Upgrade the payment SDK\nto the newest version' })).json();
     expect(body.ticket_ref).toBe(`adhoc:${body.run_id}`);
-    const run = (await t.rt.readModel<RunDoc>(runsProjection).get(body.run_id))!;
+    const run = (await t.rt.readModel(runsProjection).get(body.run_id))!;
     expect(run.metadata).toEqual({ ticket_source: 'adhoc', ticket_id: body.run_id });
     expect((await taskOf(body.run_id)).title).toBe('Upgrade the payment SDK');
   });

@@ -4,7 +4,7 @@ import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import { taskCancelReactor } from '../../commands/task/reactors.js';
 import { taskStream } from '../../commands/task/events.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/runs.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
 import {
@@ -25,7 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const runState = async (runId: string) => (await t.rt.readModel<RunDoc>(runsProjection).get(runId))?.state;
+const runState = async (runId: string) => (await t.rt.readModel(runsProjection).get(runId))?.state;
 const stateBecomes = (runId: string, state: string) =>
   eventually(async () => ((await runState(runId)) === state ? true : undefined));
 

@@ -10,7 +10,7 @@ import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { projection } from '../../src/projector/projection.js';
 import { Projector } from '../../src/projector/projector.js';
 import { rebuildProjections, verifyProjection } from '../../src/projector/rebuild.js';
-import type { DocumentStore } from '../../src/readstore/port.js';
+import type { Doc, DocumentStore } from '../../src/readstore/port.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 import { metadata } from '../helpers/projection-spec.js';
 
@@ -18,7 +18,7 @@ type Counted = { type: 'Counted'; data: { key: string; by: number } };
 
 /** Counts per key; `calls` shows how many events the projection was really handed. */
 const counter = (version = 1, calls = { n: 0 }) =>
-  projection<Counted>({
+  projection<Counted, Doc>({
     name: 'counters',
     version,
     indexes: [['total']],
@@ -158,7 +158,7 @@ describe('projector', () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let gated = false;
-    const p = projection<Counted>({
+    const p = projection<Counted, Doc>({
       name: 'counters',
       version: 1,
       indexes: [],
@@ -207,7 +207,7 @@ describe('projector', () => {
 
   it('rebuilds several read models in one pass, reading only the types they handle', async () => {
     type Noted = { type: 'Noted'; data: { key: string } };
-    const notes = projection<Noted>({
+    const notes = projection<Noted, Doc>({
       name: 'notes',
       version: 1,
       indexes: [],

@@ -18,7 +18,7 @@ import { z } from 'zod';
 import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
 import { sendProblem } from '../../../src/http/problem.js';
 import type { Runtime } from '../../../src/runtime.js';
-import { webhooksProjection, type WebhookDoc } from '../../../projections/webhooks.js';
+import { webhooksProjection } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
 import type { WebhookState } from '../decider.js';
 import {
@@ -52,7 +52,7 @@ function identityOf(webhook: WebhookState, req: FastifyRequest, body: Buffer): s
 }
 
 export default function webhookIngress(app: Api, rt: Runtime): void {
-  const webhooks = rt.readModel<WebhookDoc>(webhooksProjection);
+  const webhooks = rt.readModel(webhooksProjection);
   const failedAuth = slidingWindow(rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
   const deliveries = slidingWindow(DELIVERIES_PER_MINUTE);
 
