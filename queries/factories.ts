@@ -2,12 +2,12 @@
 import { z } from 'zod';
 import { activeTeam } from '../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam } from '../src/http/schemas.js';
+import { limitParam, pageInfoSchema } from '../src/http/schemas.js';
 import { Forbidden } from '../src/kernel/errors.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { factoriesProjection } from '../projections/factories.js';
-import { toFactoryResource, visibleFactory } from '../commands/factory/resource.js';
+import { factoryParams, factoryResource, toFactoryResource, visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 
 const listQuery = z
@@ -26,8 +26,10 @@ const SORT: Sort = [
 
 export default function factoryQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
+  const tags = ['factories'];
 
-  api.get('/factory', { schema: { querystring: listQuery, tags: ['factories'] } }, async (req) => {
+  const listResponse = z.object({ factories: z.array(factoryResource), page_info: pageInfoSchema });
+  api.get('/factory', { schema: { querystring: listQuery, response: { 200: listResponse }, tags } }, async (req) => {
     const { team_uid, search, limit, cursor } = req.query;
     if (team_uid !== undefined && !req.principal!.teams.has(team_uid))
       throw new Forbidden(`not a member of team ${team_uid}`);
@@ -45,8 +47,8 @@ export default function factoryQueries(api: Api, rt: Runtime): void {
   });
 
   api.get(
-    '/factory/:uid',
-    { schema: { params: z.object({ uid: z.string().min(1) }), tags: ['factories'] } },
-    async (req) => toFactoryResource(await visibleFactory(factories, req, req.params.uid)),
+    '/factory/:factory_uid',
+    { schema: { params: factoryParams, response: { 200: factoryResource }, tags } },
+    async (req) => toFactoryResource(await visibleFactory(factories, req, req.params.factory_uid)),
   );
 }

@@ -1,10 +1,26 @@
 /** The factory as the API answers it, and who may see one. */
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { FactoryDoc } from '../../projections/factories.js';
 
-export const toFactoryResource = (f: FactoryDoc) => ({
+export const factoryResource = z.object({
+  uid: z.string(),
+  team_uid: z.string(),
+  name: z.string(),
+  alias: z.string().nullable(),
+  description: z.string().nullable(),
+  repositories: z.array(z.object({ owner: z.string(), repo: z.string() })),
+  foreman_agent_uid: z.string().nullable().describe('The newest live FOREMAN agent of the factory'),
+  creator: z.object({ uid: z.string() }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const factoryParams = z.object({ factory_uid: z.string().min(1) });
+
+export const toFactoryResource = (f: FactoryDoc): z.infer<typeof factoryResource> => ({
   uid: f.uid,
   team_uid: f.team_uid,
   name: f.name,

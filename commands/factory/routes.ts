@@ -3,11 +3,12 @@ import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
+import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoriesProjection } from '../../projections/factories.js';
 import { factoryDecider } from './decider.js';
 import { factoryStream } from './events.js';
-import { toFactoryResource } from './resource.js';
+import { factoryParams, factoryResource, toFactoryResource } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const repository = z
@@ -43,29 +44,33 @@ const patchBody = z
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
 
-const params = z.object({ uid: z.string().min(1) });
-
 export default function factoryRoutes(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
   const current = async (uid: string) => toFactoryResource((await factories.get(uid))!);
 
-  api.post('/factory', { schema: { body: createBody, tags: ['factories'] } }, async (req, reply) => {
-    const uid = timeOrderedId();
-    const { name, alias = null, description = null, repositories = [] } = req.body;
-    await rt.execute(
-      factoryStream(uid),
-      factoryDecider,
-      {
-        type: 'CreateFactory',
-        data: { uid, team_uid: activeTeam(req).uid, name, alias, description, repositories },
-      },
-      commandContext(req),
-    );
-    return reply.code(201).send(await current(uid));
-  });
+  const tags = ['factories'];
+  api.post(
+    '/factory',
+    { schema: { body: createBody, response: { 201: factoryResource }, tags } },
+    async (req, reply) => {
+      const uid = timeOrderedId();
+      const { name, alias = null, description = null, repositories = [] } = req.body;
+      await rt.execute(
+        factoryStream(uid),
+        factoryDecider,
+        {
+          type: 'CreateFactory',
+          data: { uid, team_uid: activeTeam(req).uid, name, alias, description, repositories },
+        },
+        commandContext(req),
+      );
+      return reply.code(201).send(await current(uid));
+    },
+  );
 
-  api.patch('/factory/:uid', { schema: { params, body: patchBody, tags: ['factories'] } }, async (req) => {
-    const { uid } = req.params;
+  const patchSchema = { params: factoryParams, body: patchBody, response: { 200: factoryResource }, tags };
+  api.patch('/factory/:factory_uid', { schema: patchSchema }, async (req) => {
+    const { factory_uid: uid } = req.params;
     await rt.execute(
       factoryStream(uid),
       factoryDecider,
@@ -75,9 +80,10 @@ export default function factoryRoutes(api: Api, rt: Runtime): void {
     return current(uid);
   });
 
-  api.delete('/factory/:uid', { schema: { params, tags: ['factories'] } }, async (req, reply) => {
-    const { uid } = req.params;
+  const deleteSchema = { params: factoryParams, response: { 204: noContent() }, tags };
+  api.delete('/factory/:factory_uid', { schema: deleteSchema }, async (req, reply) => {
+    const { factory_uid: uid } = req.params;
     await rt.execute(factoryStream(uid), factoryDecider, { type: 'DeleteFactory', data: { uid } }, commandContext(req));
-    return reply.code(204).send();
+    return reply.code(204).send(null);
   });
 }

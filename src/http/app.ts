@@ -5,22 +5,32 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController } from 'fastify';
+import { z } from 'zod';
 import { timeOrderedId } from '../ids.js';
-import {
-  jsonSchemaTransform,
-  serializerCompiler,
-  validatorCompiler,
-  type ZodTypeProvider,
-} from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.js';
 import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import type { Api } from './api.js';
-import { errorHandler, sendProblem } from './problem.js';
+import { errorHandler, problemSchema, sendProblem } from './problem.js';
+import { responseSerializer } from './serializer.js';
 import './principal.js';
 
 const API_PREFIX = '/api/v1';
+
+/** Every error of every route is a problem document (problem.ts), declared once for the OpenAPI document. */
+const problemResponse = {
+  description: 'An error, as application/problem+json',
+  content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+};
+
+const withProblems: typeof jsonSchemaTransform = (route) => {
+  const out = jsonSchemaTransform(route);
+  const schema = out.schema as { response?: Record<string, unknown> } | undefined;
+  if (schema?.response) schema.response = { ...schema.response, '4XX': problemResponse, '5XX': problemResponse };
+  return out;
+};
 
 /** Tokens in a URL path (webhook url_token) never reach the logs. */
 const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
@@ -41,7 +51,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   }).withTypeProvider<ZodTypeProvider>();
 
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializer(rt.config.RESPONSE_SCHEMAS === 'strict'));
   app.setErrorHandler(errorHandler);
 
   // Remember every route's path so that a wrong method answers 405 rather than 404.
@@ -75,10 +85,12 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
       servers: [{ url: rt.config.publicBaseUrl }],
       components: {
         securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+        // The Problem schema as JSON Schema, the form the OpenAPI document holds.
+        schemas: { Problem: z.toJSONSchema(problemSchema, { target: 'openapi-3.0' }) as never },
       },
       security: [{ bearer: [] }],
     },
-    transform: jsonSchemaTransform,
+    transform: withProblems,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

@@ -1,6 +1,7 @@
 /** Every error leaves as application/problem+json (RFC 9457) with a stable `code`. */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import { DomainError, type FieldError } from '../kernel/errors.js';
 
 const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
@@ -15,6 +16,18 @@ interface Problem {
   errors?: FieldError[];
   retryable?: boolean;
 }
+
+/** The Problem of RFC 9457 with Shopfloor's members, for the OpenAPI document. */
+export const problemSchema = z.object({
+  type: z.url(),
+  title: z.string(),
+  status: z.int(),
+  detail: z.string(),
+  instance: z.string(),
+  code: z.string().describe('A stable snake_case error code'),
+  errors: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+  retryable: z.boolean().optional(),
+});
 
 export function sendProblem(
   reply: FastifyReply,

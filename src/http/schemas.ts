@@ -20,3 +20,9 @@ export const sortOrderParam = z.enum(['asc', 'desc']).default('desc');
 export const uidParam = z.string().min(1).max(128);
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
+
+/** `page_info` of every paged list. */
+export const pageInfoSchema = z.object({ has_next_page: z.boolean(), next_cursor: z.string().nullable() });
+
+/** An answer with no body: 204, and redirects (302, with a `location`). */
+export const noContent = (description = 'No content') => z.null().describe(description);

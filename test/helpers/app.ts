@@ -19,7 +19,13 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
 export async function startTestApp(env: Record<string, string> = {}) {
   const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
-  const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    BOOTSTRAP_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    RESPONSE_SCHEMAS: 'strict',
+    ...env,
+  });
   const server = await openServer(config, createLogger(config), features);
   const { app, rt } = server;
   const boot = server.started.get('team') as Bootstrapped;
