@@ -1,0 +1,51 @@
+/**
+ * The layers of the code and the imports between them, from dependency-cruiser's own reading
+ * of the imports, as the Mermaid graph the README shows (`npm run graph` prints it; a test keeps
+ * the README's copy current).
+ */
+import { execFileSync } from 'node:child_process';
+
+const LAYERS: ReadonlyArray<[name: string, pattern: RegExp]> = [
+  ['composition root<br>src/features.ts', /^src\/features\.ts$/],
+  ['worker program<br>src/cli/worker', /^src\/cli\/worker\//],
+  ['platform<br>src', /^src\//],
+  ['feature entries<br>commands/*/index.ts', /^commands\/[^/]+\/index\.ts$/],
+  ['facts and resources<br>commands/*/events.ts, resource.ts', /^commands\/[^/]+\/(events|resource)\.ts$/],
+  ['write side<br>commands', /^commands\//],
+  ['query side<br>queries', /^queries\//],
+  ['read models<br>projections', /^projections\//],
+];
+
+const layerOf = (path: string) => LAYERS.findIndex(([, pattern]) => pattern.test(path));
+
+export function layerGraph(): string {
+  const out = execFileSync(
+    'npx',
+    [
+      'depcruise',
+      'src',
+      'commands',
+      'queries',
+      'projections',
+      '--include-only',
+      '^(src|commands|queries|projections)/',
+      '--output-type',
+      'json',
+    ],
+    { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const { modules } = JSON.parse(out) as {
+    modules: Array<{ source: string; dependencies: Array<{ resolved: string }> }>;
+  };
+  const edges = new Set<string>();
+  for (const m of modules) {
+    for (const d of m.dependencies) {
+      const [from, to] = [layerOf(m.source), layerOf(d.resolved)];
+      if (from >= 0 && to >= 0 && from !== to) edges.add(`  L${from} --> L${to}`);
+    }
+  }
+  const nodes = LAYERS.map(([name], i) => `  L${i}["${name}"]`);
+  return ['flowchart TD', ...nodes, ...[...edges].sort()].join('\n');
+}
+
+if (process.argv[1]?.endsWith('layers.ts')) console.log(layerGraph());
