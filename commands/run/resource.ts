@@ -3,6 +3,7 @@
  * service's `RunItem`: optional fields without a value are left out (the hosted schema marks them
  * optional, not nullable); `started_at` and `finished_at` are null until they happen.
  */
+import { z } from 'zod';
 import type { Actor } from '../../src/kernel/decider.js';
 import { type RunCreatedData, type RunState, type StatusMessage, TERMINAL_STATES } from './events.js';
 import { type RunDoc, skillName } from '../../projections/runs.js';
@@ -39,6 +40,12 @@ function statusMessage(message: StatusMessage, open: boolean): StatusMessage {
 const agentSkill = (spec: string) => ({ name: skillName(spec), full_path: spec.slice(spec.indexOf(':') + 1) });
 
 /** Artifacts as `{artifact_type, created_at, data}`; the blob id and inline content stay inside. */
+export const artifactItemSchema = z.object({
+  artifact_type: z.enum(['PLAN', 'PULL_REQUEST', 'SCREENSHOT', 'FILE', 'EXTERNAL_REFERENCE']),
+  created_at: z.string(),
+  data: z.record(z.string(), z.unknown()).describe('The fields of the artifact type (url, branch, filename, …)'),
+});
+
 export const artifactItem = ({
   artifact_type,
   created_at,
