@@ -20,6 +20,7 @@ import { openSqliteDocumentStore } from './readstore/sqlite.js';
 import { type BlobStore, openBlobStore } from './blobs/store.js';
 import { type UrlSigner, urlSigner } from './http/signed-url.js';
 import { type AnyReactor, runReactor } from './projector/reactor.js';
+import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 
 export interface Runtime {
   config: Config;
@@ -62,12 +63,13 @@ export interface Runtime {
 function signingSecret(config: Config): string {
   if (config.URL_SIGNING_SECRET) return config.URL_SIGNING_SECRET;
   const file = path.join(config.DATA_DIR, 'url-signing.key');
-  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64url'), { flag: 'wx', mode: 0o600 });
+  ownerOnlyDir(config.DATA_DIR);
+  writeOwnerOnlyOnce(file, randomBytes(32).toString('base64url'));
   return fs.readFileSync(file, 'utf8').trim();
 }
 
 export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
-  fs.mkdirSync(config.DATA_DIR, { recursive: true });
+  ownerOnlyDir(config.DATA_DIR);
   const events = config.EVENTSTORE_URL
     ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL)
     : openSqliteEventStore(path.join(config.DATA_DIR, 'events.db'));

@@ -6,6 +6,7 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../src/config.js';
+import { ownerOnlyDir, writeOwnerOnlyOnce } from '../../src/owner-only.js';
 
 export interface Sealer {
   seal(clear: string): string;
@@ -16,14 +17,8 @@ export interface Sealer {
 function keyOf(config: Config): Buffer {
   if (config.SECRETS_KEY) return Buffer.from(config.SECRETS_KEY, 'base64');
   const file = path.join(config.DATA_DIR, 'secrets.key');
-  if (!fs.existsSync(file)) {
-    fs.mkdirSync(config.DATA_DIR, { recursive: true });
-    try {
-      fs.writeFileSync(file, randomBytes(32).toString('base64'), { flag: 'wx', mode: 0o600 });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error; // another instance made it first
-    }
-  }
+  ownerOnlyDir(config.DATA_DIR);
+  writeOwnerOnlyOnce(file, randomBytes(32).toString('base64'));
   return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'base64');
 }
 

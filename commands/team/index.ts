@@ -7,10 +7,11 @@ import { principalResolver } from '../../queries/principals.js';
 import teamQueries from '../../queries/teams.js';
 import { bootstrap } from './bootstrap.js';
 import teamRoutes from './routes.js';
+import invitationRoutes from '../user/invitation.js';
 
 export const teamFeature = feature({
   name: 'team',
-  routes: [teamRoutes, teamQueries],
+  routes: [teamRoutes, invitationRoutes, teamQueries],
   projections: [apiKeysProjection, usersProjection, teamsProjection],
   principals: principalResolver,
   async start(rt) {

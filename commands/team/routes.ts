@@ -1,11 +1,15 @@
-/** POST /teams and POST /teams/{team_uid}/members. */
+/** POST /teams and POST /teams/{team_uid}/members (the invitation it issues is redeemed in user/invitation.ts). */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
-import { Forbidden } from '../../src/kernel/errors.js';
+import { Conflict, Forbidden } from '../../src/kernel/errors.js';
+import { normalizeEmail } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { usersProjection } from '../../projections/users.js';
-import { findOrRegisterUser } from '../user/register.js';
+import { userDecider } from '../user/decider.js';
+import { userStream } from '../user/events.js';
+import { newInvitation } from '../user/invitation.js';
+import { findOrRegisterUser, ownerOf } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
 import { teamStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
@@ -34,16 +38,32 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
     return reply.code(201).send({ uid, name: req.body.name });
   });
 
+  /**
+   * Adds a member by email and answers the same whether the address had an account or not: no
+   * key (`api_key: null`, kept for clients that read it) and an invitation code the new member
+   * redeems for a first key. A key in the answer for new addresses only told admins which
+   * addresses had accounts elsewhere.
+   */
   api.post(
     '/teams/:team_uid/members',
     { schema: { params: z.object({ team_uid: z.string().min(1) }), body: addMemberBody, tags: ['teams'] } },
     async (req, reply) => {
       const context = commandContext(req);
       const { team_uid } = req.params;
-      // Refuse before any write: a user is only registered for a request that will succeed.
+      // Refuse before any write: a user is only registered, or invited, for a request that will succeed.
       const team = await rt.state(teamDecider, teamStream(team_uid));
       assertCanManage(team, context.actor, team_uid);
-      const { user_uid, api_key } = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
+      const owner = await ownerOf(rt.events, normalizeEmail(req.body.email));
+      if (owner && team.members[owner])
+        throw new Conflict('the user is already a member of this team', 'already_member');
+      const user_uid = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
+      const invitation = newInvitation(user_uid);
+      await rt.handle(
+        userStream(user_uid),
+        userDecider,
+        { type: 'InviteUser', data: { uid: user_uid, team_uid, invitation_hash: invitation.hash } },
+        context,
+      );
       await rt.execute(
         teamStream(team_uid),
         teamDecider,
@@ -54,7 +74,8 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({
         user: { uid: user.uid, email: user.email, display_name: user.display_name },
         role: req.body.role,
-        api_key,
+        api_key: null,
+        invitation_code: invitation.code,
       });
     },
   );

@@ -1,21 +1,20 @@
 /**
- * Finds the user who owns an email address, or registers one with a first API key. The email
- * reservation stream is appended with no_stream, so two concurrent registrations of one address
- * yield one user.
+ * Finds the user who owns an email address, or registers one. The email reservation stream is
+ * appended with no_stream, so two concurrent registrations of one address yield one user.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { timeOrderedId } from '../../src/ids.js';
 import { ConcurrencyError, type EventStore } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { newApiKey } from '../../src/http/api-key.js';
 import { normalizeEmail } from '../../src/http/schemas.js';
 import { userDecider } from './decider.js';
 import { type EmailReserved, userStream } from './events.js';
 
 const emailStream = (email: string) => `email-${createHash('sha256').update(email).digest('hex')}`;
 
-async function reservedOwner(events: EventStore, email: string): Promise<string | null> {
+/** The user who owns `email` (normalised), if any. */
+export async function ownerOf(events: EventStore, email: string): Promise<string | null> {
   const [reservation] = await events.readStream(emailStream(email), { maxCount: 1 });
   return reservation ? (reservation.data as EmailReserved['data']).user_uid : null;
 }
@@ -37,43 +36,32 @@ export async function reserveEmail(
     return uid;
   } catch (error) {
     if (!(error instanceof ConcurrencyError)) throw error;
-    return (await reservedOwner(events, email))!;
+    return (await ownerOf(events, email))!;
   }
 }
 
-export interface Registration {
-  user_uid: string;
-  /** The new user's first key, or null when the address already belonged to a user. */
-  api_key: string | null;
-}
-
+/**
+ * The user who owns `email`, registered now (without a key) when there is none. A new user's uid
+ * is random, not time-ordered: a UUIDv7 would tell the admin who added them when the account was
+ * made, and so whether it existed before.
+ */
 export async function findOrRegisterUser(
   rt: Runtime,
   rawEmail: string,
   displayName: string | undefined,
   context: CommandContext,
-): Promise<Registration> {
+): Promise<string> {
   const email = normalizeEmail(rawEmail);
-  const existing = await reservedOwner(rt.events, email);
-  if (existing) return { user_uid: existing, api_key: null };
-  const uid = timeOrderedId();
+  const existing = await ownerOf(rt.events, email);
+  if (existing) return existing;
+  const uid = randomUUID();
   const owner = await reserveEmail(rt.events, email, uid, context);
-  if (owner !== uid) return { user_uid: owner, api_key: null };
-  const key = newApiKey();
-  await rt.execute(
+  if (owner !== uid) return owner;
+  await rt.handle(
     userStream(uid),
     userDecider,
-    {
-      type: 'RegisterUser',
-      data: {
-        uid,
-        email,
-        display_name: displayName ?? email.split('@')[0]!,
-        key_id: timeOrderedId(),
-        key_hash: key.hash,
-      },
-    },
+    { type: 'RegisterUser', data: { uid, email, display_name: displayName ?? email.split('@')[0]! } },
     context,
   );
-  return { user_uid: uid, api_key: key.key };
+  return uid;
 }

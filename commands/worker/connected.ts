@@ -19,7 +19,9 @@ export default function workerQueries(api: Api, rt: Runtime): void {
         agent_uid: w.agent_uid,
         connected_at: w.connected_at,
         last_heartbeat_at: w.last_heartbeat_at,
-        runs: registry.heldBy(w.worker_id).map(({ run_id, execution_id, state }) => ({ run_id, execution_id, state })),
+        runs: registry
+          .heldBy(team, w.worker_id)
+          .map(({ run_id, execution_id, state }) => ({ run_id, execution_id, state })),
       }));
     return { workers };
   });

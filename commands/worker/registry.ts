@@ -8,6 +8,9 @@
  * take back when their worker never returns. Signals are kept until the worker acknowledges them;
  * at start those of held runs are read back from their streams, so a restart loses none (a worker
  * may see a signal twice and drops repeats by `signal_id`).
+ *
+ * A worker id is chosen by its worker, so it names a worker within its team only: everything here
+ * is keyed by team and id, and two teams may use one id without meeting (or learning of) each other.
  */
 import { comparePositions, type Position, type RecordedEvent } from '../../src/eventstore/port.js';
 import type { RunEvent } from '../run/events.js';
@@ -71,13 +74,18 @@ interface TeamQueue {
   waiters: Set<() => void>;
 }
 
+/** Where a worker's presence and signals are kept: its id within its team. */
+const keyOf = (teamUid: string, workerId: string) => `${teamUid}\u0000${workerId}`;
+
 /** A recorded run event, discriminated by its type. */
 type Event = { [K in RunEvent['type']]: RecordedEvent<Extract<RunEvent, { type: K }>> }[RunEvent['type']];
 
 export class WorkerRegistry {
+  /** By `keyOf(team, worker id)`. */
   private readonly workers = new Map<string, Presence & { seen_ms: number }>();
+  /** By run id. */
   private readonly holdings = new Map<string, Holding>();
-  /** Pending signals by worker, then by signal id. */
+  /** Pending signals by `keyOf(team, worker id)`, then by signal id. */
   private readonly signals = new Map<string, Map<string, Signal>>();
   private readonly queues = new Map<string, TeamQueue>();
 
@@ -89,40 +97,44 @@ export class WorkerRegistry {
 
   // ---- presence ----------------------------------------------------------------------------
 
-  get(workerId: string): Presence | null {
-    return this.workers.get(workerId) ?? null;
+  get(teamUid: string, workerId: string): Presence | null {
+    return this.workers.get(keyOf(teamUid, workerId)) ?? null;
   }
 
   liveWorkers(teamUid: string, now = Date.now()): Presence[] {
-    return [...this.workers.values()].filter((w) => w.team_uid === teamUid && !this.isGone(w.worker_id, now));
+    return [...this.workers.values()].filter((w) => w.team_uid === teamUid && !this.isGone(teamUid, w.worker_id, now));
   }
 
   announce(worker: Omit<Presence, 'connected_at' | 'last_heartbeat_at'>, now = Date.now()): Presence {
     const at = new Date(now).toISOString();
     const presence = { ...worker, connected_at: at, last_heartbeat_at: at, seen_ms: now };
-    this.workers.set(worker.worker_id, presence);
+    this.workers.set(keyOf(worker.team_uid, worker.worker_id), presence);
     return presence;
   }
 
-  /** Any request of a worker is a sign of life (from its own team only). */
-  touch(workerId: string, teamUid: string, now = Date.now()): void {
-    const w = this.workers.get(workerId);
-    if (w?.team_uid === teamUid) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
+  /** Any request of a worker is a sign of life. */
+  touch(teamUid: string, workerId: string, now = Date.now()): void {
+    const w = this.workers.get(keyOf(teamUid, workerId));
+    if (w) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
   }
 
   /** True once a worker (present or only named by its holdings) has missed enough heartbeats. */
-  isGone(workerId: string, now = Date.now()): boolean {
-    const seen = this.workers.get(workerId)?.seen_ms ?? this.startedMs;
+  isGone(teamUid: string, workerId: string, now = Date.now()): boolean {
+    return this.goneAt(keyOf(teamUid, workerId), now);
+  }
+
+  private goneAt(key: string, now: number): boolean {
+    const seen = this.workers.get(key)?.seen_ms ?? this.startedMs;
     return now - seen > MISSED_HEARTBEATS * this.timings.heartbeatSeconds * 1000;
   }
 
   /** Forgets gone workers that hold nothing any more, with their pending signals. */
   forgetGone(now = Date.now()): void {
-    const holders = new Set([...this.holdings.values()].map((h) => h.worker_id));
-    for (const id of this.workers.keys()) {
-      if (this.isGone(id, now) && !holders.has(id)) {
-        this.workers.delete(id);
-        this.signals.delete(id);
+    const holders = new Set([...this.holdings.values()].map((h) => keyOf(h.team_uid, h.worker_id)));
+    for (const key of this.workers.keys()) {
+      if (this.goneAt(key, now) && !holders.has(key)) {
+        this.workers.delete(key);
+        this.signals.delete(key);
       }
     }
   }
@@ -133,8 +145,8 @@ export class WorkerRegistry {
     return [...this.holdings.values()];
   }
 
-  heldBy(workerId: string): Holding[] {
-    return this.allHoldings().filter((h) => h.worker_id === workerId);
+  heldBy(teamUid: string, workerId: string): Holding[] {
+    return this.allHoldings().filter((h) => h.worker_id === workerId && h.team_uid === teamUid);
   }
 
   /** Records a holding at once (the claim route knows before the subscription does). */
@@ -164,10 +176,10 @@ export class WorkerRegistry {
     const h = this.current(runId, e);
     if (!h) return null;
     this.holdings.delete(runId);
-    const pending = this.signals.get(h.worker_id);
+    const pending = this.signals.get(keyOf(h.team_uid, h.worker_id));
     for (const [id, s] of pending ?? []) if (s.run_id === runId) pending!.delete(id);
     if (stop)
-      this.queueSignal(h.worker_id, {
+      this.queueSignal(h, {
         signal_id: e.id,
         type: 'cancel',
         run_id: runId,
@@ -179,16 +191,17 @@ export class WorkerRegistry {
 
   // ---- signals -----------------------------------------------------------------------------
 
-  private queueSignal(workerId: string, signal: Signal): void {
-    const pending = this.signals.get(workerId) ?? new Map<string, Signal>();
+  private queueSignal(to: Holding, signal: Signal): void {
+    const key = keyOf(to.team_uid, to.worker_id);
+    const pending = this.signals.get(key) ?? new Map<string, Signal>();
     pending.set(signal.signal_id, signal);
-    this.signals.set(workerId, pending);
+    this.signals.set(key, pending);
   }
 
   /** Queues a signal for the execution that holds the run now; any other execution gets none. */
   private signalHolder(signal: Signal & { execution_id: string }): void {
     const h = this.holdings.get(signal.run_id);
-    if (h?.execution_id === signal.execution_id) this.queueSignal(h.worker_id, signal);
+    if (h?.execution_id === signal.execution_id) this.queueSignal(h, signal);
   }
 
   /**
@@ -196,15 +209,17 @@ export class WorkerRegistry {
    * signals of runs it no longer runs are dropped; a run it runs without holding it (say the
    * run was cancelled while the server restarted) gets a `not_held` stop.
    */
-  signalsFor(workerId: string, runs: readonly string[], acknowledged: readonly string[]): Signal[] {
-    const pending = this.signals.get(workerId) ?? new Map<string, Signal>();
+  signalsFor(teamUid: string, workerId: string, runs: readonly string[], acknowledged: readonly string[]): Signal[] {
+    const key = keyOf(teamUid, workerId);
+    const pending = this.signals.get(key) ?? new Map<string, Signal>();
     for (const id of acknowledged) pending.delete(id);
     for (const [id, s] of pending) {
       if (s.type === 'cancel' && !runs.includes(s.run_id)) pending.delete(id);
     }
     const signalled = new Set([...pending.values()].map((s) => s.run_id));
     for (const run_id of runs) {
-      if (this.holdings.get(run_id)?.worker_id === workerId || signalled.has(run_id)) continue;
+      const h = this.holdings.get(run_id);
+      if ((h?.worker_id === workerId && h.team_uid === teamUid) || signalled.has(run_id)) continue;
       const signal_id = `not-held:${run_id}`;
       if (!acknowledged.includes(signal_id)) {
         pending.set(signal_id, {
@@ -217,7 +232,7 @@ export class WorkerRegistry {
         });
       }
     }
-    if (pending.size) this.signals.set(workerId, pending);
+    if (pending.size) this.signals.set(key, pending);
     return [...pending.values()];
   }
 
@@ -287,7 +302,8 @@ export class WorkerRegistry {
           const { run_id, worker_id, execution_id, lease_expires_at } = e.data;
           const known = this.holdings.get(run_id);
           if (known && comparePositions(known.since, e.position) >= 0) break;
-          const team_uid = this.workers.get(worker_id)?.team_uid ?? e.metadata.team_uid ?? '';
+          // The lease was taken by a request of the worker's own team.
+          const team_uid = e.metadata.team_uid ?? '';
           this.hold({
             run_id,
             worker_id,

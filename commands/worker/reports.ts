@@ -52,7 +52,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
   function heldOf(req: Req): { held: Held; context: CommandContext } {
     const { team_uid } = workerPrincipal(req);
     const { worker_id, run_id } = req.params;
-    workersOf(rt).registry.touch(worker_id, team_uid);
+    workersOf(rt).registry.touch(team_uid, worker_id);
     return { held: { run_id, worker_id, execution_id: req.headers['x-execution-id'] }, context: commandContext(req) };
   }
 

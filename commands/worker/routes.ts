@@ -58,9 +58,9 @@ async function registryOf(rt: Runtime): Promise<WorkerRegistry> {
 /** The announced worker of the caller's team, or 404 (announce again). */
 function presentWorker(registry: WorkerRegistry, req: FastifyRequest, workerId: string): Presence {
   const { team_uid } = workerPrincipal(req);
-  const worker = registry.get(workerId);
-  if (!worker || worker.team_uid !== team_uid || registry.isGone(workerId)) throw new NotFound('worker', workerId);
-  registry.touch(workerId, team_uid);
+  const worker = registry.get(team_uid, workerId);
+  if (!worker || registry.isGone(team_uid, workerId)) throw new NotFound('worker', workerId);
+  registry.touch(team_uid, workerId);
   return worker;
 }
 
@@ -76,11 +76,8 @@ function presenceRoutes(api: Api, rt: Runtime): void {
   api.post('/agent/workers', { schema: { body: announceBody, tags } }, async (req, reply) => {
     const { team_uid, agent_uid } = workerPrincipal(req);
     const registry = await registryOf(rt);
+    // A worker id names a worker within its team: another team's worker of the same id is another worker.
     const worker_id = req.body.worker_id ?? timeOrderedId();
-    const known = registry.get(worker_id);
-    if ((known && known.team_uid !== team_uid) || registry.heldBy(worker_id).some((h) => h.team_uid !== team_uid)) {
-      throw new Conflict(`worker id ${worker_id} is in use by another team`, 'worker_id_in_use');
-    }
     const live = registry.liveWorkers(team_uid);
     if (!live.some((w) => w.worker_id === worker_id) && live.length >= MAX_WORKERS_PER_TEAM) {
       throw new LimitExceeded(`a team has at most ${MAX_WORKERS_PER_TEAM} connected workers`);
@@ -94,8 +91,8 @@ function presenceRoutes(api: Api, rt: Runtime): void {
     { schema: { params: workerParams, body: heartbeatBody, tags } },
     async (req) => {
       const registry = await registryOf(rt);
-      const { worker_id } = presentWorker(registry, req, req.params.worker_id);
-      const signals = registry.signalsFor(worker_id, req.body.runs, req.body.acks);
+      const { team_uid, worker_id } = presentWorker(registry, req, req.params.worker_id);
+      const signals = registry.signalsFor(team_uid, worker_id, req.body.runs, req.body.acks);
       return { signals: await Promise.all(signals.map((s) => render(rt, s))), ...timings() };
     },
   );
@@ -160,7 +157,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
         const left = deadline - Date.now();
         if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
         await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
-        registry.touch(worker.worker_id, worker.team_uid);
+        registry.touch(worker.team_uid, worker.worker_id);
       }
     },
   );

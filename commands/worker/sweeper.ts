@@ -32,7 +32,7 @@ async function sweep(rt: Runtime, registry: WorkerRegistry, now = Date.now()): P
     let command: RunCommand | null = null;
     if (h.state === 'PENDING' && h.lease_expires_ms !== null && h.lease_expires_ms <= now)
       command = { type: 'ExpireLease', data: { run_id, worker_id } };
-    else if (registry.isGone(worker_id, now)) command = { type: 'LoseWorker', data: { run_id, worker_id } };
+    else if (registry.isGone(h.team_uid, worker_id, now)) command = { type: 'LoseWorker', data: { run_id, worker_id } };
     if (!command) continue;
     try {
       const handled = await rt.execute(runStream(run_id), runDecider, command, sweeperContext(h, now));

@@ -6,6 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { OWNER_ONLY_FILE, ownerOnlyDir } from '../owner-only.js';
 
 export interface BlobStore {
   /** Stores the bytes and returns their id (hex SHA-256); storing the same bytes twice is free. */
@@ -25,7 +26,8 @@ const exists = (file: string) =>
   );
 
 export function openBlobStore(dir: string): BlobStore {
-  fs.mkdirSync(dir, { recursive: true });
+  // Blobs made by earlier versions may be world-readable: the directory closes them off.
+  ownerOnlyDir(dir, 'tighten');
   const fileOf = (id: string) => path.join(dir, id);
   const syncDir = async () => {
     const handle = await fs.promises.open(dir, 'r');
@@ -43,8 +45,9 @@ export function openBlobStore(dir: string): BlobStore {
         // Write aside and rename, so a reader never sees half a file; both reach the disk before
         // an event can name the blob (the log is fsynced, so a crash must not lose what it names).
         const tmp = `${file}.${randomUUID()}.tmp`;
-        const handle = await fs.promises.open(tmp, 'w');
+        const handle = await fs.promises.open(tmp, 'wx', OWNER_ONLY_FILE);
         try {
+          await handle.chmod(OWNER_ONLY_FILE); // whatever the umask
           await handle.writeFile(bytes);
           await handle.datasync();
         } finally {

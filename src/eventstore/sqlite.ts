@@ -18,6 +18,7 @@ import {
 } from './port.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
+import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface Row {
   position: number;
@@ -53,6 +54,7 @@ const toRecorded = (row: Row): RecordedEvent => ({
 });
 
 export function openSqliteEventStore(file: string): EventStore {
+  ownerOnlySqliteFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // An acknowledged event survives a crash of the process and of the machine.

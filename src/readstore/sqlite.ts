@@ -36,6 +36,7 @@ import {
 } from './sqlite-filter.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
+import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface DocRow {
   id: string;
@@ -70,6 +71,7 @@ function sortKeyValue(id: string, doc: Doc, path: string): Scalar {
 }
 
 export function openSqliteDocumentStore(file: string): DocumentStore {
+  ownerOnlySqliteFile(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.

@@ -23,38 +23,92 @@ describe('teams and members', () => {
     expect(teams.find((team: { uid: string }) => team.uid === res.json().uid)).toMatchObject({ role: 'admin' });
   });
 
-  it('adds a member with a key shown once, which opens only that team', async () => {
+  it('adds a member with no key but an invitation, redeemed once by the member for a key that opens only that team', async () => {
     const added = await t.call('POST', `/teams/${t.teamUid}/members`, {
       email: 'Dana@Example.com',
       display_name: 'Dana',
     });
     expect(added.statusCode, added.body).toBe(201);
     const body = added.json();
-    expect(body).toMatchObject({
-      user: { email: 'dana@example.com', display_name: 'Dana' },
+    expect(body).toEqual({
+      user: { uid: expect.any(String), email: 'dana@example.com', display_name: 'Dana' },
       role: 'member',
-      api_key: expect.stringMatching(/^sf_/),
+      api_key: null,
+      invitation_code: expect.stringMatching(/^sfinv_/),
     });
-    const teams = (await t.call('GET', '/teams', undefined, body.api_key)).json().teams;
+    // The code is shown once: the log holds its hash only.
+    const events = await t.rt.events.readAll({ commit: -1n, prepare: -1n }, 10_000);
+    expect(JSON.stringify(events.map((e) => [e.data, e.metadata]))).not.toContain(body.invitation_code);
+
+    const redeemed = await t.call('POST', '/invitations/redeem', { code: body.invitation_code }, null);
+    expect(redeemed.statusCode, redeemed.body).toBe(201);
+    expect(redeemed.json()).toEqual({ user: body.user, api_key: expect.stringMatching(/^sf_/) });
+    const key = redeemed.json().api_key;
+    const teams = (await t.call('GET', '/teams', undefined, key)).json().teams;
     expect(teams.map((team: { uid: string }) => team.uid)).toEqual([t.teamUid]);
-    // A member is not an admin: adding people is refused, and nothing is written.
+    // Once only.
     await expectRefused(
       t,
-      () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'eve@example.com' }, body.api_key),
-      403,
+      () => t.call('POST', '/invitations/redeem', { code: body.invitation_code }, null),
+      404,
+      'resource_not_found',
     );
+    // A member is not an admin: adding people is refused, and nothing is written.
+    await expectRefused(t, () => t.call('POST', `/teams/${t.teamUid}/members`, { email: 'eve@example.com' }, key), 403);
   });
 
-  it('never hands out a key for a user who already exists', async () => {
+  it('answers alike for an address that has an account elsewhere and a new one, and never opens the account', async () => {
     const other = (await t.call('POST', '/teams', { name: 'Second' })).json();
-    const first = (await t.call('POST', `/teams/${other.uid}/members`, { email: 'sam@example.com' })).json();
-    expect(first.api_key).toEqual(expect.any(String));
+    const sam = await t.addMember(other.uid, { email: 'sam@example.com' });
     const third = (await t.call('POST', '/teams', { name: 'Third' })).json();
     const again = await t.call('POST', `/teams/${third.uid}/members`, { email: 'SAM@example.com', role: 'admin' });
-    expect(again.statusCode).toBe(201);
-    expect(again.json()).toMatchObject({ user: { uid: first.user.uid }, role: 'admin', api_key: null });
-    const teams = (await t.call('GET', '/teams', undefined, first.api_key)).json().teams;
+    const fresh = await t.call('POST', `/teams/${third.uid}/members`, { email: 'newcomer@example.com', role: 'admin' });
+    expect([again.statusCode, fresh.statusCode]).toEqual([201, 201]);
+    // The same fields, no key either way, codes of one form; uids are random, not time-ordered.
+    const code = /^sfinv_[0-9a-f-]{36}\.[A-Za-z0-9_-]{43}$/;
+    expect(again.json()).toEqual({
+      user: { uid: sam.user.uid, email: 'sam@example.com', display_name: 'sam' },
+      role: 'admin',
+      api_key: null,
+      invitation_code: expect.stringMatching(code),
+    });
+    expect(fresh.json()).toEqual({
+      user: { uid: expect.any(String), email: 'newcomer@example.com', display_name: 'newcomer' },
+      role: 'admin',
+      api_key: null,
+      invitation_code: expect.stringMatching(code),
+    });
+    expect(sam.user.uid[14]).toBe('4');
+    expect(fresh.json().user.uid[14]).toBe('4');
+
+    // The existing account's invitation opens nothing, and is refused like any spent or unknown code.
+    const refusal = (code: string) => t.call('POST', '/invitations/redeem', { code }, null);
+    const existing = await expectRefused(t, () => refusal(again.json().invitation_code), 404);
+    const unknown = await expectRefused(t, () => refusal(`sfinv_${sam.user.uid}.${'A'.repeat(43)}`), 404);
+    expect({ ...existing, instance: null }).toEqual({ ...unknown, instance: null });
+    expect((await refusal(fresh.json().invitation_code)).statusCode).toBe(201);
+    // The existing user's own key now opens both teams.
+    const teams = (await t.call('GET', '/teams', undefined, sam.api_key)).json().teams;
     expect(teams.map((team: { uid: string }) => team.uid)).toEqual([other.uid, third.uid]);
+  });
+
+  it('gives no key to an account invited by a second team before its first key: it would open both', async () => {
+    const a = (await t.call('POST', '/teams', { name: 'A' })).json();
+    const b = (await t.call('POST', '/teams', { name: 'B' })).json();
+    const fromA = (await t.call('POST', `/teams/${a.uid}/members`, { email: 'pending@example.com' })).json();
+    const fromB = (await t.call('POST', `/teams/${b.uid}/members`, { email: 'pending@example.com' })).json();
+    for (const code of [fromA.invitation_code, fromB.invitation_code])
+      await expectRefused(t, () => t.call('POST', '/invitations/redeem', { code }, null), 404);
+  });
+
+  it('refuses malformed redemptions without writing', async () => {
+    await expectRefused(t, () => t.call('POST', '/invitations/redeem', {}, null), 400);
+    await expectRefused(t, () => t.call('POST', '/invitations/redeem', { code: 'sf_not_an_invitation' }, null), 404);
+    await expectRefused(
+      t,
+      () => t.call('POST', '/invitations/redeem', { code: `sfinv_${'0'.repeat(36)}.${'A'.repeat(43)}` }, null),
+      404,
+    );
   });
 
   it('refuses a second membership, bad bodies and unknown teams without writing', async () => {

@@ -273,8 +273,7 @@ describe('replay', () => {
     await automation(hook);
     const delivery_id = await accepted(hook, { y: 1 });
     const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-    const stranger = (await t.call('POST', `/teams/${team}/members`, { email: `s${Math.random()}@example.com` })).json()
-      .api_key as string;
+    const stranger = (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
     const url = (w: string, d: string) => `/factory/${factory}/webhooks/${w}/deliveries/${d}/replay`;
     await expectRefused(t, () => t.call('POST', url(hook.uid, 'nope')), 404);
     await expectRefused(t, () => t.call('POST', url('nope', delivery_id)), 404);

@@ -27,8 +27,7 @@ const create = (b: unknown, f = factory, key?: string) => t.call('POST', `/facto
 
 async function strangerKey() {
   const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-  return (await t.call('POST', `/teams/${team}/members`, { email: `s${Math.random()}@example.com` })).json()
-    .api_key as string;
+  return (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
 }
 
 describe('automations: create, read, update, delete', () => {

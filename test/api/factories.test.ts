@@ -86,7 +86,7 @@ describe('factories', () => {
 
   it('hides the factories of other teams', async () => {
     const other = (await t.call('POST', '/teams', { name: 'Other' })).json();
-    const member = (await t.call('POST', `/teams/${other.uid}/members`, { email: 'outsider@example.com' })).json();
+    const member = await t.addMember(other.uid, { email: 'outsider@example.com' });
     // The outsider's only team is `other`: the admin's factories are not theirs.
     const mine = (await create({ name: 'Secret' })).json();
     await expectRefused(t, () => t.call('GET', `/factory/${mine.uid}`, undefined, member.api_key), 404);

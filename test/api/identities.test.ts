@@ -86,7 +86,7 @@ describe('agent identities', () => {
   it('hides agents of other teams', async () => {
     const agent = (await t.call('POST', '/agent/identities', { name: 'Mine' })).json();
     const other = (await t.call('POST', '/teams', { name: 'Elsewhere' })).json();
-    const outsider = (await t.call('POST', `/teams/${other.uid}/members`, { email: 'o@example.com' })).json().api_key;
+    const outsider = (await t.addMember(other.uid, { email: 'o@example.com' })).api_key;
     await expectRefused(t, () => t.call('GET', `/agent/identities/${agent.uid}`, undefined, outsider), 404);
     await expectRefused(t, () => t.call('DELETE', `/agent/identities/${agent.uid}`, undefined, outsider), 404);
     expect((await t.call('GET', '/agent/identities', undefined, outsider)).json().agents).toEqual([]);

@@ -28,3 +28,33 @@ export async function deliveryLog(t: TestApp, hook: Hook, query = '') {
     page_info: { has_next_page: boolean; next_cursor: string | null };
   };
 }
+
+/** Gives the hook's factory a foreman and an automation that starts a run for every delivery. */
+export async function automate(t: TestApp, hook: Hook): Promise<void> {
+  const foreman = await t.call('POST', '/agent/identities', {
+    name: 'Foreman',
+    agent_type: 'FOREMAN',
+    factory_uid: hook.factory,
+  });
+  if (foreman.statusCode !== 201) throw new Error(foreman.body);
+  const res = await t.call('POST', `/factory/${hook.factory}/automations`, {
+    name: 'On delivery',
+    prompt: 'Handle the delivery.',
+    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+  });
+  if (res.statusCode !== 201) throw new Error(res.body);
+}
+
+/** The runs of the hook's factory, once the automation reactor has passed every event written so far. */
+export async function factoryRuns(t: TestApp, hook: Hook): Promise<Array<{ metadata: Record<string, string> }>> {
+  const head = await t.rt.events.headPosition();
+  for (let i = 0; ; i++) {
+    const at = await t.rt.docs.readCheckpoint('reactor_automation-runs');
+    if (at && at.commit >= head.commit) break;
+    if (i === 500) throw new Error('the automation reactor did not catch up');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const res = await t.call('GET', `/agent/runs?factory_uid=${hook.factory}&limit=100`);
+  if (res.statusCode !== 200) throw new Error(res.body);
+  return res.json().runs;
+}

@@ -7,7 +7,7 @@ import { sign as signGithub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { deliveryLog, makeHook, post, type Hook } from './ingress-helpers.js';
+import { automate, deliveryLog, factoryRuns, makeHook, post, type Hook } from './ingress-helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -47,13 +47,13 @@ const signers: Record<string, Signer> = {
 };
 
 /** A signature webhook with a secret: generated for Standard Webhooks, supplied otherwise. */
-async function signedHook(scheme: string): Promise<Hook & { key: string }> {
+async function signedHook(scheme: string, fields: Record<string, unknown> = {}): Promise<Hook & { key: string }> {
   if (scheme === 'standard_webhooks') {
-    const hook = await makeHook(t, { authMode: 'signature', signatureScheme: scheme });
+    const hook = await makeHook(t, { authMode: 'signature', signatureScheme: scheme, ...fields });
     return { ...hook, key: hook.secret! };
   }
   const key = `whsec_${scheme}_supplied_secret`;
-  return { ...(await makeHook(t, { authMode: 'signature', signatureScheme: scheme, secret: key })), key };
+  return { ...(await makeHook(t, { authMode: 'signature', signatureScheme: scheme, secret: key, ...fields })), key };
 }
 
 const send = (hook: Hook, payload: string, headers: Record<string, string>) =>
@@ -119,20 +119,6 @@ describe('signature age and provider specifics', () => {
     expect((await send(hook, body, { 'stripe-signature': header })).statusCode).toBe(202);
   });
 
-  it('GitHub: X-GitHub-Delivery is the identity, so a redelivery is a Duplicate', async () => {
-    const hook = await signedHook('github');
-    const headers = { ...(await signers.github!(hook.key, body, now())), 'x-github-delivery': 'delivery-42' };
-    const first = (await send(hook, body, headers)).json().delivery_id;
-    const again = (
-      await send(hook, '{"other":"body"}', {
-        ...(await signers.github!(hook.key, '{"other":"body"}', now())),
-        'x-github-delivery': 'delivery-42',
-      })
-    ).json().delivery_id;
-    const log = (await deliveryLog(t, hook)).deliveries;
-    expect(log.find((d) => d.delivery_id === again)).toMatchObject({ status: 'duplicate', duplicate_of: first });
-  });
-
   it('a provider webhook created without its secret is disabled (404) until the secret is given', async () => {
     const hook = await makeHook(t, { authMode: 'signature', signatureScheme: 'vercel' });
     expectProblem(await send(hook, body, await signers.vercel!('later-secret', body, now())), 404);
@@ -147,4 +133,115 @@ describe('signature age and provider specifics', () => {
     await t.call('DELETE', `/teams/${t.teamUid}/secrets/sentry-secret`);
     expectProblem(await send(hook, tampered, await signers.sentry!('sentry-client-secret', tampered, now())), 401);
   });
+});
+
+describe('a signed delivery sent again is a Duplicate, whatever delivery headers come with it', () => {
+  /** Every header that would name the delivery were it not signed, with fresh values each time. */
+  const freshIds = () => {
+    const n = Math.random();
+    return { 'x-event-id': `cfg-${n}`, 'x-service-delivery-id': `svc-${n}`, 'x-github-delivery': `gh-${n}` };
+  };
+  const statusesOf = async (hook: Hook, ids: string[]) => {
+    const byId = new Map((await deliveryLog(t, hook)).deliveries.map((d) => [d.delivery_id, d]));
+    return ids.map((id) => byId.get(id));
+  };
+
+  it('Stripe: the event id in the signed body is the identity, even when a retry changes other fields', async () => {
+    const hook = await signedHook('stripe', { deliveryIdHeader: 'X-Event-Id' });
+    await automate(t, hook);
+    const event = '{"id":"evt_replayed","type":"charge.succeeded","pending_webhooks":2}';
+    const headers = await signers.stripe!(hook.key, event, now());
+    const first = await send(hook, event, { ...headers, ...freshIds() });
+    expect(first.statusCode, first.body).toBe(202);
+    // The captured request, replayed as it was and under other delivery headers.
+    const replay = await send(hook, event, { ...headers, ...freshIds() });
+    // Stripe's own retry: signed again later, one field changed, the same event id.
+    const retried = '{"id":"evt_replayed","type":"charge.succeeded","pending_webhooks":1}';
+    const retry = await send(hook, retried, { ...(await signers.stripe!(hook.key, retried, now())), ...freshIds() });
+    const other = '{"id":"evt_other","type":"charge.succeeded","pending_webhooks":2}';
+    const next = await send(hook, other, { ...(await signers.stripe!(hook.key, other, now())), ...freshIds() });
+    expect([replay, retry, next].map((r) => r.statusCode)).toEqual([202, 202, 202]);
+
+    const [a, b, c, d] = await statusesOf(
+      hook,
+      [first, replay, retry, next].map((r) => r.json().delivery_id),
+    );
+    expect(a).toMatchObject({ status: 'accepted' });
+    expect(b).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+    expect(c).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+    expect(d).toMatchObject({ status: 'accepted' });
+    const runs = await factoryRuns(t, hook);
+    expect(runs.map((r) => r.metadata.delivery_id).sort()).toEqual([a!.delivery_id, d!.delivery_id].sort());
+  });
+
+  it('Stripe: a body without an event id is known by its hash; a replay older than five minutes is refused', async () => {
+    const hook = await signedHook('stripe');
+    const event = '{"no_id":true}';
+    const first = await send(hook, event, { ...(await signers.stripe!(hook.key, event, now())), ...freshIds() });
+    const again = await send(hook, event, { ...(await signers.stripe!(hook.key, event, now())), ...freshIds() });
+    const [a, b] = await statusesOf(hook, [first.json().delivery_id, again.json().delivery_id]);
+    expect(b).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+    expectProblem(await send(hook, event, await signers.stripe!(hook.key, event, now() - 301)), 401);
+  });
+
+  it('Standard Webhooks: the signed message id is the identity, under webhook-* or svix-* names', async () => {
+    const hook = await signedHook('standard_webhooks', { deliveryIdHeader: 'X-Event-Id' });
+    await automate(t, hook);
+    const headers = await signers.standard_webhooks!(hook.key, body, now());
+    const first = await send(hook, body, { ...headers, ...freshIds() });
+    expect(first.statusCode, first.body).toBe(202);
+    const replay = await send(hook, body, { ...headers, ...freshIds() });
+    const svix = await send(hook, body, {
+      'svix-id': headers['webhook-id']!,
+      'svix-timestamp': headers['webhook-timestamp']!,
+      'svix-signature': headers['webhook-signature']!,
+      ...freshIds(),
+    });
+    // The same body as another message (its own id, signed) is a delivery of its own.
+    const next = await send(hook, body, {
+      ...(await signers.standard_webhooks!(hook.key, body, now())),
+      ...freshIds(),
+    });
+    const [a, b, c, d] = await statusesOf(
+      hook,
+      [first, replay, svix, next].map((r) => r.json().delivery_id),
+    );
+    expect(a).toMatchObject({ status: 'accepted' });
+    expect(b).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+    expect(c).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+    expect(d).toMatchObject({ status: 'accepted' });
+    const runs = await factoryRuns(t, hook);
+    expect(runs.map((r) => r.metadata.delivery_id).sort()).toEqual([a!.delivery_id, d!.delivery_id].sort());
+    // A message id other than the one signed fails the signature.
+    expectProblem(await send(hook, body, { ...headers, 'webhook-id': 'msg_forged' }), 401);
+  });
+
+  it.each(['github', 'sentry', 'pagerduty', 'vercel'])(
+    '%s: only the body is signed, so the body is the identity; its delivery headers are not trusted',
+    async (scheme) => {
+      const hook = await signedHook(scheme, { deliveryIdHeader: 'X-Event-Id' });
+      const providerIds = {
+        'x-github-delivery': 'd-1',
+        'request-id': 'd-1',
+        'x-webhook-id': 'd-1',
+        'x-event-id': 'd-1',
+      };
+      const headers = await signers[scheme]!(hook.key, body, now());
+      const first = await send(hook, body, { ...headers, ...providerIds });
+      const redelivered = await send(hook, body, { ...headers, ...freshIds() });
+      // Another body under the same delivery headers is another delivery.
+      const otherBody = '{"event":"pong"}';
+      const other = await send(hook, otherBody, {
+        ...(await signers[scheme]!(hook.key, otherBody, now())),
+        ...providerIds,
+      });
+      const [a, b, c] = await statusesOf(
+        hook,
+        [first, redelivered, other].map((r) => r.json().delivery_id),
+      );
+      expect(a).toMatchObject({ status: 'accepted' });
+      expect(b).toMatchObject({ status: 'duplicate', duplicate_of: a!.delivery_id });
+      expect(c).toMatchObject({ status: 'accepted' });
+    },
+  );
 });

@@ -218,7 +218,7 @@ describe('GET /agent/runs: filters', () => {
     expect(await inTeam('factory_uid=no-such-factory')).toEqual([]);
     // A stranger's own run, stamped with a factory of a team the stranger is not in.
     const team = (await t.call('POST', '/teams', { name: 'Strangers' })).json();
-    const stranger = (await t.call('POST', `/teams/${team.uid}/members`, { email: 'stranger@example.com' })).json();
+    const stranger = await t.addMember(team.uid, { email: 'stranger@example.com' });
     await createDirect('stray', {
       team_uid: null,
       executing_team_uid: team.uid,

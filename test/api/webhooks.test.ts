@@ -13,8 +13,7 @@ const create = (factory: string, body: Record<string, unknown>) => t.call('POST'
 /** A user who belongs to another team only. */
 async function strangerKey() {
   const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-  const member = await t.call('POST', `/teams/${team}/members`, { email: `s${Math.random()}@example.com` });
-  return member.json().api_key as string;
+  return (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
 }
 
 describe('webhook management', () => {

@@ -112,14 +112,7 @@ describe('who may use the worker API', () => {
   it('keeps teams apart: another team neither sees, heartbeats nor claims for this one', async () => {
     const team = (await t.call('POST', '/teams', { name: 'Other workers' })).json();
     const other = await newAgent(t, 'Foreign', { 'x-service-team-uid': team.uid });
-    const workerId = await announce({ host: 'mine', worker_id: 'shared-name-1' });
-    // The same worker id cannot be taken over by another team.
-    await expectRefused(
-      t,
-      () => t.call('POST', '/agent/workers', { host: 'theirs', worker_id: 'shared-name-1' }, other.agentKey),
-      409,
-      'worker_id_in_use',
-    );
+    const workerId = await announce({ host: 'mine', worker_id: 'apart-1' });
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/heartbeat`, {}, other.agentKey), 404);
     await expectRefused(t, () => t.call('POST', `/agent/workers/${workerId}/claim`, undefined, other.agentKey), 404);
     const foreignWorker = (await t.call('POST', '/agent/workers', { host: 'theirs' }, other.agentKey)).json().worker_id;
@@ -134,6 +127,50 @@ describe('who may use the worker API', () => {
       })
     ).json();
     expect(listed.workers.map((w: { worker_id: string }) => w.worker_id)).toEqual([foreignWorker]);
+  });
+
+  it('scopes worker ids to their team: another team may announce an id in use here, and learns nothing of it', async () => {
+    const team = (await t.call('POST', '/teams', { name: 'Same names' })).json();
+    const other = await newAgent(t, 'Namesake', { 'x-service-team-uid': team.uid });
+    const theirs = (body: Record<string, unknown>) => t.call('POST', '/agent/workers', body, other.agentKey);
+    await announce({ host: 'mine', worker_id: 'shared-name-1' });
+    // An id in use by this team and one used nowhere get the same answer.
+    const taken = await theirs({ host: 'theirs', worker_id: 'shared-name-1' });
+    const free = await theirs({ host: 'theirs', worker_id: 'free-name-1' });
+    expect([taken.statusCode, free.statusCode]).toEqual([201, 201]);
+    expect({ ...taken.json(), worker_id: 'x' }).toEqual({ ...free.json(), worker_id: 'x' });
+    // Each team sees its own worker under that id.
+    const hostOf = async (headers: Record<string, string>) =>
+      (await t.call('GET', '/agent/connected-self-hosted-workers', undefined, undefined, headers))
+        .json()
+        .workers.filter((w: { worker_id: string }) => w.worker_id === 'shared-name-1')
+        .map((w: { host: string }) => w.host);
+    expect(await hostOf({})).toEqual(['mine']);
+    expect(await hostOf({ 'x-service-team-uid': team.uid })).toEqual(['theirs']);
+
+    // A run pinned to the id here goes to this team's worker, never to the namesake.
+    await drain();
+    const runId = await createRun({ prompt: 'pinned here', config: { worker_host: 'shared-name-1' } });
+    expect((await claim('shared-name-1', 0, other.agentKey)).statusCode).toBe(204);
+    const run = await claimRun('shared-name-1', runId);
+    // The namesake holds nothing: told to stop when it says it runs the run, and refused when it reports on it.
+    const heartbeat = (key: string) =>
+      t.call('POST', '/agent/workers/shared-name-1/heartbeat', { runs: [runId] }, key).then((r) => r.json().signals);
+    expect(await heartbeat(other.agentKey)).toEqual([expect.objectContaining({ run_id: runId, cause: 'not_held' })]);
+    expect(await heartbeat(agentKey)).toEqual([]);
+    await expectRefused(
+      t,
+      () => report('shared-name-1', runId, run.execution_id, 'claim', undefined, other.agentKey),
+      404,
+    );
+    expect((await report('shared-name-1', runId, run.execution_id, 'claim')).statusCode).toBe(200);
+    // Only this team's worker shows the run.
+    const runsOf = async (headers: Record<string, string>) =>
+      (await t.call('GET', '/agent/connected-self-hosted-workers', undefined, undefined, headers))
+        .json()
+        .workers.find((w: { worker_id: string }) => w.worker_id === 'shared-name-1').runs;
+    expect(await runsOf({})).toEqual([expect.objectContaining({ run_id: runId })]);
+    expect(await runsOf({ 'x-service-team-uid': team.uid })).toEqual([]);
   });
 });
 

@@ -49,10 +49,27 @@ export async function startTestApp(env: Record<string, string> = {}) {
       ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
     });
 
+  /**
+   * Adds a member to `team` as the admin and redeems the invitation, as the new member would:
+   * the member with their first key. Throws when the invitation gives no key (an existing user).
+   */
+  const addMember = async (team: string, body: { email: string; display_name?: string; role?: string }) => {
+    const added = await call('POST', `/teams/${team}/members`, body);
+    if (added.statusCode !== 201) throw new Error(added.body);
+    const redeemed = await call('POST', '/invitations/redeem', { code: added.json().invitation_code }, null);
+    if (redeemed.statusCode !== 201) throw new Error(redeemed.body);
+    return { ...added.json(), api_key: redeemed.json().api_key as string } as {
+      user: { uid: string; email: string; display_name: string };
+      role: string;
+      api_key: string;
+    };
+  };
+
   return {
     app,
     rt,
     dir,
+    addMember,
     teamUid: boot.team_uid,
     adminUid: boot.user_uid,
     /** The key a bootstrap without BOOTSTRAP_API_KEY generated and printed. */

@@ -97,16 +97,12 @@ export const finishRun = (t: TestApp, runId: string, held: Held, state: FinishSt
 /** A member of a new team the admin also belongs to: sees that team's runs, not the default team's. */
 export async function outsiderKey(t: TestApp): Promise<string> {
   const team = (await t.call('POST', '/teams', { name: `Other ${uuidv4()}` })).json();
-  const res = await t.call('POST', `/teams/${team.uid}/members`, { email: `outsider-${uuidv4()}@example.com` });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().api_key;
+  return (await t.addMember(team.uid, { email: `outsider-${uuidv4()}@example.com` })).api_key;
 }
 
 /** A plain member of the default team. */
 export async function teammateKey(t: TestApp): Promise<string> {
-  const res = await t.call('POST', `/teams/${t.teamUid}/members`, { email: `mate-${uuidv4()}@example.com` });
-  expect(res.statusCode, res.body).toBe(201);
-  return res.json().api_key;
+  return (await t.addMember(t.teamUid, { email: `mate-${uuidv4()}@example.com` })).api_key;
 }
 
 /** The path and query of a signed URL, and whether it signs the blob route for `blob`. */

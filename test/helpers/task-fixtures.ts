@@ -17,9 +17,7 @@ export async function newFactory(
 /** A member of `team` (the default team unless given), with a key and a command context of their own. */
 export async function newMember(t: TestApp, team = t.teamUid) {
   const email = `member-${uuidv4()}@example.com`;
-  const res = await t.call('POST', `/teams/${team}/members`, { email });
-  expect(res.statusCode, res.body).toBe(201);
-  const { user, api_key } = res.json() as { user: { uid: string }; api_key: string };
+  const { user, api_key } = await t.addMember(team, { email });
   const context: CommandContext = {
     now: new Date().toISOString(),
     actor: { type: 'user', uid: user.uid },

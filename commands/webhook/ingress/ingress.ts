@@ -10,6 +10,8 @@
  *   7. JSON → 400
  *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
  * Rejections at 3, 4, 5 and 7 are logged; 404 and 429 are not (they would let anyone fill the log).
+ * A signed delivery's identity comes from what its signature covers only (verify.ts), never from
+ * a header the sender may change, so a replayed delivery is a Duplicate.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -29,7 +31,7 @@ import {
 } from '../events.js';
 import { readLimitedBody } from './body.js';
 import { slidingWindow } from './rate-limit.js';
-import { firstHeader, providerDeliveryId, safeEqual, verifySignature } from './verify.js';
+import { firstHeader, safeEqual, signedDeliveryId, type Verified, verifySignature } from './verify.js';
 import type { Api } from '../../../src/http/api.js';
 
 export const DELIVERIES_PER_MINUTE = 60;
@@ -40,15 +42,27 @@ const params = z.object({ uid: z.string().max(128), token: z.string().max(2048).
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
-/** The delivery's identity in the spec's order of preference. */
-function identityOf(webhook: WebhookState, req: FastifyRequest, body: Buffer): string {
-  const fromHeaders = [
-    webhook.delivery_id_header ? firstHeader(req.headers, webhook.delivery_id_header) : undefined,
-    webhook.signature_scheme ? providerDeliveryId(webhook.signature_scheme, req.headers) : undefined,
-    firstHeader(req.headers, SERVICE_DELIVERY_HEADER),
-  ].find((v) => v !== undefined && v.trim() !== '');
-  if (fromHeaders === undefined) return `body-sha256:${sha256(body)}`;
-  return fromHeaders.length <= MAX_IDENTITY_LENGTH ? `id:${fromHeaders}` : `id-sha256:${sha256(fromHeaders)}`;
+const idIdentity = (id: string) => (id.length <= MAX_IDENTITY_LENGTH ? `id:${id}` : `id-sha256:${sha256(id)}`);
+
+/**
+ * The delivery's identity. A signed delivery: the id its signature covers, else its (signed) body,
+ * whatever delivery headers come with it. Otherwise the spec's order of preference: the
+ * configured header, X-Service-Delivery-Id, the body.
+ */
+function identityOf(
+  webhook: WebhookState,
+  req: FastifyRequest,
+  body: Buffer,
+  payload: unknown,
+  verified: Verified | null,
+): string {
+  const id = verified
+    ? signedDeliveryId(webhook.signature_scheme!, verified, payload)
+    : [
+        webhook.delivery_id_header ? firstHeader(req.headers, webhook.delivery_id_header) : undefined,
+        firstHeader(req.headers, SERVICE_DELIVERY_HEADER),
+      ].find((v) => v !== undefined && v.trim() !== '');
+  return id ? idIdentity(id) : `body-sha256:${sha256(body)}`;
 }
 
 export default function webhookIngress(app: Api, rt: Runtime): void {
@@ -141,17 +155,19 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const body = read.bytes;
 
     // 5. Signatures over the body.
+    let verified: Verified | null = null;
     if (webhook.auth_mode === 'signature') {
-      const authentic =
-        secret !== null &&
-        (await verifySignature(
-          webhook.signature_scheme!,
-          secret,
-          body,
-          req.headers,
-          Math.floor(receivedAt.getTime() / 1000),
-        ));
-      if (!authentic) return unauthorized(body.length);
+      verified =
+        secret === null
+          ? null
+          : await verifySignature(
+              webhook.signature_scheme!,
+              secret,
+              body,
+              req.headers,
+              Math.floor(receivedAt.getTime() / 1000),
+            );
+      if (!verified) return unauthorized(body.length);
     }
 
     // 6. Only authenticated senders spend the delivery budget.
@@ -161,13 +177,14 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     deliveries.hit(uid, Date.now());
 
     // 7. Any JSON value.
-    if (!isJson(body)) {
+    const json = parseJson(body);
+    if (!json.ok) {
       await reject('invalid_json', body.length);
       return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
     }
 
     // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.
-    const identity = identityOf(webhook, req, body);
+    const identity = identityOf(webhook, req, body, json.value, verified);
     const stream = deliveryStream(uid, sha256(identity));
     const payload_blob = await rt.blobs.put(body);
     try {
@@ -200,11 +217,11 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
 }
 
 /** Valid UTF-8 holding one JSON value (JSON.parse is iterative for nesting, so depth cannot crash it). */
-const isJson = (bytes: Buffer) => {
+const parseJson = (bytes: Buffer): { ok: true; value: unknown } | { ok: false } => {
   try {
-    JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)); // a BOM stays, and fails
-    return true;
+    // A BOM stays, and fails.
+    return { ok: true, value: JSON.parse(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)) };
   } catch {
-    return false;
+    return { ok: false };
   }
 };

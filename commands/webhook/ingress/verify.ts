@@ -1,7 +1,8 @@
 /**
  * Signature verification per provider, with the providers' own libraries where they publish one
  * (Standard Webhooks, GitHub) and their documented algorithms otherwise. Every comparison is
- * constant-time. Returns whether the request is authentic; never throws on hostile input.
+ * constant-time. Says whether the request is authentic, and what its signature vouches for
+ * besides the body; never throws on hostile input.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -27,18 +28,26 @@ const hmacHex = (algorithm: 'sha256' | 'sha1', secret: string, data: Buffer | st
 const anyEqual = (candidates: string[], expected: string) =>
   candidates.reduce((found, c) => safeEqual(c, expected) || found, false);
 
-function verifyStandardWebhooks(secret: string, body: Buffer, headers: IncomingHttpHeaders): boolean {
+/** An authentic delivery, with the message id its signature covers (Standard Webhooks only). */
+export type Verified = { signedId: string | null };
+
+const authentic = (signedId: string | null = null): Verified => ({ signedId });
+
+function verifyStandardWebhooks(secret: string, body: Buffer, headers: IncomingHttpHeaders): Verified | null {
   // Svix sends the same three values under svix-* names.
   const pick = (name: string) => header(headers, `webhook-${name}`) ?? header(headers, `svix-${name}`) ?? '';
+  const id = pick('id');
   try {
+    // The library also refuses a timestamp more than five minutes away from now.
     new Webhook(secret).verify(
       body,
-      { 'webhook-id': pick('id'), 'webhook-timestamp': pick('timestamp'), 'webhook-signature': pick('signature') },
+      { 'webhook-id': id, 'webhook-timestamp': pick('timestamp'), 'webhook-signature': pick('signature') },
       { jsonParse: false },
     );
-    return true;
+    // `${id}.${timestamp}.${body}` is what was signed: this very id, whichever header carried it.
+    return authentic(id);
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -52,18 +61,13 @@ function verifyStripe(secret: string, body: Buffer, headers: IncomingHttpHeaders
   return anyEqual(signatures, expected) && nowSeconds - Number(timestamp) <= STRIPE_TOLERANCE_SECONDS;
 }
 
-export async function verifySignature(
-  scheme: SignatureScheme,
+async function verifyBodyOnly(
+  scheme: Exclude<SignatureScheme, 'standard_webhooks' | 'stripe'>,
   secret: string,
   body: Buffer,
   headers: IncomingHttpHeaders,
-  nowSeconds: number,
 ): Promise<boolean> {
   switch (scheme) {
-    case 'standard_webhooks':
-      return verifyStandardWebhooks(secret, body, headers);
-    case 'stripe':
-      return verifyStripe(secret, body, headers, nowSeconds);
     case 'github': {
       const signature = header(headers, 'x-hub-signature-256');
       if (!signature || body.length === 0) return false;
@@ -87,21 +91,44 @@ export async function verifySignature(
   }
 }
 
-/** The provider's own delivery header, when it sends one. */
-export function providerDeliveryId(scheme: SignatureScheme, headers: IncomingHttpHeaders): string | undefined {
+export async function verifySignature(
+  scheme: SignatureScheme,
+  secret: string,
+  body: Buffer,
+  headers: IncomingHttpHeaders,
+  nowSeconds: number,
+): Promise<Verified | null> {
   switch (scheme) {
     case 'standard_webhooks':
-      return header(headers, 'webhook-id') ?? header(headers, 'svix-id');
-    case 'github':
-      return header(headers, 'x-github-delivery');
-    case 'sentry':
-      return header(headers, 'request-id');
-    case 'pagerduty':
-      return header(headers, 'x-webhook-id');
-    case 'vercel':
-      return header(headers, 'x-vercel-id');
+      return verifyStandardWebhooks(secret, body, headers);
     case 'stripe':
-      return undefined; // Stripe sends none; its event id is in the body, so the body hash serves
+      return verifyStripe(secret, body, headers, nowSeconds) ? authentic() : null;
+    default:
+      return (await verifyBodyOnly(scheme, secret, body, headers)) ? authentic() : null;
+  }
+}
+
+/**
+ * The id a signed delivery is deduplicated on, taken only from what its signature covers, so that
+ * a captured delivery sent again under fresh delivery headers is still a Duplicate. Null means
+ * the body itself (its hash), which every scheme signs.
+ * - Standard Webhooks (and Svix): the message id, part of the signed content.
+ * - Stripe: the event `id` in the signed body (a retry may change other fields, such as
+ *   `pending_webhooks`, but never the id).
+ * - GitHub, Sentry, PagerDuty, Vercel: they sign the raw body only, and their delivery headers
+ *   (`X-GitHub-Delivery`, `Request-ID`, `X-Webhook-Id`, `x-vercel-id`) are not signed: anyone
+ *   holding one signed body could mint new ones. Their redeliveries resend the same body.
+ */
+export function signedDeliveryId(scheme: SignatureScheme, verified: Verified, payload: unknown): string | null {
+  switch (scheme) {
+    case 'standard_webhooks':
+      return verified.signedId || null;
+    case 'stripe': {
+      const id = payload !== null && typeof payload === 'object' ? (payload as { id?: unknown }).id : undefined;
+      return typeof id === 'string' && id !== '' ? id : null;
+    }
+    default:
+      return null;
   }
 }
 

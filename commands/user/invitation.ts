@@ -1,0 +1,67 @@
+/**
+ * Invitations: how a member added by email gets a first API key. Adding a member answers the same
+ * whether the address had an account or not (no key, an invitation code); the code gives its
+ * holder the account's first key, once, and only while the account has none and belongs to the
+ * inviting team alone. So an admin never obtains a key to an account that opens another team.
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
+import type { Api } from '../../src/http/api.js';
+import { timeOrderedId } from '../../src/ids.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type UserDoc, usersProjection } from '../../projections/users.js';
+import { userDecider } from './decider.js';
+import { userStream } from './events.js';
+
+/** `sfinv_<user uid>.<32 random bytes>`: the uid says which stream to ask, the rest is the secret. */
+const CODE = /^sfinv_([0-9a-f-]{36})\.[A-Za-z0-9_-]{43}$/;
+
+/** A new invitation for `uid`: the code is shown once, only its hash is recorded. */
+export function newInvitation(uid: string): { code: string; hash: string } {
+  const code = `sfinv_${uid}.${randomBytes(32).toString('base64url')}`;
+  return { code, hash: hashApiKey(code) };
+}
+
+const redeemBody = z.object({ code: z.string().min(1).max(200) }).strict();
+
+export default function invitationRoutes(api: Api, rt: Runtime): void {
+  const users = rt.readModel<UserDoc>(usersProjection);
+
+  // Public: the invitee has no key yet. The code travels in the body, so no log line holds it.
+  api.post(
+    '/invitations/redeem',
+    { config: { public: true }, schema: { body: redeemBody, tags: ['teams'], security: [] } },
+    async (req, reply) => {
+      const uid = CODE.exec(req.body.code)?.[1];
+      if (!uid) throw new NotFound('invitation');
+      const key = newApiKey();
+      const context: CommandContext = {
+        now: new Date().toISOString(),
+        // Whoever holds the code acts as the invited user.
+        actor: { type: 'user', uid },
+        teams: {},
+        team_uid: null,
+        correlation_id: req.id,
+        causation_id: null,
+        request_id: req.id,
+      };
+      await rt.execute(
+        userStream(uid),
+        userDecider,
+        {
+          type: 'RedeemInvitation',
+          data: { uid, invitation_hash: hashApiKey(req.body.code), key_id: timeOrderedId(), key_hash: key.hash },
+        },
+        context,
+      );
+      const user = (await users.get(uid))!;
+      return reply.code(201).send({
+        user: { uid: user.uid, email: user.email, display_name: user.display_name },
+        api_key: key.key,
+      });
+    },
+  );
+}
