@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
+import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { EventStore, NewEvent } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
@@ -24,6 +25,8 @@ import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 
 export interface Runtime {
   config: Config;
+  /** The time of record (see clock.ts). */
+  clock: Clock;
   log: Logger;
   events: EventStore;
   docs: DocumentStore;
@@ -83,6 +86,7 @@ export async function openRuntime(
   config: Config,
   log: Logger,
   projections: readonly AnyProjection[],
+  clock: Clock = systemClock,
 ): Promise<Runtime> {
   const { events, docs } = await openStores(config);
   const projector = new Projector(events, docs, projections, log);
@@ -95,6 +99,7 @@ export async function openRuntime(
     inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
   const rt: Runtime = {
     config,
+    clock,
     log,
     events,
     docs,

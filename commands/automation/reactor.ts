@@ -76,7 +76,7 @@ async function automationAgent(rt: Runtime, automation: Automation, factory: Liv
 
 export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Promise<StartedRun[]> {
   const delivery = event.data;
-  const context = reactionContext(event);
+  const context = reactionContext(event, rt.clock.now());
   // Most deliveries reach a webhook that no automation listens to: that is known first.
   const candidates = (await factoryAutomations(rt, delivery.factory_uid))
     .filter((a) => a.enabled && a.triggers.some((t) => webhookOf(t) === delivery.webhook_uid))

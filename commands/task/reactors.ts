@@ -38,7 +38,7 @@ export const dispatchedTaskReactor = reactor<RunEvent, Runtime>({
       if (!run.factory_dispatch || !run.factory_uid) return;
       const uid = derivedId(event, 'factory-task');
       if ((await taskState(rt, uid)).status !== 'none') return;
-      const context = reactionContext(event);
+      const context = reactionContext(event, rt.clock.now());
       await orSkip(rt, event, `task for dispatched run ${run.run_id}`, async () => {
         // createRun adds the run to its conversation right after RunCreated; adding it here too
         // (a no-op when already there) lets the task bind without waiting for that.
@@ -81,7 +81,7 @@ async function cancelRun(rt: Runtime, event: RecordedEvent, runId: string, reaso
         runStream(runId),
         runDecider,
         { type: 'CancelRun', data: { run_id: runId, reason } },
-        reactionContext(event),
+        reactionContext(event, rt.clock.now()),
       );
       return;
     } catch (error) {

@@ -66,6 +66,11 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
     for (const method of [route.method].flat()) routes.push({ method, pattern });
   });
 
+  app.decorateRequest('now', '');
+  app.addHook('onRequest', async (req) => {
+    req.now = rt.clock.now().toISOString();
+  });
+
   app.addHook('onResponse', async (req, reply) => {
     req.log.info(
       {

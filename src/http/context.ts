@@ -9,7 +9,7 @@ export function commandContext(req: FastifyRequest): CommandContext {
   if (!principal) throw new Unauthorized();
   const correlation = req.headers['x-correlation-id'];
   return {
-    now: new Date().toISOString(),
+    now: req.now,
     actor: { type: principal.type, uid: principal.uid },
     teams: Object.fromEntries(principal.teams),
     team_uid: req.team?.uid ?? null,

@@ -18,6 +18,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
     team: ActiveTeam | null;
+    /** The time of record of this request (the server's clock when it arrived). */
+    now: string;
   }
   interface FastifyContextConfig {
     /** Reachable without a bearer credential. */

@@ -18,8 +18,8 @@ export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) =>
   uuidv5(`${event.id}:${purpose}`, NAMESPACE);
 
 /** The context of commands sent because of `event`: by the system, caused by it. */
-export const reactionContext = (event: RecordedEvent): CommandContext => ({
-  now: new Date().toISOString(),
+export const reactionContext = (event: RecordedEvent, now: Date): CommandContext => ({
+  now: now.toISOString(),
   actor: { type: 'system', uid: 'reactor' },
   teams: {},
   team_uid: event.metadata.team_uid,

@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 import type { Bootstrapped } from '../../commands/team/bootstrap.js';
+import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { features } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
@@ -17,7 +18,8 @@ export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
-export async function startTestApp(env: Record<string, string> = {}) {
+/** The app on a fresh data directory (or `env.DATA_DIR`); `clock` stands in for the server's time. */
+export async function startTestApp(env: Record<string, string> = {}, clock?: Clock) {
   const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -26,7 +28,7 @@ export async function startTestApp(env: Record<string, string> = {}) {
     RESPONSE_SCHEMAS: 'strict',
     ...env,
   });
-  const server = await openServer(config, createLogger(config), features);
+  const server = await openServer(config, createLogger(config), features, clock);
   const { app, rt } = server;
   const boot = server.started.get('team') as Bootstrapped;
 
