@@ -186,6 +186,14 @@ describe('sqlite document store', () => {
       revision: 0n,
       event_id: 'e1',
       event_type: 'T',
+      metadata: {
+        actor: { type: 'system' as const, uid: 'x' },
+        team_uid: null,
+        correlation_id: 'c',
+        causation_id: null,
+        request_id: null,
+        occurred_at: '2026-01-01T00:00:00.000Z',
+      },
       error: 'boom',
       at: '2026-01-01T00:00:00.000Z',
     };

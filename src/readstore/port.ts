@@ -1,5 +1,5 @@
 /** The document store port: read models as named collections of JSON documents. */
-import type { Position } from '../eventstore/port.js';
+import type { EventMetadata, Position } from '../eventstore/port.js';
 
 export type Doc = Record<string, unknown>;
 export type Scalar = string | number | boolean | null;
@@ -80,6 +80,8 @@ export interface SetAsideEvent {
   revision: bigint;
   event_id: string;
   event_type: string;
+  /** The event's metadata: which team, actor and request made it. */
+  metadata: EventMetadata;
   error: string;
   /** When it was set aside (ISO 8601). */
   at: string;

@@ -1,5 +1,5 @@
 /** Set-aside events as both adapters store them: flat strings, so bigints survive JSON and BSON. */
-import { positionKey } from '../eventstore/port.js';
+import { type EventMetadata, positionKey } from '../eventstore/port.js';
 import type { SetAside, SetAsideEvent } from './port.js';
 
 /** The table (SQLite) or collection (MongoDB) beside the checkpoints that keeps them. */
@@ -14,6 +14,7 @@ export interface StoredSetAside {
   revision: string;
   event_id: string;
   event_type: string;
+  metadata: EventMetadata;
   error: string;
   at: string;
 }
@@ -26,6 +27,7 @@ export const encodeSetAside = (e: SetAsideEvent): StoredSetAside => ({
   revision: e.revision.toString(),
   event_id: e.event_id,
   event_type: e.event_type,
+  metadata: e.metadata,
   error: e.error,
   at: e.at,
 });
@@ -37,6 +39,7 @@ export const decodeSetAside = (checkpoint: string, s: StoredSetAside): SetAside 
   revision: BigInt(s.revision),
   event_id: s.event_id,
   event_type: s.event_type,
+  metadata: s.metadata,
   error: s.error,
   at: s.at,
 });

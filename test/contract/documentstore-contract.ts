@@ -33,6 +33,14 @@ const skipped = (position: Position, error = 'malformed JSON'): SetAsideEvent =>
   revision: BIG,
   event_id: `e-${position.commit}`,
   event_type: 'RunCreated',
+  metadata: {
+    actor: { type: 'user', uid: 'u-1' },
+    team_uid: 't-1',
+    correlation_id: 'c-1',
+    causation_id: null,
+    request_id: 'r-1',
+    occurred_at: '2026-01-01T00:00:00.000Z',
+  },
   error,
   at: '2026-01-01T00:00:00.000Z',
 });
