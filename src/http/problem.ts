@@ -14,6 +14,7 @@ interface Problem {
   code: string;
   errors?: FieldError[];
   retryable?: boolean;
+  [extension: string]: unknown;
 }
 
 export function sendProblem(
@@ -24,6 +25,8 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
   retryable?: boolean,
+  /** Members of this problem type beyond the common ones (RFC 9457 extensions). */
+  extensions?: Record<string, unknown>,
 ): FastifyReply {
   const problem: Problem = {
     type: PROBLEM_TYPE_BASE + code,
@@ -34,6 +37,7 @@ export function sendProblem(
     code,
     ...(errors ? { errors } : {}),
     ...(retryable !== undefined ? { retryable } : {}),
+    ...extensions,
   };
   return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
 }
