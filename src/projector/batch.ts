@@ -19,8 +19,9 @@ interface Entry {
   position: Position;
 }
 
-/** An entry as it was before the current event first changed it (patches only ever grow). */
+/** An entry as it was before a change of the current event (patches only ever grow). */
 interface Saved {
+  id: string;
   entry: Entry | undefined;
   known: boolean;
   doc: Doc | null;
@@ -44,38 +45,36 @@ class StoreReadFailed extends Error {
 class DocBatch implements Docs {
   readonly entries = new Map<string, Entry>();
   position!: Position;
-  /** The entries the current event changed, as they were before it. */
-  private readonly saved = new Map<string, Saved>();
+  /** The entries the current event changed, as they were before each change (a list is cheapest). */
+  private readonly saved: Saved[] = [];
 
   constructor(private readonly stored: Collection) {}
 
   /** Starts an event: what it changes from now on can be undone. */
   begin(position: Position): void {
     this.position = position;
-    this.saved.clear();
+    this.saved.length = 0;
   }
 
-  /** Takes back every change of the current event. */
+  /** Takes back every change of the current event, the last first. */
   undo(): void {
-    for (const [id, s] of this.saved) {
-      if (!s.entry) this.entries.delete(id);
+    for (const s of this.saved.reverse()) {
+      if (!s.entry) this.entries.delete(s.id);
       else {
         Object.assign(s.entry, { known: s.known, doc: s.doc, position: s.position });
         s.entry.patches.length = s.patches;
-        this.entries.set(id, s.entry);
+        this.entries.set(s.id, s.entry);
       }
     }
-    this.saved.clear();
+    this.saved.length = 0;
   }
 
   private save(id: string): void {
-    if (this.saved.has(id)) return;
     const entry = this.entries.get(id);
-    this.saved.set(
-      id,
+    this.saved.push(
       entry
-        ? { entry, known: entry.known, doc: entry.doc, patches: entry.patches.length, position: entry.position }
-        : { entry, known: false, doc: null, patches: 0, position: this.position },
+        ? { id, entry, known: entry.known, doc: entry.doc, patches: entry.patches.length, position: entry.position }
+        : { id, entry, known: false, doc: null, patches: 0, position: this.position },
     );
   }
 
