@@ -10,7 +10,7 @@ import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
 import type { EventStore, NewEvent } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
-import { type CommandContext, type Handled, handleCommand } from './kernel/handle.js';
+import { type CommandContext, type Handled, handleCommand, metadataOf } from './kernel/handle.js';
 import type { Decider } from './kernel/decider.js';
 import { oneAtATime } from './kernel/one-at-a-time.js';
 import { foldedStreams, type StreamStates } from './kernel/stream-states.js';
@@ -34,8 +34,9 @@ export interface Runtime {
   blobs: BlobStore;
   urls: UrlSigner;
   /**
-   * Handles a command and returns once the read models show its events. Commands on one stream
-   * are handled one at a time in this process (see kernel/one-at-a-time).
+   * Handles a command and returns once the read models show its events; throws ReadModelFailed
+   * at once when a read model set one of them aside. Commands on one stream are handled one at a
+   * time in this process (see kernel/one-at-a-time).
    */
   execute<C, E extends NewEvent, S>(
     stream: string,
@@ -108,7 +109,9 @@ export async function openRuntime(
     urls: urlSigner(signingSecret(config), config.publicBaseUrl),
     async execute(stream, decider, command, context) {
       const handled = await handle(stream, decider, command, context);
-      await projector.waitFor(handled.position);
+      // Every event of this command, on any stream, carries this metadata: should a read model
+      // set one of them aside, the caller hears so at once.
+      await projector.waitFor(handled.position, metadataOf(context));
       return handled;
     },
     handle,

@@ -73,7 +73,7 @@ describe('sqlite-filter', () => {
   });
 
   it('refuses malicious or reserved collection names', () => {
-    for (const name of ['t"; DROP TABLE x; --', 'T', '_x', 'a.b', 'checkpoints', 'sqlite_master', '']) {
+    for (const name of ['t"; DROP TABLE x; --', 'T', '_x', 'a.b', 'checkpoints', 'set_aside', 'sqlite_master', '']) {
       expect(() => assertCollectionName(name)).toThrow(/invalid collection name/);
     }
     expect(() => assertCollectionName('runs_v2')).not.toThrow();
@@ -170,6 +170,44 @@ describe('sqlite document store', () => {
       ]),
     ).rejects.toMatchObject({ checkpointName: 'b' });
     expect(await store.collection('a').get('1')).toBeNull();
+    expect(await store.readCheckpoint('a')).toBeNull();
+    await store.close();
+  });
+
+  it('records set-aside events in the transaction of their checkpoint: a refused document writes neither', async () => {
+    const store = openSqliteDocumentStore(path.join(dir, 'set-aside.db'));
+    await store.ensureCollection('a', []);
+    const at = (n: bigint) => ({ commit: n, prepare: n });
+    let deep: unknown = [];
+    for (let i = 0; i < 1000; i++) deep = [deep];
+    const skipped = {
+      position: at(1n),
+      stream: 's',
+      revision: 0n,
+      event_id: 'e1',
+      event_type: 'T',
+      metadata: {
+        actor: { type: 'system' as const, uid: 'x' },
+        team_uid: null,
+        correlation_id: 'c',
+        causation_id: null,
+        request_id: null,
+        occurred_at: '2026-01-01T00:00:00.000Z',
+      },
+      error: 'boom',
+      at: '2026-01-01T00:00:00.000Z',
+    };
+    await expect(
+      store.commitAll([
+        {
+          writes: [{ collection: 'a', id: '1', doc: { deep }, position: at(2n) }],
+          checkpoint: 'a',
+          position: at(2n),
+          setAside: [skipped],
+        },
+      ]),
+    ).rejects.toThrow(/malformed JSON/);
+    expect(await store.listSetAside()).toEqual([]);
     expect(await store.readCheckpoint('a')).toBeNull();
     await store.close();
   });

@@ -4,7 +4,7 @@ import { loadConfig } from '../config.js';
 import { projectionsOf } from '../feature.js';
 import { features } from '../features.js';
 import { openStores } from '../runtime.js';
-import { rebuild, select, status, verify } from './projections.js';
+import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
 
 const projections = projectionsOf(features);
@@ -13,7 +13,8 @@ const commands = [workerCommand, ...features.flatMap((f) => f.cli ?? [])];
 const USAGE = `usage:
   shopfloor projections status              position and lag of every read model
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
-  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference
+  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event
+  shopfloor projections retry [name]        rebuild the read models with set-aside events; exit 1 if any stays set aside
 ${commands.map((c) => c.usage).join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
@@ -35,6 +36,8 @@ async function main(argv: string[]): Promise<number> {
         return await rebuild(stores, select(projections, name));
       case 'verify':
         return await verify(stores, select(projections, name));
+      case 'retry':
+        return await retry(stores, projections, name);
       default:
         console.error(USAGE);
         return 2;

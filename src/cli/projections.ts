@@ -1,7 +1,7 @@
-/** `shopfloor projections status | rebuild <name|all> | verify [name]`. */
+/** `shopfloor projections status | rebuild <name|all> | verify [name] | retry [name]`. */
 import cliProgress from 'cli-progress';
 import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
-import type { DocumentStore } from '../readstore/port.js';
+import type { DocumentStore, SetAside } from '../readstore/port.js';
 import { type AnyProjection, collectionOf } from '../projector/projection.js';
 import { rebuildProjections, verifyProjection } from '../projector/rebuild.js';
 
@@ -11,9 +11,27 @@ export interface Stores {
 }
 
 const show = (p: Position) => (p.commit < 0n ? '-' : p.commit.toString());
+/** Set-aside events listed per read model; the count says how many more there are. */
+const LIST_SET_ASIDE = 20;
+
+/** Prints the events `p` set aside (the first few); returns how many there are. */
+async function printSetAside(docs: DocumentStore, p: AnyProjection, count?: number): Promise<number> {
+  const n = count ?? (await docs.countSetAside()).get(collectionOf(p)) ?? 0;
+  if (n === 0) return 0;
+  console.log(`${p.name}: ${n} event(s) set aside, skipped because the read model cannot apply them:`);
+  for (const e of await docs.listSetAside(collectionOf(p), LIST_SET_ASIDE)) console.log(`  ${describe(e)}`);
+  if (n > LIST_SET_ASIDE) console.log(`  … and ${n - LIST_SET_ASIDE} more`);
+  return n;
+}
+
+const describe = ({ position, stream, revision, event_type, event_id, metadata: m, at, error }: SetAside) =>
+  `position ${show(position)}  ${stream}@${revision}  ${event_type}  event ${event_id}  team ${m.team_uid ?? '-'}  request ${m.request_id ?? '-'}  set aside ${at}: ${error}`;
+
+const RETRY_HINT = 'Fix the cause, then `shopfloor projections retry` applies them (a rebuild of those read models).';
 
 export async function status({ events, docs }: Stores, projections: readonly AnyProjection[]): Promise<number> {
   const head = await events.headPosition();
+  const counts = await docs.countSetAside();
   const rows = [];
   for (const p of projections) {
     const checkpoint = (await docs.readCheckpoint(collectionOf(p))) ?? START;
@@ -24,9 +42,13 @@ export async function status({ events, docs }: Stores, projections: readonly Any
       head: show(head),
       lag: (head.commit - checkpoint.commit).toString(),
       caught_up: comparePositions(checkpoint, head) >= 0,
+      set_aside: counts.get(collectionOf(p)) ?? 0,
     });
   }
   console.table(rows);
+  let setAside = 0;
+  for (const p of projections) setAside += await printSetAside(docs, p, counts.get(collectionOf(p)) ?? 0);
+  if (setAside) console.log(RETRY_HINT);
   return 0;
 }
 
@@ -59,20 +81,54 @@ export async function rebuild({ events, docs }: Stores, chosen: AnyProjection[])
   bar.stop();
   const seconds = (performance.now() - started) / 1000;
   console.log(`${names}: rebuilt from ${count} events in ${seconds.toFixed(2)} s`);
-  return 0;
+  let setAside = 0;
+  for (const p of chosen) setAside += await printSetAside(docs, p);
+  if (setAside) console.log(RETRY_HINT);
+  return setAside ? 1 : 0;
 }
 
+/**
+ * Retries the set-aside events of the chosen read models (those that have any, when none is
+ * named). Applying an old event late, over documents later events have changed since, would not
+ * give what the log gives, so a retry is a rebuild of each such read model (beside the live one,
+ * so a running server goes on serving it): the events that now apply are applied in their place,
+ * those that still fail stay set aside. Exit 1 while any does.
+ */
+export async function retry(stores: Stores, projections: readonly AnyProjection[], name?: string): Promise<number> {
+  const before = await stores.docs.countSetAside();
+  const chosen = name ? select(projections, name) : projections.filter((p) => before.has(collectionOf(p)));
+  if (chosen.length === 0) {
+    console.log('No events are set aside.');
+    return 0;
+  }
+  await rebuild(stores, chosen);
+  const after = await stores.docs.countSetAside();
+  let left = 0;
+  for (const p of chosen) {
+    const [was, is] = [before.get(collectionOf(p)) ?? 0, after.get(collectionOf(p)) ?? 0];
+    console.log(`${p.name}: ${was} event(s) were set aside; ${is} still are`);
+    left += is;
+  }
+  return left ? 1 : 0;
+}
+
+/** Exit 1 when a read model differs from its rebuild, or has events set aside (it lacks them). */
 export async function verify({ events, docs }: Stores, chosen: AnyProjection[]): Promise<number> {
   let failures = 0;
+  let setAside = 0;
   for (const p of chosen) {
     const differences = await verifyProjection(events, docs, p);
+    const skipped = await printSetAside(docs, p);
+    setAside += skipped;
     if (differences.length === 0) {
-      console.log(`${p.name}: ok`);
+      if (!skipped) console.log(`${p.name}: ok`);
+      else failures += 1;
       continue;
     }
     failures += 1;
     console.log(`${p.name}: ${differences.length} document(s) differ`);
     for (const d of differences.slice(0, 20)) console.log(JSON.stringify(d));
   }
+  if (setAside) console.log(RETRY_HINT);
   return failures ? 1 : 0;
 }

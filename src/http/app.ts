@@ -100,11 +100,20 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) =>
-    rt.projector.isReady
-      ? { status: 'ready' }
-      : sendProblem(reply, 503, 'not_ready', 'Not ready', 'The read models are still catching up with the event log'),
-  );
+  app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
+    const notReady = (detail: string, extensions?: Record<string, unknown>) =>
+      sendProblem(reply, 503, 'not_ready', 'Not ready', detail, undefined, undefined, extensions);
+    if (!rt.projector.isReady) return notReady('The read models are still catching up with the event log');
+    if (rt.projector.isFailing) return notReady('The read models cannot be written; the projector is retrying');
+    const setAside = await rt.projector.setAside().catch(() => null);
+    if (!setAside) return notReady('The read store did not answer');
+    if (setAside.length === 0) return { status: 'ready' };
+    // Names and counts only: this route needs no credential, the events themselves are for operators.
+    return notReady(
+      `Read models set aside events they cannot apply: ${setAside.map((s) => `${s.projection} (${s.events})`).join(', ')}. \`shopfloor projections status\` lists them; \`shopfloor projections retry\` applies them once fixed`,
+      { set_aside: setAside },
+    );
+  });
 
   await app.register(
     async (api) => {

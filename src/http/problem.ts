@@ -15,6 +15,7 @@ interface Problem {
   code: string;
   errors?: FieldError[];
   retryable?: boolean;
+  [extension: string]: unknown;
 }
 
 /** The Problem of RFC 9457 with Shopfloor's members, for the OpenAPI document. */
@@ -37,6 +38,8 @@ export function sendProblem(
   detail: string,
   errors?: FieldError[],
   retryable?: boolean,
+  /** Members of this problem type beyond the common ones (RFC 9457 extensions). */
+  extensions?: Record<string, unknown>,
 ): FastifyReply {
   const problem: Problem = {
     type: PROBLEM_TYPE_BASE + code,
@@ -47,6 +50,7 @@ export function sendProblem(
     code,
     ...(errors ? { errors } : {}),
     ...(retryable !== undefined ? { retryable } : {}),
+    ...extensions,
   };
   return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
 }

@@ -70,3 +70,20 @@ export class Unprocessable extends DomainError {
     super(422, code, 'Unprocessable request', detail);
   }
 }
+
+/**
+ * The change was saved, but a read model could not apply one of its events and set it aside
+ * (projector/isolate): reads will not show it until an operator retries it. Not retryable: the
+ * same request again would make the change a second time.
+ */
+export class ReadModelFailed extends DomainError {
+  constructor(readModels: readonly string[]) {
+    super(
+      500,
+      'read_model_failed',
+      'Read model failed',
+      `The change was saved, but the read model${readModels.length > 1 ? 's' : ''} ${readModels.join(', ')} could not apply it; it was set aside for an operator (see /readyz), and reads may not show it until it is retried`,
+    );
+    this.retryable = false;
+  }
+}

@@ -2,6 +2,10 @@
  * Applies a batch of events to one projection in memory and yields the final state of each
  * touched document, so that many events on one document cost one write. Documents that are only
  * patched are loaded together, once, when the batch is flushed.
+ *
+ * A handler that throws is the event's fault, not the batch's: the changes it made to the batch
+ * are undone, the event is listed in `failed()`, and the batch goes on without it. A read of the
+ * stored documents that fails is the store's fault: it fails the batch.
  */
 import type { Position, RecordedEvent } from '../eventstore/port.js';
 import type { Collection, Doc, DocWrite } from '../readstore/port.js';
@@ -15,26 +19,86 @@ interface Entry {
   position: Position;
 }
 
+/** An entry as it was before a change of the current event (patches only ever grow). */
+interface Saved {
+  id: string;
+  entry: Entry | undefined;
+  known: boolean;
+  doc: Doc | null;
+  patches: number;
+  position: Position;
+}
+
+/** An event whose handler threw, and what it threw. */
+export interface Failed {
+  event: RecordedEvent;
+  error: unknown;
+}
+
+/** A read of stored documents failed inside a handler: the store's trouble, not the event's. */
+class StoreReadFailed extends Error {
+  constructor(readonly error: unknown) {
+    super('reading the stored documents failed');
+  }
+}
+
 class DocBatch implements Docs {
   readonly entries = new Map<string, Entry>();
   position!: Position;
+  /** The entries the current event changed, as they were before each change (a list is cheapest). */
+  private readonly saved: Saved[] = [];
 
   constructor(private readonly stored: Collection) {}
+
+  /** Starts an event: what it changes from now on can be undone. */
+  begin(position: Position): void {
+    this.position = position;
+    this.saved.length = 0;
+  }
+
+  /** Takes back every change of the current event, the last first. */
+  undo(): void {
+    for (const s of this.saved.reverse()) {
+      if (!s.entry) this.entries.delete(s.id);
+      else {
+        Object.assign(s.entry, { known: s.known, doc: s.doc, position: s.position });
+        s.entry.patches.length = s.patches;
+        this.entries.set(s.id, s.entry);
+      }
+    }
+    this.saved.length = 0;
+  }
+
+  private save(id: string): void {
+    const entry = this.entries.get(id);
+    this.saved.push(
+      entry
+        ? { id, entry, known: entry.known, doc: entry.doc, patches: entry.patches.length, position: entry.position }
+        : { id, entry, known: false, doc: null, patches: 0, position: this.position },
+    );
+  }
 
   async get(id: string): Promise<Doc | null> {
     const entry = this.entries.get(id);
     if (entry?.known) return entry.doc;
-    const doc = await this.stored.get(id);
+    let doc: Doc | null;
+    try {
+      doc = await this.stored.get(id);
+    } catch (error) {
+      throw new StoreReadFailed(error);
+    }
     const resolved = entry ? applyPatches(doc, entry.patches) : doc;
     this.entries.set(id, { known: true, doc: resolved, patches: [], position: entry?.position ?? this.position });
     return resolved;
   }
 
   put(id: string, doc: Doc): void {
+    this.save(id);
     this.entries.set(id, { known: true, doc, patches: [], position: this.position });
   }
 
   patch(id: string, fields: Doc): void {
+    this.save(id);
     const entry = this.entries.get(id);
     if (!entry) this.entries.set(id, { known: false, doc: null, patches: [fields], position: this.position });
     else {
@@ -45,6 +109,7 @@ class DocBatch implements Docs {
   }
 
   delete(id: string): void {
+    this.save(id);
     this.entries.set(id, { known: true, doc: null, patches: [], position: this.position });
   }
 
@@ -70,20 +135,32 @@ const applyPatches = (doc: Doc | null, patches: Doc[]): Doc | null =>
  */
 export function projectionBatch(projection: AnyProjection, collection: string, stored: Collection) {
   const batch = new DocBatch(stored);
+  const failed: Failed[] = [];
   return {
     async apply(events: readonly RecordedEvent[]): Promise<void> {
       for (const event of events) {
         const handler = projection.on[event.type];
         if (!handler) continue;
-        batch.position = event.position;
-        await handler(event, batch);
+        batch.begin(event.position);
+        try {
+          await handler(event, batch);
+        } catch (error) {
+          if (error instanceof StoreReadFailed) throw error.error;
+          batch.undo();
+          failed.push({ event, error });
+        }
       }
     },
     writes: (): Promise<DocWrite[]> => batch.writes(collection),
+    /** The events whose handlers threw, in log order: none of their changes is in `writes()`. */
+    failed: (): readonly Failed[] => failed,
   };
 }
 
-/** Runs the projection's handlers over `events` and returns the document writes they produce. */
+/**
+ * Runs the projection's handlers over `events` and returns the document writes they produce;
+ * a handler that throws fails the call (nothing is set aside here).
+ */
 export async function applyEvents(
   projection: AnyProjection,
   collection: string,
@@ -92,5 +169,7 @@ export async function applyEvents(
 ): Promise<DocWrite[]> {
   const batch = projectionBatch(projection, collection, stored);
   await batch.apply(events);
+  const [failed] = batch.failed();
+  if (failed) throw failed.error;
   return batch.writes();
 }

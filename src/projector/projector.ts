@@ -3,12 +3,24 @@
  * every projection for a batch are committed with their checkpoints as one (one transaction on
  * SQLite), so a restart resumes exactly where the last commit left off. `waitFor(position)` lets
  * a command answer only once its own events are visible to queries (read your writes).
+ *
+ * An event a read model cannot apply is set aside for that read model (projector/isolate): it is
+ * logged once, recorded beside the checkpoint, and the projector goes on, so one bad event never
+ * holds up the others. `/readyz` and `shopfloor projections status` show it until a rebuild of
+ * that read model applies it (`shopfloor projections retry`).
  */
 import type { Logger } from 'pino';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
-import { CheckpointMoved, type CheckpointedWrites, type DocumentStore } from '../readstore/port.js';
-import { DomainError } from '../kernel/errors.js';
-import { applyEvents } from './batch.js';
+import {
+  comparePositions,
+  START,
+  type EventMetadata,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+} from '../eventstore/port.js';
+import { CheckpointMoved, type DocumentStore, type SetAsideEvent } from '../readstore/port.js';
+import { DomainError, ReadModelFailed } from '../kernel/errors.js';
+import { commitIsolated, type Target } from './isolate.js';
 import { replayInto } from './rebuild.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
@@ -16,38 +28,73 @@ import { type AnyProjection, collectionOf } from './projection.js';
 const BATCH_SIZE = 5000;
 const RETRY_AFTER_FAILURE_MS = 1000;
 const WAIT_FOR_TIMEOUT_MS = 10_000;
+/** Set-aside events kept in memory for waiters: a command waits for its own, recent, events only. */
+const RECENT_SET_ASIDE = 1000;
 
 interface Waiter {
   position: Position;
+  /** The metadata of the waiting command's own events (one command context makes them alike). */
+  origin?: EventMetadata;
   resolve(): void;
+  reject(error: Error): void;
+}
+
+interface Noted extends SetAsideEvent {
+  readModel: string;
+}
+
+/** A read model with events set aside, for `/readyz`. */
+export interface SetAsideCount {
+  projection: string;
+  version: number;
+  events: number;
 }
 
 const minPosition = (positions: Position[]): Position =>
   positions.reduce((min, p) => (comparePositions(p, min) < 0 ? p : min), positions[0] ?? START);
 
+/** Whether `e` is one of the waiting command's own events: same request, same moment, same actor. */
+const concerns = ({ origin, position }: Waiter, { metadata: m, position: at }: Noted): boolean =>
+  origin !== undefined &&
+  comparePositions(at, position) <= 0 &&
+  m.occurred_at === origin.occurred_at &&
+  m.request_id === origin.request_id &&
+  m.correlation_id === origin.correlation_id &&
+  m.causation_id === origin.causation_id &&
+  m.actor.uid === origin.actor.uid;
+
 export class Projector {
-  private readonly checkpoints = new Map<AnyProjection, Position>();
+  private readonly targets: Target[];
   private readonly changeCounts = new Map<AnyProjection, number>();
   private processed: Position = START;
   private waiters: Waiter[] = [];
+  private recent: Noted[] = [];
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private readyAt: Position | null = null;
   private ready = false;
+  private failing = false;
 
   constructor(
     private readonly events: EventStore,
     private readonly docs: DocumentStore,
     readonly projections: readonly AnyProjection[],
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.targets = projections.map((p) => ({
+      projection: p,
+      collection: collectionOf(p),
+      position: START,
+      guarded: true,
+    }));
+  }
 
   async start(): Promise<void> {
-    for (const p of this.projections) {
-      await this.docs.ensureCollection(collectionOf(p), p.indexes);
-      this.checkpoints.set(p, (await this.docs.readCheckpoint(collectionOf(p))) ?? START);
+    for (const t of this.targets) {
+      await this.docs.ensureCollection(t.collection, t.projection.indexes);
+      t.position = (await this.docs.readCheckpoint(t.collection)) ?? START;
     }
-    this.processed = minPosition([...this.checkpoints.values()]);
+    this.processed = minPosition(this.targets.map((t) => t.position));
     this.readyAt = await this.events.headPosition();
     this.settle();
     this.loop = this.run();
@@ -63,9 +110,22 @@ export class Projector {
     return this.ready;
   }
 
-  /** Resolves when every projection has processed the event at `position`. */
-  waitFor(position: Position | null): Promise<void> {
-    if (!position || comparePositions(this.processed, position) >= 0) return Promise.resolve();
+  /** True while the last attempt to apply a batch failed for a reason of the store's (it retries). */
+  get isFailing(): boolean {
+    return this.failing;
+  }
+
+  /**
+   * Resolves when every projection has processed the event at `position`. With `origin` (the
+   * metadata of a command's own events, up to `position`), rejects at once with ReadModelFailed
+   * when a read model set one of them aside: waiting longer would not show it.
+   */
+  waitFor(position: Position | null, origin?: EventMetadata): Promise<void> {
+    if (!position) return Promise.resolve();
+    if (comparePositions(this.processed, position) >= 0) {
+      const failed = this.failedFor({ position, origin, resolve() {}, reject() {} });
+      return failed ? Promise.reject(failed) : Promise.resolve();
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () =>
@@ -79,8 +139,21 @@ export class Projector {
           ),
         WAIT_FOR_TIMEOUT_MS,
       );
-      this.waiters.push({ position, resolve: () => (clearTimeout(timer), resolve()) });
+      this.waiters.push({
+        position,
+        origin,
+        resolve: () => (clearTimeout(timer), resolve()),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      });
     });
+  }
+
+  /** The read models with events set aside, read from the store (a retry elsewhere clears them). */
+  async setAside(): Promise<SetAsideCount[]> {
+    const counts = await this.docs.countSetAside();
+    return this.projections
+      .filter((p) => counts.has(collectionOf(p)))
+      .map((p) => ({ projection: p.name, version: p.version, events: counts.get(collectionOf(p))! }));
   }
 
   private async run(): Promise<void> {
@@ -90,10 +163,12 @@ export class Projector {
         await this.loadFresh();
         for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
           await this.applyBatch(batch);
+          this.failing = false;
           this.processed = batch[batch.length - 1]!.position;
           this.settle();
         }
       } catch (error) {
+        this.failing = true;
         this.log.error({ err: error }, 'projector failed; resuming from the last checkpoints');
         await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
       }
@@ -106,56 +181,76 @@ export class Projector {
    * event by event with every index kept up to date takes about twice as long.
    */
   private async loadFresh(): Promise<void> {
-    const fresh = this.projections.filter((p) => this.checkpoints.get(p) === START);
+    const fresh = this.targets.filter((t) => t.position === START);
     if (fresh.length === 0) return;
     const head = await this.events.headPosition();
     if (comparePositions(head, START) === 0) return;
-    this.log.info({ read_models: fresh.map((p) => p.name) }, 'loading new read models from the log');
-    await replayInto(this.events, this.docs, fresh, fresh.map(collectionOf), head, () => {});
-    for (const p of fresh) {
-      this.checkpoints.set(p, head);
-      this.changed(p);
+    this.log.info({ read_models: fresh.map((t) => t.projection.name) }, 'loading new read models from the log');
+    const projections = fresh.map((t) => t.projection);
+    await replayInto(
+      this.events,
+      this.docs,
+      projections,
+      fresh.map((t) => t.collection),
+      head,
+      () => {},
+      (t, e) => this.noteSetAside(t.projection, e),
+    );
+    for (const t of fresh) {
+      t.position = head;
+      this.changed(t.projection);
     }
-    this.processed = minPosition([...this.checkpoints.values()]);
+    this.failing = false;
+    this.processed = minPosition(this.targets.map((t) => t.position));
     this.settle();
   }
 
   private async applyBatch(batch: RecordedEvent[]): Promise<void> {
     for (;;) {
-      const parts: Array<CheckpointedWrites & { projection: AnyProjection }> = [];
-      for (const p of this.projections) {
-        const checkpoint = this.checkpoints.get(p)!;
-        const fresh = batch.filter((e) => comparePositions(e.position, checkpoint) > 0);
-        if (fresh.length === 0) continue;
-        const collection = collectionOf(p);
-        const writes = await applyEvents(p, collection, this.docs.collection(collection), fresh);
-        const position = fresh[fresh.length - 1]!.position;
-        parts.push({
-          projection: p,
-          writes,
-          checkpoint: collection,
-          position,
-          expected: checkpoint === START ? null : checkpoint,
-        });
-      }
-      if (parts.length === 0) return;
       try {
-        await this.docs.commitAll(parts);
-        for (const { projection, position, writes } of parts) {
-          this.checkpoints.set(projection, position);
-          if (writes.length) this.changed(projection);
-        }
+        await commitIsolated(this.docs, this.targets, batch, (target, wrote, setAside) => {
+          if (wrote || setAside.length) this.changed(target.projection);
+          for (const e of setAside) this.noteSetAside(target.projection, e);
+        });
         return;
       } catch (error) {
         if (!(error instanceof CheckpointMoved)) throw error;
         // A rebuild swapped in a new collection: continue from its checkpoint, on its documents.
         // (On MongoDB the parts before it are committed already; their checkpoints, now moved too,
         // are re-read the same way on the next round.)
-        const moved = this.projections.find((p) => collectionOf(p) === error.checkpointName)!;
-        this.checkpoints.set(moved, (await this.docs.readCheckpoint(error.checkpointName)) ?? START);
-        this.changed(moved);
+        const moved = this.targets.find((t) => t.collection === error.checkpointName)!;
+        moved.position = (await this.docs.readCheckpoint(error.checkpointName)) ?? START;
+        this.changed(moved.projection);
       }
     }
+  }
+
+  /** One error line per event set aside; a command waiting for it is answered now, not when all is done. */
+  private noteSetAside(p: AnyProjection, e: SetAsideEvent): void {
+    this.log.error(
+      {
+        read_model: p.name,
+        stream: e.stream,
+        position: e.position.commit.toString(),
+        event_id: e.event_id,
+        event_type: e.event_type,
+        error: e.error,
+      },
+      'read model set aside an event it cannot apply; it goes on without it',
+    );
+    const noted = { ...e, readModel: p.name };
+    this.recent.push(noted);
+    if (this.recent.length > RECENT_SET_ASIDE) this.recent = this.recent.slice(-RECENT_SET_ASIDE);
+    const hit = this.waiters.filter((w) => concerns(w, noted));
+    if (hit.length) {
+      this.waiters = this.waiters.filter((w) => !hit.includes(w));
+      for (const w of hit) w.reject(this.failedFor(w)!);
+    }
+  }
+
+  private failedFor(w: Waiter): ReadModelFailed | null {
+    const names = new Set(this.recent.filter((e) => concerns(w, e)).map((e) => e.readModel));
+    return names.size ? new ReadModelFailed([...names]) : null;
   }
 
   private changed(p: AnyProjection): void {
@@ -171,7 +266,11 @@ export class Projector {
     const reached = this.waiters.filter((w) => comparePositions(this.processed, w.position) >= 0);
     if (reached.length) {
       this.waiters = this.waiters.filter((w) => !reached.includes(w));
-      for (const w of reached) w.resolve();
+      for (const w of reached) {
+        const failed = this.failedFor(w);
+        if (failed) w.reject(failed);
+        else w.resolve();
+      }
     }
     if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) {
       this.ready = true;
@@ -193,11 +292,11 @@ export class Projector {
   }
 
   status(): Array<{ name: string; version: number; collection: string; position: Position }> {
-    return this.projections.map((p) => ({
-      name: p.name,
-      version: p.version,
-      collection: collectionOf(p),
-      position: this.checkpoints.get(p) ?? START,
+    return this.targets.map((t) => ({
+      name: t.projection.name,
+      version: t.projection.version,
+      collection: t.collection,
+      position: t.position,
     }));
   }
 }

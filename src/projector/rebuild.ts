@@ -3,9 +3,10 @@
  * and verify one by rebuilding a shadow to the live checkpoint and comparing documents.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
-import type { Doc, DocumentStore } from '../readstore/port.js';
+import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
+import type { Doc, DocumentStore, SetAsideEvent } from '../readstore/port.js';
 import { projectionBatch } from './batch.js';
+import { commitIsolated, mayBeRefusal, setAsideOf, type Target } from './isolate.js';
 import { type AnyProjection, collectionOf } from './projection.js';
 
 /**
@@ -28,10 +29,34 @@ const handledTypes = (projections: readonly AnyProjection[]): string[] => [
   ...new Set(projections.flatMap((p) => Object.keys(p.on))),
 ];
 
+/** The events of `types` after `after`, up to and including `until`. */
+async function readBetween(
+  events: EventStore,
+  types: readonly string[],
+  after: Position,
+  until: Position,
+): Promise<RecordedEvent[]> {
+  const read: RecordedEvent[] = [];
+  for (let position = after; comparePositions(position, until) < 0; ) {
+    const page = (await events.readAll(position, READ_PAGE, types)).filter(
+      (e) => comparePositions(e.position, until) <= 0,
+    );
+    read.push(...page);
+    if (page.length < READ_PAGE) break;
+    position = page[page.length - 1]!.position;
+  }
+  return read;
+}
+
+/** Told of each event a read model set aside (`target.collection` names the read model). */
+export type OnSetAside = (target: Target, event: SetAsideEvent) => void;
+
 /**
  * Replays the log into fresh `targets` (one per projection, emptied first), in one pass, stopping
  * after `until` (default: the head), and leaves each checkpointed there with its indexes built.
- * Each commit writes every target as one. Returns the events handled.
+ * Each commit writes every target as one. Events a read model cannot apply are set aside as the
+ * live projector sets them aside (projector/isolate), so a replay never dies on one. Returns the
+ * events handled.
  */
 export async function replayInto(
   events: EventStore,
@@ -40,6 +65,7 @@ export async function replayInto(
   targets: readonly string[],
   until: Position | null,
   onProgress: (p: Progress) => void,
+  onSetAside: OnSetAside = () => {},
 ): Promise<number> {
   for (const target of targets) {
     await docs.drop(target);
@@ -47,7 +73,13 @@ export async function replayInto(
   }
   const head = until ?? (await events.headPosition());
   const types = handledTypes(projections);
-  const fresh = () => projections.map((p, i) => projectionBatch(p, targets[i]!, docs.collection(targets[i]!)));
+  const written: Target[] = projections.map((p, i) => ({
+    projection: p,
+    collection: targets[i]!,
+    position: START,
+    guarded: false,
+  }));
+  const fresh = () => written.map((t) => projectionBatch(t.projection, t.collection, docs.collection(t.collection)));
   let [batches, pending, count, position] = [fresh(), 0, 0, START];
   for (let last = false; !last; ) {
     const page = (await events.readAll(position, READ_PAGE, types)).filter(
@@ -58,11 +90,28 @@ export async function replayInto(
     pending += page.length;
     position = page.at(-1)?.position ?? position;
     if (pending > 0 && (last || pending >= COMMIT_EVERY)) {
-      await docs.commitAll(
-        await Promise.all(
-          batches.map(async (b, i) => ({ writes: await b.writes(), checkpoint: targets[i]!, position })),
-        ),
+      const parts = await Promise.all(
+        batches.map(async (b, i) => ({
+          writes: await b.writes(),
+          checkpoint: targets[i]!,
+          position,
+          setAside: b.failed().map((f) => setAsideOf(f.event, f.error)),
+        })),
       );
+      try {
+        await docs.commitAll(parts);
+        for (const [i, t] of written.entries()) {
+          t.position = position;
+          for (const e of parts[i]!.setAside) onSetAside(t, e);
+        }
+      } catch (error) {
+        if (!mayBeRefusal(error)) throw error;
+        // The store refused some document: go through these events again, halving until it is found.
+        const again = await readBetween(events, types, written[0]!.position, position);
+        await commitIsolated(docs, written, again, (t, _wrote, setAside) => {
+          for (const e of setAside) onSetAside(t, e);
+        });
+      }
       count += pending;
       onProgress({ events: count, position, head });
       [batches, pending] = [fresh(), 0];
@@ -77,16 +126,18 @@ export async function replayInto(
 
 /**
  * Rebuilds read models beside the live ones, reading the log once for all of them, then swaps
- * each in. Returns the events handled.
+ * each in: its documents, its checkpoint and the events it set aside, which replace the live
+ * one's (so a rebuild after a fix is how set-aside events are retried). Returns the events handled.
  */
 export async function rebuildProjections(
   events: EventStore,
   docs: DocumentStore,
   projections: readonly AnyProjection[],
   onProgress: (p: Progress) => void = () => {},
+  onSetAside?: OnSetAside,
 ): Promise<number> {
   const shadows = projections.map((p) => `${collectionOf(p)}__rebuild`);
-  const count = await replayInto(events, docs, projections, shadows, null, onProgress);
+  const count = await replayInto(events, docs, projections, shadows, null, onProgress, onSetAside);
   for (const [i, p] of projections.entries()) await docs.promote(shadows[i]!, collectionOf(p));
   return count;
 }

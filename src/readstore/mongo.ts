@@ -3,6 +3,8 @@
  * `_pos` = the position of the event that last wrote it. MongoDB has no cheap multi-collection
  * transaction outside replica sets, so every document write is guarded by its position instead:
  * replaying events after a crash (the checkpoint is written last) never moves a document back.
+ * Events a read model set aside are kept in `set_aside`, one document per checkpoint and position,
+ * written before the checkpoint too, so a replay after a crash records them again in place.
  */
 import {
   MongoBulkWriteError,
@@ -16,6 +18,7 @@ import { comparePositions, type Position } from '../eventstore/port.js';
 import {
   CheckpointMoved,
   samePosition,
+  type CheckpointedWrites,
   type Collection,
   type Condition,
   type Doc,
@@ -26,6 +29,7 @@ import {
   type Scalar,
   type Sort,
 } from './port.js';
+import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 
 /** Positions as 20-digit zero-padded strings: string order equals numeric order up to 2^64. */
 interface StoredPosition {
@@ -33,6 +37,7 @@ interface StoredPosition {
   prepare: string;
 }
 type Stored = Document & { _id: string; _pos?: StoredPosition };
+type SetAsideDoc = StoredSetAside & { checkpoint: string };
 interface CheckpointDoc {
   _id: string;
   commit: string;
@@ -62,7 +67,7 @@ const NAMESPACE_EXISTS = 48;
 const NOTHING: Document = { _id: { $in: [] } };
 
 function assertCollectionName(name: string): void {
-  if (!COLLECTION_NAME.test(name) || name === CHECKPOINTS) {
+  if (!COLLECTION_NAME.test(name) || name === CHECKPOINTS || name === SET_ASIDE) {
     throw new Error(`invalid collection name: ${JSON.stringify(name)}`);
   }
 }
@@ -208,6 +213,8 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
   await client.connect();
   const db = client.db(dbName);
   const checkpoints = db.collection<CheckpointDoc>(CHECKPOINTS);
+  const setAside = db.collection<SetAsideDoc>(SET_ASIDE);
+  await setAside.createIndex({ checkpoint: 1, key: 1 }, { unique: true });
   const docs = (name: string) => {
     assertCollectionName(name);
     return db.collection<Stored>(name);
@@ -259,6 +266,57 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     };
   }
 
+  async function commitPart({
+    writes,
+    checkpoint: checkpointName,
+    position,
+    expected,
+    setAside: skipped,
+  }: CheckpointedWrites) {
+    // Not atomic with the writes below (those are guarded by position); it stops a projector
+    // from writing over a collection that a rebuild has just swapped in.
+    if (expected !== undefined) {
+      const stored = await checkpoints.findOne({ _id: checkpointName });
+      if (!samePosition(stored ? toPosition(stored) : null, expected)) throw new CheckpointMoved(checkpointName);
+    }
+    const byCollection = new Map<string, AnyBulkWriteOperation<Stored>[]>();
+    for (const w of writes) {
+      assertCollectionName(w.collection);
+      const pos = { commit: pad(w.position.commit), prepare: pad(w.position.prepare) };
+      const filter = { _id: w.id, ...olderThan(pos) } as MongoFilter<Stored>;
+      let op: AnyBulkWriteOperation<Stored>;
+      if (w.doc === null) {
+        // No tombstone: a replay from before the delete may briefly bring the document back,
+        // until the replay reaches the delete again. The checkpoint moves only after that.
+        op = { deleteOne: { filter } };
+      } else {
+        if ('_id' in w.doc || '_pos' in w.doc) throw new Error(`${w.collection}/${w.id}: _id and _pos are reserved`);
+        op = { replaceOne: { filter, replacement: { ...w.doc, _id: w.id, _pos: pos }, upsert: true } };
+      }
+      const ops = byCollection.get(w.collection) ?? [];
+      ops.push(op);
+      byCollection.set(w.collection, ops);
+    }
+    for (const [name, ops] of byCollection) {
+      try {
+        await docs(name).bulkWrite(ops, { ordered: false });
+      } catch (error) {
+        if (!onlyStaleWrites(error)) throw error;
+      }
+    }
+    if (skipped?.length) {
+      await setAside.bulkWrite(
+        skipped.map((e) => {
+          const stored = { ...encodeSetAside(e), checkpoint: checkpointName };
+          return {
+            replaceOne: { filter: { checkpoint: checkpointName, key: stored.key }, replacement: stored, upsert: true },
+          };
+        }),
+      );
+    }
+    await saveCheckpoint(checkpointName, position);
+  }
+
   const store: DocumentStore = {
     async ensureCollection(name, indexes) {
       try {
@@ -274,42 +332,10 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     },
     collection,
     async commit(writes, checkpointName, position, expected) {
-      // Not atomic with the writes below (those are guarded by position); it stops a projector
-      // from writing over a collection that a rebuild has just swapped in.
-      if (expected !== undefined) {
-        const stored = await checkpoints.findOne({ _id: checkpointName });
-        if (!samePosition(stored ? toPosition(stored) : null, expected)) throw new CheckpointMoved(checkpointName);
-      }
-      const byCollection = new Map<string, AnyBulkWriteOperation<Stored>[]>();
-      for (const w of writes) {
-        assertCollectionName(w.collection);
-        const pos = { commit: pad(w.position.commit), prepare: pad(w.position.prepare) };
-        const filter = { _id: w.id, ...olderThan(pos) } as MongoFilter<Stored>;
-        let op: AnyBulkWriteOperation<Stored>;
-        if (w.doc === null) {
-          // No tombstone: a replay from before the delete may briefly bring the document back,
-          // until the replay reaches the delete again. The checkpoint moves only after that.
-          op = { deleteOne: { filter } };
-        } else {
-          if ('_id' in w.doc || '_pos' in w.doc) throw new Error(`${w.collection}/${w.id}: _id and _pos are reserved`);
-          op = { replaceOne: { filter, replacement: { ...w.doc, _id: w.id, _pos: pos }, upsert: true } };
-        }
-        const ops = byCollection.get(w.collection) ?? [];
-        ops.push(op);
-        byCollection.set(w.collection, ops);
-      }
-      for (const [name, ops] of byCollection) {
-        try {
-          await docs(name).bulkWrite(ops, { ordered: false });
-        } catch (error) {
-          if (!onlyStaleWrites(error)) throw error;
-        }
-      }
-      await saveCheckpoint(checkpointName, position);
+      await commitPart({ writes, checkpoint: checkpointName, position, expected });
     },
     async commitAll(parts) {
-      for (const { writes, checkpoint, position, expected } of parts)
-        await store.commit(writes, checkpoint, position, expected);
+      for (const part of parts) await commitPart(part);
     },
     async readCheckpoint(name) {
       const found = await checkpoints.findOne({ _id: name });
@@ -319,6 +345,20 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       const found = await checkpoints.find({}).sort({ _id: 1 }).toArray();
       return found.map((c) => ({ name: c._id, position: toPosition(c) }));
     },
+    async listSetAside(checkpoint, limit) {
+      const found = setAside
+        .find(checkpoint === undefined ? {} : { checkpoint })
+        .sort({ checkpoint: 1, key: 1 })
+        .limit(limit ?? 0);
+      return (await found.toArray()).map(({ checkpoint, ...stored }) => decodeSetAside(checkpoint, stored));
+    },
+    async countSetAside() {
+      const groups = await setAside.aggregate<{ _id: string; n: number }>([
+        { $group: { _id: '$checkpoint', n: { $sum: 1 } } },
+      ]);
+      return new Map((await groups.toArray()).map((g) => [g._id, g.n]));
+    },
+
     async promote(source, target) {
       assertCollectionName(source);
       assertCollectionName(target);
@@ -338,16 +378,19 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       await db.renameCollection(source, target, { dropTarget: true });
       if (from) await saveCheckpoint(target, toPosition(from));
       await checkpoints.deleteOne({ _id: source });
+      await setAside.deleteMany({ checkpoint: target });
+      await setAside.updateMany({ checkpoint: source }, { $set: { checkpoint: target } });
     },
     async drop(name) {
       await docs(name).drop();
       await checkpoints.deleteOne({ _id: name });
+      await setAside.deleteMany({ checkpoint: name });
     },
     async listCollections() {
       const found = await db.listCollections({}, { nameOnly: true }).toArray();
       return found
         .map((c) => c.name)
-        .filter((name) => name !== CHECKPOINTS && COLLECTION_NAME.test(name))
+        .filter((name) => name !== CHECKPOINTS && name !== SET_ASIDE && COLLECTION_NAME.test(name))
         .sort();
     },
     async close() {

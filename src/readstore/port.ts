@@ -1,5 +1,5 @@
 /** The document store port: read models as named collections of JSON documents. */
-import type { Position } from '../eventstore/port.js';
+import type { EventMetadata, Position } from '../eventstore/port.js';
 
 export type Doc = Record<string, unknown>;
 export type Scalar = string | number | boolean | null;
@@ -69,6 +69,29 @@ export interface DocWrite {
   position: Position;
 }
 
+/**
+ * An event a read model could not apply (its handler threw, or the store refused the documents
+ * it made). The read model skips it and goes on; the record stays beside its checkpoint for an
+ * operator, until a rebuild of that read model applies it (see projector/isolate).
+ */
+export interface SetAsideEvent {
+  position: Position;
+  stream: string;
+  revision: bigint;
+  event_id: string;
+  event_type: string;
+  /** The event's metadata: which team, actor and request made it. */
+  metadata: EventMetadata;
+  error: string;
+  /** When it was set aside (ISO 8601). */
+  at: string;
+}
+
+/** A set-aside event with the checkpoint (read model collection) that skipped it. */
+export interface SetAside extends SetAsideEvent {
+  checkpoint: string;
+}
+
 /** One read model's part of a commit: its document writes and where its checkpoint moves. */
 export interface CheckpointedWrites {
   writes: readonly DocWrite[];
@@ -76,6 +99,8 @@ export interface CheckpointedWrites {
   position: Position;
   /** As for `commit`: the checkpoint this writer last read (null: none yet). */
   expected?: Position | null;
+  /** Events this read model skipped, recorded under its checkpoint in the same commit. */
+  setAside?: readonly SetAsideEvent[];
 }
 
 export interface DocumentStore {
@@ -100,9 +125,16 @@ export interface DocumentStore {
   commitAll(parts: readonly CheckpointedWrites[]): Promise<void>;
   readCheckpoint(name: string): Promise<Position | null>;
   listCheckpoints(): Promise<Array<{ name: string; position: Position }>>;
-  /** Replaces collection `target` (and its checkpoint) by `source`, atomically where possible. */
+  /** Events set aside under `checkpoint` (every checkpoint when omitted), by checkpoint and position. */
+  listSetAside(checkpoint?: string, limit?: number): Promise<SetAside[]>;
+  /** How many events are set aside under each checkpoint that has any. */
+  countSetAside(): Promise<Map<string, number>>;
+  /**
+   * Replaces collection `target` (its checkpoint and set-aside events too) by `source`,
+   * atomically where possible.
+   */
   promote(source: string, target: string): Promise<void>;
-  /** Drops a collection and its checkpoint. */
+  /** Drops a collection, its checkpoint and its set-aside events. */
   drop(name: string): Promise<void>;
   listCollections(): Promise<string[]>;
   close(): Promise<void>;
@@ -115,5 +147,22 @@ export class CheckpointMoved extends Error {
   }
 }
 
+const STORE_FAULT_CODES =
+  /^SQLITE_(BUSY|LOCKED|FULL|IOERR|NOMEM|READONLY|CANTOPEN|CORRUPT|NOTADB|INTERRUPT|PROTOCOL|AUTH|PERM|ABORT)/;
+
+/**
+ * Whether an error is the store's own trouble (busy, full, unreachable) rather than a refusal of
+ * the documents written: such a failure says nothing about the events, none is set aside for it.
+ */
+export const isStoreFault = (error: unknown): boolean => {
+  const e = error as { code?: unknown; name?: unknown; errorLabels?: unknown } | null;
+  if (typeof e?.code === 'string' && STORE_FAULT_CODES.test(e.code)) return true;
+  if (
+    typeof e?.name === 'string' &&
+    /^Mongo(Network|ServerSelection|NotConnected|TopologyClosed|PoolClosed)/.test(e.name)
+  )
+    return true;
+  return Array.isArray(e?.errorLabels) && e.errorLabels.some((l) => /Retryable|Transient/.test(String(l)));
+};
 export const samePosition = (a: Position | null, b: Position | null): boolean =>
   a === b || (a !== null && b !== null && a.commit === b.commit && a.prepare === b.prepare);

@@ -14,7 +14,7 @@ export interface Sql {
 const COLLECTION_NAME = /^[a-z][a-z0-9_]*$/;
 const PATH_SEGMENT = /^[A-Za-z0-9_]+$/;
 /** Tables the adapter owns, and SQLite's own prefix. */
-const RESERVED = /^(checkpoints$|sqlite_)/;
+const RESERVED = /^(checkpoints$|set_aside$|sqlite_)/;
 
 export function assertCollectionName(name: string): void {
   if (!COLLECTION_NAME.test(name) || RESERVED.test(name)) {

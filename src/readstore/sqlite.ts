@@ -1,6 +1,7 @@
 /**
  * The embedded document store: one table of JSON documents per collection, expression indexes
- * over `json_extract`, and a `checkpoints` table written in the same transaction as the documents.
+ * over `json_extract`, and a `checkpoints` table written in the same transaction as the documents
+ * (and the `set_aside` table beside it: events a read model skipped, keyed by its checkpoint).
  *
  * Documents are stored as SQLite's binary JSON (JSONB): index expressions and filters read fields
  * without parsing the whole text again, which halves building the runs indexes and speeds every
@@ -34,6 +35,7 @@ import {
   type Sql,
   type SqlValue,
 } from './sqlite-filter.js';
+import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
@@ -87,7 +89,13 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       name        TEXT PRIMARY KEY,
       commit_pos  TEXT NOT NULL,
       prepare_pos TEXT NOT NULL
-    )`);
+    );
+    CREATE TABLE IF NOT EXISTS ${SET_ASIDE} (
+      checkpoint TEXT NOT NULL,
+      position   TEXT NOT NULL,
+      event      TEXT NOT NULL,
+      PRIMARY KEY (checkpoint, position)
+    ) WITHOUT ROWID`);
 
   const statements = new Map<string, Database.Statement>();
   const stmt = (sql: string): Database.Statement => {
@@ -141,7 +149,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     return row ? toPosition(row) : null;
   };
 
-  const commitPart = ({ writes, checkpoint, position, expected }: CheckpointedWrites): void => {
+  const commitPart = ({ writes, checkpoint, position, expected, setAside }: CheckpointedWrites): void => {
     if (expected !== undefined && !samePosition(readCheckpoint(checkpoint), expected))
       throw new CheckpointMoved(checkpoint);
     for (const w of writes) {
@@ -153,6 +161,13 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
            ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
         ).run(w.id, JSON.stringify(w.doc));
       }
+    }
+    for (const e of setAside ?? []) {
+      const stored = encodeSetAside(e);
+      stmt(
+        `INSERT INTO ${SET_ASIDE} (checkpoint, position, event) VALUES (?, ?, ?)
+         ON CONFLICT (checkpoint, position) DO UPDATE SET event = excluded.event`,
+      ).run(checkpoint, stored.key, JSON.stringify(stored));
     }
     saveCheckpoint(checkpoint, position);
   };
@@ -166,6 +181,8 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       db.exec(`ALTER TABLE ${table(source)} RENAME TO ${table(target)}`); // its indexes follow
       stmt('DELETE FROM checkpoints WHERE name = ?').run(target);
       stmt('UPDATE checkpoints SET name = ? WHERE name = ?').run(target, source);
+      stmt(`DELETE FROM ${SET_ASIDE} WHERE checkpoint = ?`).run(target);
+      stmt(`UPDATE ${SET_ASIDE} SET checkpoint = ? WHERE checkpoint = ?`).run(target, source);
     }),
   );
 
@@ -173,6 +190,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     db.transaction((name: string) => {
       db.exec(`DROP TABLE IF EXISTS ${table(name)}`);
       stmt('DELETE FROM checkpoints WHERE name = ?').run(name);
+      stmt(`DELETE FROM ${SET_ASIDE} WHERE checkpoint = ?`).run(name);
     }),
   );
 
@@ -272,6 +290,25 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       const rows = read(() => stmt('SELECT * FROM checkpoints ORDER BY name').all()) as CheckpointRow[];
       return rows.map((row) => ({ name: row.name, position: toPosition(row) }));
     },
+    async listSetAside(checkpoint, limit) {
+      // A bound LIMIT would compile the statement anew on every run: the number is checked and inlined.
+      if (limit !== undefined && !(Number.isInteger(limit) && limit > 0))
+        throw new Error('limit must be a positive integer');
+      const where = checkpoint === undefined ? '' : 'WHERE checkpoint = ?';
+      const rows = read(() =>
+        stmt(
+          `SELECT checkpoint, event FROM ${SET_ASIDE} ${where} ORDER BY checkpoint, position LIMIT ${limit ?? -1}`,
+        ).all(...(checkpoint === undefined ? [] : [checkpoint])),
+      ) as { checkpoint: string; event: string }[];
+      return rows.map((row) => decodeSetAside(row.checkpoint, JSON.parse(row.event) as StoredSetAside));
+    },
+    async countSetAside() {
+      const rows = read(() => stmt(`SELECT checkpoint, count(*) AS n FROM ${SET_ASIDE} GROUP BY checkpoint`).all()) as {
+        checkpoint: string;
+        n: number;
+      }[];
+      return new Map(rows.map((row) => [row.checkpoint, row.n]));
+    },
     async promote(source, target) {
       promote(source, target);
       statements.clear();
@@ -283,7 +320,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     async listCollections() {
       const rows = read(() =>
         stmt(
-          `SELECT name FROM sqlite_master WHERE type = 'table' AND name <> 'checkpoints'
+          `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('checkpoints', '${SET_ASIDE}')
            AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name`,
         ).all(),
       ) as { name: string }[];

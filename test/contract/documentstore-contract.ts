@@ -12,6 +12,7 @@ import {
   type DocWrite,
   type Filter,
   type Scalar,
+  type SetAsideEvent,
   type Sort,
 } from '../../src/readstore/port.js';
 
@@ -25,6 +26,25 @@ const put = (collection: string, id: string, doc: Doc, position = at(1n)): DocWr
   doc,
   position,
 });
+/** An event set aside at `position`, as a projector records it. */
+const skipped = (position: Position, error = 'malformed JSON'): SetAsideEvent => ({
+  position,
+  stream: 'run-1',
+  revision: BIG,
+  event_id: `e-${position.commit}`,
+  event_type: 'RunCreated',
+  metadata: {
+    actor: { type: 'user', uid: 'u-1' },
+    team_uid: 't-1',
+    correlation_id: 'c-1',
+    causation_id: null,
+    request_id: 'r-1',
+    occurred_at: '2026-01-01T00:00:00.000Z',
+  },
+  error,
+  at: '2026-01-01T00:00:00.000Z',
+});
+
 const del = (collection: string, id: string, position = at(1n)): DocWrite => ({
   collection,
   id,
@@ -100,10 +120,11 @@ export function documentStoreContract(
         const names = await store.listCollections();
         expect(names).toEqual(expect.arrayContaining([a, b]));
         expect(names).not.toContain('checkpoints');
+        expect(names).not.toContain('set_aside');
       });
 
       it('refuses invalid collection names', async () => {
-        for (const bad of ['Upper', '1abc', 'a-b', 'a"; DROP TABLE x; --', 'checkpoints', '']) {
+        for (const bad of ['Upper', '1abc', 'a-b', 'a"; DROP TABLE x; --', 'checkpoints', 'set_aside', '']) {
           await expect(store.ensureCollection(bad, [])).rejects.toThrow();
         }
       });
@@ -201,6 +222,34 @@ export function documentStoreContract(
         await expect(moved).rejects.toMatchObject({ checkpointName: b });
         expect(await store.collection(b).get('2')).toBeNull();
         expect(await store.readCheckpoint(b)).toEqual(at(3n));
+      });
+
+      it('records set-aside events with the checkpoint, by checkpoint and position; the same position again replaces it', async () => {
+        const [a, b] = [fresh(), fresh()].sort();
+        await store.ensureCollection(a!, []);
+        await store.ensureCollection(b!, []);
+        await store.commitAll([
+          {
+            writes: [put(a!, '1', { x: 1 }, at(2n))],
+            checkpoint: a!,
+            position: at(3n),
+            setAside: [skipped(at(3n)), skipped(at(BIG))],
+          },
+          { writes: [], checkpoint: b!, position: at(3n), setAside: [skipped(at(1n))] },
+        ]);
+        await store.commitAll([{ writes: [], checkpoint: a!, position: at(4n), setAside: [skipped(at(3n), 'again')] }]);
+
+        expect(await store.readCheckpoint(a!)).toEqual(at(4n));
+        const mine = (await store.listSetAside()).filter((e) => e.checkpoint === a || e.checkpoint === b);
+        expect(mine).toEqual([
+          { ...skipped(at(3n), 'again'), checkpoint: a },
+          { ...skipped(at(BIG)), checkpoint: a },
+          { ...skipped(at(1n)), checkpoint: b },
+        ]);
+        expect(await store.listSetAside(a, 1)).toEqual([{ ...skipped(at(3n), 'again'), checkpoint: a }]);
+        const counts = await store.countSetAside();
+        expect([counts.get(a!), counts.get(b!)]).toEqual([2, 1]);
+        expect(await store.listSetAside(fresh())).toEqual([]);
       });
 
       it('reads an unknown checkpoint as null and lists checkpoints by name', async () => {
@@ -476,6 +525,22 @@ export function documentStoreContract(
         // The promoted collection is the target in every way: ensuring it again changes nothing.
         await store.ensureCollection(live, [['status'], ['nested.k', 'id']]);
         expect(await store.collection(live).count()).toBe(1);
+      });
+
+      it("replaces the target's set-aside events by the source's; drop removes them", async () => {
+        const [live, shadow] = [fresh(), fresh()];
+        await store.ensureCollection(live, []);
+        await store.commitAll([{ writes: [], checkpoint: live, position: at(5n), setAside: [skipped(at(2n))] }]);
+        await store.ensureCollection(shadow, []);
+        await store.commitAll([{ writes: [], checkpoint: shadow, position: at(6n), setAside: [skipped(at(4n))] }]);
+
+        await store.promote(shadow, live);
+        expect(await store.listSetAside(live)).toEqual([{ ...skipped(at(4n)), checkpoint: live }]);
+        expect(await store.listSetAside(shadow)).toEqual([]);
+
+        await store.drop(live);
+        expect(await store.listSetAside(live)).toEqual([]);
+        expect((await store.countSetAside()).has(live)).toBe(false);
       });
 
       it('creates the target when it does not exist', async () => {

@@ -5,13 +5,15 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { v4 as uuidv4 } from 'uuid';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ReadModelFailed } from '../../src/kernel/errors.js';
 import type { EventStore } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { projection } from '../../src/projector/projection.js';
 import { Projector } from '../../src/projector/projector.js';
 import { rebuildProjections, verifyProjection } from '../../src/projector/rebuild.js';
-import type { Doc, DocumentStore } from '../../src/readstore/port.js';
+import { type Doc, type DocumentStore, isStoreFault } from '../../src/readstore/port.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
+import { holdWriteLock } from '../helpers/sqlite-lock.js';
 import { metadata } from '../helpers/projection-spec.js';
 
 type Counted = { type: 'Counted'; data: { key: string; by: number } };
@@ -240,5 +242,230 @@ describe('projector', () => {
     expect(await docs.readCheckpoint('counters_v1')).toEqual(last.position);
     expect(await docs.readCheckpoint('notes_v1')).toEqual(last.position);
     expect(await docs.listCollections()).toEqual(['counters_v1', 'notes_v1']);
+  });
+});
+
+/** Counts per key as `counter` does, but its handler throws on the key 'poison' (until fixed). */
+const fragile = (calls = { n: 0 }, fixed = false) =>
+  projection<Counted, Doc>({
+    name: 'counters',
+    version: 1,
+    indexes: [],
+    on: {
+      Counted: async (e, docs) => {
+        calls.n += 1;
+        const doc = await docs.get(e.data.key);
+        // Changes made before the throw must not survive it.
+        docs.put(e.data.key, { key: e.data.key, total: ((doc?.total as number) ?? 0) + e.data.by });
+        if (e.data.key === 'poison' && !fixed) throw new Error('cannot count poison');
+      },
+    },
+  });
+
+/** Another read model of the same events, which applies them all. */
+const tally = projection<Counted, Doc>({
+  name: 'tally',
+  version: 1,
+  indexes: [],
+  on: { Counted: (e, docs) => docs.put(e.data.key, { key: e.data.key }) },
+});
+
+type Configured = { type: 'Configured'; data: { key: string; config: unknown } };
+/** Stores each config as it comes: the SQLite read store refuses JSON nested over 1,000 deep. */
+const configs = projection<Configured, Doc>({
+  name: 'configs',
+  version: 1,
+  indexes: [],
+  on: { Configured: (e, docs) => docs.put(e.data.key, { key: e.data.key, config: e.data.config }) },
+});
+const nested = (depth: number): unknown => {
+  let v: unknown = [];
+  for (let i = 1; i < depth; i++) v = [v];
+  return v;
+};
+const configured = (keys: Array<[string, unknown]>) =>
+  events.append(
+    'configs',
+    keys.map(([key, config]) => ({ id: uuidv4(), type: 'Configured', data: { key, config }, metadata: metadata() })),
+    'any',
+  );
+
+/** A logger that keeps its lines, parsed. */
+const recording = () => {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, log: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }) };
+};
+const setAsideLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => /set aside/.test(String(l.msg)));
+
+describe('projector: events a read model cannot apply', () => {
+  it('sets aside an event its handler throws on, for that read model only, goes on past it, and keeps the record over a restart', async () => {
+    const calls = { n: 0 };
+    const { lines, log: recorded } = recording();
+    let projector = new Projector(events, docs, [fragile(calls), tally], recorded);
+    await projector.start();
+    await count('a');
+    const poison = await count('poison', 5);
+    const last = await count('b');
+    await projector.waitFor(last.position);
+
+    const counters = docs.collection('counters_v1');
+    expect(await counters.get('a')).toEqual({ key: 'a', total: 1 });
+    expect(await counters.get('b')).toEqual({ key: 'b', total: 1 });
+    expect(await counters.get('poison')).toBeNull(); // its put before the throw was undone
+    expect(await docs.collection('tally_v1').get('poison')).toEqual({ key: 'poison' });
+    expect(await docs.readCheckpoint('counters_v1')).toEqual(last.position);
+    expect(await docs.listSetAside()).toEqual([
+      {
+        checkpoint: 'counters_v1',
+        position: poison.position,
+        stream: 'counter-poison',
+        revision: 0n,
+        event_id: expect.any(String),
+        event_type: 'Counted',
+        metadata: metadata(),
+        error: 'Error: cannot count poison',
+        at: expect.any(String),
+      },
+    ]);
+    expect(setAsideLines(lines)).toEqual([
+      expect.objectContaining({
+        level: 50,
+        read_model: 'counters',
+        stream: 'counter-poison',
+        position: poison.position.commit.toString(),
+        event_type: 'Counted',
+        error: 'Error: cannot count poison',
+      }),
+    ]);
+    expect(await projector.setAside()).toEqual([{ projection: 'counters', version: 1, events: 1 }]);
+    await projector.stop();
+
+    // A restart neither tries it again nor forgets it.
+    calls.n = 0;
+    projector = new Projector(events, docs, [fragile(calls), tally], log);
+    await projector.start();
+    await projector.waitFor((await count('c')).position);
+    expect(calls.n).toBe(1);
+    expect(await projector.setAside()).toEqual([{ projection: 'counters', version: 1, events: 1 }]);
+    expect(setAsideLines(lines)).toHaveLength(1);
+    await projector.stop();
+  });
+
+  it('finds the one event whose documents the store refuses by halving the batch, and writes the rest of it', async () => {
+    const { lines, log: recorded } = recording();
+    const projector = new Projector(events, docs, [configs, tally], recorded);
+    await projector.start();
+    const keys = Array.from({ length: 40 }, (_, i) => `k${i}`);
+    // One append, so one batch: the deep config is the 23rd of 40.
+    const { position } = await configured(keys.map((k, i) => [k, i === 22 ? nested(1001) : { i }]));
+    await projector.waitFor(position);
+    await projector.waitFor((await count('after')).position);
+
+    const stored = await docs.collection('configs_v1').getMany(keys);
+    expect([...stored.keys()].sort()).toEqual(keys.filter((k) => k !== 'k22').sort());
+    const [skipped, ...more] = await docs.listSetAside();
+    expect(more).toEqual([]);
+    expect(skipped).toMatchObject({
+      checkpoint: 'configs_v1',
+      position: { commit: position.commit - 17n },
+      event_type: 'Configured',
+      error: 'SqliteError: malformed JSON',
+    });
+    expect(await docs.collection('tally_v1').get('after')).toEqual({ key: 'after' });
+    expect(setAsideLines(lines)).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'projector failed; resuming from the last checkpoints')).toEqual([]);
+    await projector.stop();
+  });
+
+  it('answers a command waiting for its own events at once when one was set aside, on any of its streams', async () => {
+    const projector = new Projector(events, docs, [fragile()], log);
+    await projector.start();
+    // One command (one context, so one metadata) writes two streams and waits after the second.
+    const request = metadata('2026-01-02T00:00:00.000Z');
+    const counted = (stream: string, key: string, m = request) =>
+      events.append(stream, [{ id: uuidv4(), type: 'Counted', data: { key, by: 1 }, metadata: m }], 'any');
+    await counted('counter-poison', 'poison');
+    const second = await counted('counter-other', 'other');
+    const started = performance.now();
+    await expect(projector.waitFor(second.position, request)).rejects.toBeInstanceOf(ReadModelFailed);
+    await expect(projector.waitFor(second.position, request)).rejects.toMatchObject({
+      status: 500,
+      code: 'read_model_failed',
+      retryable: false,
+      message: expect.stringMatching(/^The change was saved, but the read model counters could not apply it/),
+    });
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(await docs.collection('counters_v1').get('other')).toEqual({ key: 'other', total: 1 });
+
+    // Waiting without naming one's own events (a reactor) is not held up, nor is a later command
+    // on the same stream whose own events apply.
+    await projector.waitFor(second.position);
+    const later = metadata('2026-01-02T00:00:01.000Z');
+    await projector.waitFor((await counted('counter-poison', 'fine', later)).position, later);
+    expect(await docs.collection('counters_v1').get('fine')).toEqual({ key: 'fine', total: 1 });
+    await projector.stop();
+  });
+
+  it('loads, rebuilds and verifies past such events the same way; a rebuild after the fix applies them', async () => {
+    await count('a');
+    await count('poison', 2);
+    await configured([
+      ['deep', nested(1001)],
+      ['fine', 1],
+    ]);
+    await count('b');
+    const head = await events.headPosition();
+    // A new read model is loaded as a rebuild loads it.
+    const projector = new Projector(events, docs, [fragile(), configs], log);
+    await projector.start();
+    await projector.waitFor(head);
+    await projector.stop();
+    const setAside = async () => (await docs.listSetAside()).map((e) => [e.checkpoint, e.event_type]);
+    expect(await setAside()).toEqual([
+      ['configs_v1', 'Configured'],
+      ['counters_v1', 'Counted'],
+    ]);
+    expect(await docs.collection('configs_v1').get('fine')).toEqual({ key: 'fine', config: 1 });
+    expect(await docs.readCheckpoint('configs_v1')).toEqual(head);
+
+    // Verify skips them as the live read model did: the documents agree.
+    expect(await verifyProjection(events, docs, fragile())).toEqual([]);
+    expect(await verifyProjection(events, docs, configs)).toEqual([]);
+    expect(await rebuildProjections(events, docs, [fragile(), configs])).toBe(5);
+    expect(await setAside()).toEqual([
+      ['configs_v1', 'Configured'],
+      ['counters_v1', 'Counted'],
+    ]);
+
+    // After the fix, a rebuild applies the event in its place and clears the record.
+    expect(await rebuildProjections(events, docs, [fragile({ n: 0 }, true)])).toBe(3);
+    expect(await docs.collection('counters_v1').get('poison')).toEqual({ key: 'poison', total: 2 });
+    expect(await setAside()).toEqual([['configs_v1', 'Configured']]);
+    expect(await verifyProjection(events, docs, fragile({ n: 0 }, true))).toEqual([]);
+  });
+
+  it('sets nothing aside for a fault of the store itself: it retries until the store answers', async () => {
+    const { lines, log: recorded } = recording();
+    const projector = new Projector(events, docs, [configs], recorded);
+    await projector.start();
+    await projector.waitFor((await configured([['first', 1]])).position);
+    // Longer than the store's busy timeout (5 s): the commit fails with SQLITE_BUSY.
+    const lock = await holdWriteLock(path.join(dir, 'read.db'), 5500);
+    const { position } = await configured([['second', 2]]);
+    await lock.released;
+    await expect.poll(() => docs.readCheckpoint('configs_v1'), { timeout: 15_000 }).toEqual(position);
+    expect(await docs.collection('configs_v1').get('second')).toEqual({ key: 'second', config: 2 });
+    expect(await docs.listSetAside()).toEqual([]);
+    expect(lines.some((l) => l.msg === 'projector failed; resuming from the last checkpoints')).toBe(true);
+    expect(projector.isFailing).toBe(false);
+    await projector.stop();
+  });
+
+  it('tells the store’s own faults from refused documents', () => {
+    expect(isStoreFault(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }))).toBe(true);
+    expect(isStoreFault(Object.assign(new Error('disk full'), { code: 'SQLITE_FULL' }))).toBe(true);
+    expect(isStoreFault(Object.assign(new Error('x'), { name: 'MongoNetworkError' }))).toBe(true);
+    expect(isStoreFault(Object.assign(new Error('malformed JSON'), { code: 'SQLITE_ERROR' }))).toBe(false);
+    expect(isStoreFault(new Error('cannot count poison'))).toBe(false);
   });
 });
