@@ -10,7 +10,7 @@
  * may see a signal twice and drops repeats by `signal_id`).
  */
 import { comparePositions, type Position, type RecordedEvent } from '../../src/eventstore/port.js';
-import type { RunEvent } from '../run/events.js';
+import type { RunEvent, RunMode } from '../run/events.js';
 
 /** A worker that missed this many heartbeats in a row is gone. */
 export const MISSED_HEARTBEATS = 3;
@@ -52,7 +52,7 @@ export type Signal =
       run_id: string;
       execution_id: string;
       message: string;
-      mode: string | null;
+      mode: RunMode | null;
       attachments: string[];
     }
   | { signal_id: string; type: 'interrupt'; run_id: string; execution_id: string }
