@@ -1,6 +1,6 @@
 /**
- * GET /factory/{uid}/tasks, GET /factory/{uid}/tasks/{task_uid} (with `as_of`),
- * GET /factory/{uid}/task-by-conversation and GET /factory/{uid}/task-by-run.
+ * GET /factory/{factory_uid}/tasks, GET /factory/{factory_uid}/tasks/{task_uid} (with `as_of`),
+ * GET /factory/{factory_uid}/task-by-conversation and GET /factory/{factory_uid}/task-by-run.
  */
 import { z } from 'zod';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
@@ -8,6 +8,7 @@ import {
   booleanParam,
   dateTimeParam,
   limitParam,
+  pageInfoSchema,
   sortOrderParam,
   uidParam,
   normalizeEmail,
@@ -21,7 +22,7 @@ import { factoriesProjection } from '../projections/factories.js';
 import { runsProjection } from '../projections/runs.js';
 import { conversationKey, tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';
-import { taskResources } from '../commands/task/resource.js';
+import { taskFactoryParams, taskParams, taskResource, taskResources } from '../commands/task/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 
@@ -54,8 +55,7 @@ const listQuery = z
   })
   .strict();
 
-const factoryParams = z.object({ uid: uidParam });
-const taskParams = z.object({ uid: uidParam, task_uid: uidParam });
+const listResponse = z.object({ tasks: z.array(taskResource), page_info: pageInfoSchema });
 
 export default function taskQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
@@ -81,11 +81,12 @@ export default function taskQueries(api: Api, rt: Runtime): void {
     return page.items.map((u) => u.uid);
   }
 
+  const tags = ['tasks'];
   api.get(
-    '/factory/:uid/tasks',
-    { schema: { params: factoryParams, querystring: listQuery, tags: ['tasks'] } },
+    '/factory/:factory_uid/tasks',
+    { schema: { params: taskFactoryParams, querystring: listQuery, response: { 200: listResponse }, tags } },
     async (req) => {
-      const factory = await visibleFactory(factories, req, req.params.uid);
+      const factory = await visibleFactory(factories, req, req.params.factory_uid);
       const q = req.query;
       const sort: Sort = [
         [q.sort_by, q.sort_order],
@@ -106,20 +107,26 @@ export default function taskQueries(api: Api, rt: Runtime): void {
   );
 
   api.get(
-    '/factory/:uid/tasks/:task_uid',
+    '/factory/:factory_uid/tasks/:task_uid',
     {
       schema: {
         params: taskParams,
         querystring: z.object({ as_of: dateTimeParam.optional() }).strict(),
-        tags: ['tasks'],
+        response: {
+          200: taskResource.describe(
+            'The task with its author, current run and outputs; with `as_of`, the task as its own events had left it ' +
+              'then, without current run or outputs',
+          ),
+        },
+        tags,
       },
     },
     async (req) => {
-      const { uid, task_uid } = req.params;
-      await visibleFactory(factories, req, uid);
+      const { factory_uid, task_uid } = req.params;
+      await visibleFactory(factories, req, factory_uid);
       if (req.query.as_of === undefined) {
         const task = await tasks.get(task_uid);
-        if (task?.factory_uid !== uid) throw new NotFound('task', task_uid);
+        if (task?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
         return resources.detail(task);
       }
       // The task as its own events had left it then (read models of other streams are not replayed).
@@ -128,33 +135,45 @@ export default function taskQueries(api: Api, rt: Runtime): void {
         await eventsAsOf(rt.events, [taskStream(task_uid)], req.query.as_of),
         task_uid,
       )) as TaskDoc | null;
-      if (then?.factory_uid !== uid) throw new NotFound('task', task_uid);
-      return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task);
+      if (then?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
+      return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task!);
     },
   );
 
   api.get(
-    '/factory/:uid/task-by-conversation',
+    '/factory/:factory_uid/task-by-conversation',
     {
-      schema: { params: factoryParams, querystring: z.object({ conversation_id: uidParam }).strict(), tags: ['tasks'] },
+      schema: {
+        params: taskFactoryParams,
+        querystring: z.object({ conversation_id: uidParam }).strict(),
+        response: { 200: taskResource },
+        tags,
+      },
     },
     async (req) => {
-      await visibleFactory(factories, req, req.params.uid);
-      const task = await taskOfConversation(req.params.uid, req.query.conversation_id);
+      await visibleFactory(factories, req, req.params.factory_uid);
+      const task = await taskOfConversation(req.params.factory_uid, req.query.conversation_id);
       if (!task) throw new NotFound('task bound to conversation', req.query.conversation_id);
       return resources.detail(task);
     },
   );
 
   api.get(
-    '/factory/:uid/task-by-run',
-    { schema: { params: factoryParams, querystring: z.object({ run_id: uidParam }).strict(), tags: ['tasks'] } },
+    '/factory/:factory_uid/task-by-run',
+    {
+      schema: {
+        params: taskFactoryParams,
+        querystring: z.object({ run_id: uidParam }).strict(),
+        response: { 200: taskResource },
+        tags,
+      },
+    },
     async (req) => {
-      await visibleFactory(factories, req, req.params.uid);
+      await visibleFactory(factories, req, req.params.factory_uid);
       // The task of a run is the one bound to the conversation of the run's root.
       const run = await runs.get(req.query.run_id);
       const root = run && (run.root_run_id === run.run_id ? run : await runs.get(run.root_run_id));
-      const task = root ? await taskOfConversation(req.params.uid, root.conversation_id) : null;
+      const task = root ? await taskOfConversation(req.params.factory_uid, root.conversation_id) : null;
       if (!task) throw new NotFound('task of run', req.query.run_id);
       return resources.detail(task);
     },

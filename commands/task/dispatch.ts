@@ -1,5 +1,5 @@
 /**
- * POST /factory/{uid}/runs: a run for the factory's foreman, created like any other run, and
+ * POST /factory/{factory_uid}/runs: a run for the factory's foreman, created like any other run, and
  * marked as a dispatch so that a reactor creates its task asynchronously (see reactors.ts).
  */
 import { timeOrderedId } from '../../src/ids.js';
@@ -12,6 +12,7 @@ import type { IdentityDoc } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';
+import { RUN_STATES } from '../run/events.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
@@ -35,6 +36,16 @@ export const dispatchBody = z
   .strict();
 
 export type DispatchBody = z.infer<typeof dispatchBody>;
+
+/** The answer of a dispatch; its task is created asynchronously (find it with task-by-run). */
+export const dispatchedRun = z.object({
+  factory_uid: z.string(),
+  foreman_agent: z.string().describe("The foreman agent's name"),
+  run_id: z.string(),
+  state: z.enum(RUN_STATES),
+  ticket_ref: z.string().describe('`<source>:<id>`: the given ticket_ref, else `adhoc:<run_id>`'),
+  run_url: z.string().describe('The run in the API: `<PUBLIC_BASE_URL>/api/v1/agent/runs/<run_id>`'),
+});
 
 /**
  * The factory's foreman, newest first. The identities read model only names the candidates;
@@ -73,7 +84,7 @@ export async function dispatchRun(
   factoryUid: string,
   body: DispatchBody,
   context: CommandContext,
-) {
+): Promise<z.infer<typeof dispatchedRun>> {
   const factory = await liveFactory(rt, factoryUid, context);
   const foreman = await foremanOf(rt, identities, factory);
   if (!foreman) throw new Conflict(`factory ${factoryUid} has no foreman agent`, 'no_foreman');

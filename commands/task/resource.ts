@@ -2,8 +2,10 @@
  * Factory tasks as the API returns them (`Task`): the task document plus what is resolved at
  * read time from other read models (author, current run, derived outputs), always in batches.
  */
-import { artifactItem, isCancellableType } from '../run/resource.js';
-import type { Artifact, RunCreatedData } from '../run/events.js';
+import { z } from 'zod';
+import { artifactItem, artifactItemSchema, isCancellableType } from '../run/resource.js';
+import { type Artifact, RUN_STATES, type RunCreatedData } from '../run/events.js';
+import { uidParam } from '../../src/http/schemas.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Collection, Filter } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -11,13 +13,65 @@ import { identitiesProjection } from '../../projections/identities.js';
 import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import type { TaskDoc } from '../../projections/tasks.js';
 import { usersProjection } from '../../projections/users.js';
+import { STAGES } from './events.js';
+
+const taskAuthor = z
+  .object({
+    type: z.enum(['user', 'service_account']),
+    uid: z.string(),
+    display_name: z.string().describe("A user's display name, or a service account's (agent's) name"),
+    email: z.string().nullable().describe('null for a service account'),
+    photo_url: z.string().nullable().describe('Always null: Shopfloor keeps no photos'),
+  })
+  .describe('Who started the seed run (`run_id`); left out when that principal is unknown');
+
+const currentRun = z
+  .object({
+    run_id: z.string(),
+    state: z.enum(RUN_STATES),
+    is_run_type_cancellable: z
+      .boolean()
+      .describe('False for runs the server cannot stop (local runs and GitHub Actions)'),
+  })
+  .describe(
+    "The conversation's newest top-level run, resolved at read time: on single reads, and on lists with " +
+      '`include_current_run=true`; left out when there is none',
+  );
+
+export const taskResource = z.object({
+  uid: z.string(),
+  factory_uid: z.string(),
+  conversation_id: z.string().describe('The agent conversation the task is bound to'),
+  run_id: z.string().describe("The conversation's most recent run when the task was created; never updated"),
+  stage: z.enum(STAGES),
+  title: z.string(),
+  description: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string().describe('Changes to the task itself only: new runs and artifacts do not bump it'),
+  author: taskAuthor.optional(),
+  current_run: currentRun.optional(),
+  ticket_id: z.string().optional().describe("From the seed run's ticket; lists with `full_list=true` only"),
+  ticket_source: z.string().optional().describe("From the seed run's ticket; lists with `full_list=true` only"),
+  outputs: z
+    .array(artifactItemSchema)
+    .optional()
+    .describe(
+      'Pull requests, external references, screenshots and files, newest first: of the whole run tree on ' +
+        "single reads, of the bound conversation's runs on lists with `full_list=true`",
+    ),
+});
+
+type TaskResource = z.infer<typeof taskResource>;
+type TaskAuthor = z.infer<typeof taskAuthor>;
+type ArtifactItem = z.infer<typeof artifactItemSchema>;
+
+export const taskFactoryParams = z.object({ factory_uid: uidParam });
+export const taskParams = z.object({ factory_uid: uidParam, task_uid: uidParam });
 
 /** Artifact types that count as a task's outputs. */
 const OUTPUT_TYPES = ['PULL_REQUEST', 'EXTERNAL_REFERENCE', 'SCREENSHOT', 'FILE'] as const;
 
 type StoredArtifact = Artifact & { created_at: string };
-
-export type ArtifactItem = ReturnType<typeof artifactItem>;
 
 const newestFirst = (a: StoredArtifact, b: StoredArtifact) =>
   a.created_at < b.created_at ? 1 : a.created_at > b.created_at ? -1 : 0;
@@ -35,7 +89,7 @@ const hasOutputs: Filter = { artifact_types: { $hasAny: OUTPUT_TYPES } };
 const runsWhere = (runs: Collection<RunDoc>, filter: Filter): Promise<RunDoc[]> =>
   findAll(runs, { filter, sort: [['id', 'asc']], limit: 500 });
 
-const baseResource = (t: TaskDoc) => ({
+const baseResource = (t: TaskDoc): TaskResource => ({
   uid: t.uid,
   factory_uid: t.factory_uid,
   conversation_id: t.conversation_id,
@@ -47,27 +101,13 @@ const baseResource = (t: TaskDoc) => ({
   updated_at: t.updated_at,
 });
 
-export type TaskResource = ReturnType<typeof baseResource> & {
-  author?: {
-    type: 'user' | 'service_account';
-    uid: string;
-    display_name: string;
-    email: string | null;
-    photo_url: null;
-  };
-  current_run?: { run_id: string; state: string; is_run_type_cancellable: boolean };
-  outputs?: ArtifactItem[];
-  ticket_id?: string;
-  ticket_source?: string;
-};
-
 export function taskResources(rt: Runtime) {
   const runs = rt.readModel(runsProjection);
   const users = rt.readModel(usersProjection);
   const agents = rt.readModel(identitiesProjection);
 
   /** Authors of a page of tasks: one getMany per principal type. */
-  async function authors(tasks: readonly TaskDoc[]): Promise<Map<string, NonNullable<TaskResource['author']>>> {
+  async function authors(tasks: readonly TaskDoc[]): Promise<Map<string, TaskAuthor>> {
     const uidsOf = (type: string) => [
       ...new Set(tasks.filter((t) => t.author_type === type && t.author_uid).map((t) => t.author_uid!)),
     ];
@@ -75,7 +115,7 @@ export function taskResources(rt: Runtime) {
       users.getMany(uidsOf('user')),
       agents.getMany(uidsOf('service_account')),
     ]);
-    const found = new Map<string, NonNullable<TaskResource['author']>>();
+    const found = new Map<string, TaskAuthor>();
     for (const u of people.values())
       found.set(u.uid, { type: 'user', uid: u.uid, display_name: u.display_name, email: u.email, photo_url: null });
     for (const a of bots.values())
@@ -92,11 +132,11 @@ export function taskResources(rt: Runtime) {
   const currentRunOf = (t: TaskDoc, found: Map<string, RunDoc>): Pick<TaskResource, 'current_run'> => {
     const run = t.current_run_id ? found.get(t.current_run_id) : undefined;
     if (!run) return {};
-    const type = run as unknown as Pick<RunCreatedData, 'execution_location' | 'source'>;
+    const type = run as Pick<RunCreatedData, 'execution_location' | 'source'>;
     return { current_run: { run_id: run.run_id, state: run.state, is_run_type_cancellable: isCancellableType(type) } };
   };
 
-  const withAuthor = (t: TaskDoc, found: Map<string, NonNullable<TaskResource['author']>>): TaskResource => {
+  const withAuthor = (t: TaskDoc, found: Map<string, TaskAuthor>): TaskResource => {
     const author = t.author_uid ? found.get(t.author_uid) : undefined;
     return { ...baseResource(t), ...(author ? { author } : {}) };
   };

@@ -1,23 +1,23 @@
 /**
- * POST /factory/{uid}/tasks, PATCH and DELETE /factory/{uid}/tasks/{task_uid},
- * POST /factory/{uid}/tasks/{task_uid}/cancel and POST /factory/{uid}/runs (dispatch).
+ * POST /factory/{factory_uid}/tasks, PATCH and DELETE /factory/{factory_uid}/tasks/{task_uid},
+ * POST /factory/{factory_uid}/tasks/{task_uid}/cancel and POST /factory/{factory_uid}/runs (dispatch).
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
-import { uidParam } from '../../src/http/schemas.js';
+import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
-import { taskResources } from './resource.js';
+import { taskFactoryParams, taskParams, taskResource, taskResources } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { cancelTask } from './cancel.js';
 import { liveFactory } from '../factory/live.js';
 import { createTask } from './create.js';
 import { taskDecider } from './decider.js';
-import { dispatchBody, dispatchRun } from './dispatch.js';
+import { dispatchBody, dispatchedRun, dispatchRun } from './dispatch.js';
 import { STAGES, taskStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 
@@ -38,9 +38,6 @@ const patchBody = z
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one of title, description, stage' });
 
-const factoryParams = z.object({ uid: uidParam });
-const taskParams = z.object({ uid: uidParam, task_uid: uidParam });
-
 /** An empty description clears it, as null does. */
 const cleared = (d: string | null | undefined) => (d === '' ? null : d);
 
@@ -55,15 +52,17 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
     return resources.detail(task);
   };
 
+  const tags = ['tasks'];
   api.post(
-    '/factory/:uid/tasks',
-    { schema: { params: factoryParams, body: createBody, tags: ['tasks'] } },
+    '/factory/:factory_uid/tasks',
+    { schema: { params: taskFactoryParams, body: createBody, response: { 201: taskResource }, tags } },
     async (req, reply) => {
       const uid = timeOrderedId();
       const { title, conversation_id, stage, description } = req.body;
+      const { factory_uid } = req.params;
       await createTask(
         rt,
-        { uid, factory_uid: req.params.uid, conversation_id, title, stage, description: cleared(description) ?? null },
+        { uid, factory_uid, conversation_id, title, stage, description: cleared(description) ?? null },
         commandContext(req),
       );
       return reply.code(201).send(await current(uid));
@@ -71,19 +70,19 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   );
 
   api.patch(
-    '/factory/:uid/tasks/:task_uid',
-    { schema: { params: taskParams, body: patchBody, tags: ['tasks'] } },
+    '/factory/:factory_uid/tasks/:task_uid',
+    { schema: { params: taskParams, body: patchBody, response: { 200: taskResource }, tags } },
     async (req) => {
-      const { uid, task_uid } = req.params;
+      const { factory_uid, task_uid } = req.params;
       const context = commandContext(req);
-      await liveFactory(rt, uid, context);
+      await liveFactory(rt, factory_uid, context);
       const { title, description, stage } = req.body;
       await rt.execute(
         taskStream(task_uid),
         taskDecider,
         {
           type: 'UpdateTask',
-          data: { uid: task_uid, factory_uid: uid, title, stage, description: cleared(description) },
+          data: { uid: task_uid, factory_uid, title, stage, description: cleared(description) },
         },
         context,
       );
@@ -92,16 +91,16 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   );
 
   api.delete(
-    '/factory/:uid/tasks/:task_uid',
-    { schema: { params: taskParams, tags: ['tasks'] } },
+    '/factory/:factory_uid/tasks/:task_uid',
+    { schema: { params: taskParams, response: { 204: noContent() }, tags } },
     async (req, reply) => {
-      const { uid, task_uid } = req.params;
+      const { factory_uid, task_uid } = req.params;
       const context = commandContext(req);
-      await liveFactory(rt, uid, context);
+      await liveFactory(rt, factory_uid, context);
       const { events } = await rt.execute(
         taskStream(task_uid),
         taskDecider,
-        { type: 'DeleteTask', data: { uid: task_uid, factory_uid: uid } },
+        { type: 'DeleteTask', data: { uid: task_uid, factory_uid } },
         context,
       );
       const deleted = events.find((e) => e.type === 'TaskDeleted');
@@ -114,19 +113,23 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
           context,
         );
       }
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
-  api.post('/factory/:uid/tasks/:task_uid/cancel', { schema: { params: taskParams, tags: ['tasks'] } }, async (req) => {
-    await cancelTask(rt, req.params.uid, req.params.task_uid, commandContext(req));
-    return current(req.params.task_uid);
-  });
+  api.post(
+    '/factory/:factory_uid/tasks/:task_uid/cancel',
+    { schema: { params: taskParams, response: { 200: taskResource }, tags } },
+    async (req) => {
+      await cancelTask(rt, req.params.factory_uid, req.params.task_uid, commandContext(req));
+      return current(req.params.task_uid);
+    },
+  );
 
   api.post(
-    '/factory/:uid/runs',
-    { schema: { params: factoryParams, body: dispatchBody, tags: ['tasks'] } },
+    '/factory/:factory_uid/runs',
+    { schema: { params: taskFactoryParams, body: dispatchBody, response: { 201: dispatchedRun }, tags } },
     async (req, reply) =>
-      reply.code(201).send(await dispatchRun(rt, identities, req.params.uid, req.body, commandContext(req))),
+      reply.code(201).send(await dispatchRun(rt, identities, req.params.factory_uid, req.body, commandContext(req))),
   );
 }

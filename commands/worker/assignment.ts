@@ -3,33 +3,15 @@
  * the write side (the decider's fold, kept between reads) so it is exact at the moment of the
  * lease or its acknowledgement. The run's `turn` says what this execution is to do.
  */
+import type { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runDecider } from '../run/decider.js';
-import { type Attachment, type RunMode, type RunState, runStream } from '../run/events.js';
+import { type Attachment, runStream } from '../run/events.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
+import type { assignmentSchema } from './schema.js';
 
-export interface Assignment {
-  run_id: string;
-  execution_id: string;
-  worker_id: string;
-  state: RunState;
-  lease_expires_at: string | null;
-  title: string;
-  prompt: string;
-  mode: RunMode;
-  /** True when this execution continues an ended run (a follow-up started it). */
-  resumed: boolean;
-  conversation_id: string;
-  parent_run_id: string | null;
-  root_run_id: string;
-  skill_spec: string | null;
-  config: Record<string, unknown> | null;
-  environment_id: string | null;
-  interactive: boolean;
-  metadata: Record<string, string>;
-  attachments: Array<Omit<Attachment, 'blob'> & { download_url: string; expires_at: string }>;
-}
+export type Assignment = z.infer<typeof assignmentSchema>;
 
 /** The assignment of the execution that holds the run now. */
 export async function assignmentOf(rt: Runtime, runId: string): Promise<Assignment> {

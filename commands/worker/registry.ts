@@ -13,7 +13,7 @@
  * is keyed by team and id, and two teams may use one id without meeting (or learning of) each other.
  */
 import { comparePositions, type Position, type RecordedEvent } from '../../src/eventstore/port.js';
-import type { RunEvent } from '../run/events.js';
+import type { RunEvent, RunMode } from '../run/events.js';
 
 /** A worker that missed this many heartbeats in a row is gone. */
 export const MISSED_HEARTBEATS = 3;
@@ -55,7 +55,7 @@ export type Signal =
       run_id: string;
       execution_id: string;
       message: string;
-      mode: string | null;
+      mode: RunMode | null;
       attachments: string[];
     }
   | { signal_id: string; type: 'interrupt'; run_id: string; execution_id: string }

@@ -5,6 +5,7 @@
  * 409 `not_claimed`), so a worker that lost its lease cannot write into the next execution.
  */
 import type { FastifyRequest } from 'fastify';
+import type { z } from 'zod';
 import { timeOrderedId } from '../../src/ids.js';
 import { commandContext } from '../../src/http/context.js';
 import { DomainError } from '../../src/kernel/errors.js';
@@ -12,18 +13,27 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { workersOf } from './presence.js';
 import { runDecider, type RunCommand } from '../run/decider.js';
-import { type Artifact, type Attachment, runStream, type StatusMessage } from '../run/events.js';
+import { type Attachment, runStream, type StatusMessage } from '../run/events.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import {
   artifactBody,
+  claimAnswer,
   executionHeader,
   fileQuery,
+  finishAnswer,
   finishBody,
+  handoffAnswer,
   handoffQuery,
+  messageAnswer,
   messageBody,
+  reportedArtifact,
   runParams,
+  startAnswer,
+  timelineAnswer,
   timelineBody,
+  uploadedArtifact,
+  usageAnswer,
   usageBody,
 } from './schema.js';
 import type { Api } from '../../src/http/api.js';
@@ -68,20 +78,28 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     runDecider.decide(command(held), state, context);
   }
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/claim', { schema }, async (req) => {
-    await report(req, (held) => ({ type: 'ClaimRun', data: held }));
-    // The prompt as it stands now, follow-ups included: from here on they reach the execution.
-    return { run: await assignmentOf(rt, req.params.run_id) };
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/claim',
+    { schema: { ...schema, response: { 200: claimAnswer } } },
+    async (req) => {
+      await report(req, (held) => ({ type: 'ClaimRun', data: held }));
+      // The prompt as it stands now, follow-ups included: from here on they reach the execution.
+      return { run: await assignmentOf(rt, req.params.run_id) };
+    },
+  );
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/start', { schema }, async (req) => {
-    await report(req, (held) => ({ type: 'StartRun', data: held }));
-    return { run_id: req.params.run_id, state: 'INPROGRESS' };
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/start',
+    { schema: { ...schema, response: { 200: startAnswer } } },
+    async (req) => {
+      await report(req, (held) => ({ type: 'StartRun', data: held }));
+      return { run_id: req.params.run_id, state: 'INPROGRESS' as const };
+    },
+  );
 
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/timeline',
-    { schema: { ...schema, body: timelineBody } },
+    { schema: { ...schema, body: timelineBody, response: { 201: timelineAnswer } } },
     async (req, reply) => {
       await report(req, (held) => ({ type: 'RecordTimeline', data: { ...held, ...req.body } }));
       return reply.code(201).send({ run_id: req.params.run_id, ...req.body });
@@ -90,7 +108,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/messages',
-    { schema: { ...schema, body: messageBody } },
+    { schema: { ...schema, body: messageBody, response: { 201: messageAnswer } } },
     async (req, reply) => {
       const message = {
         message_id: req.body.message_id ?? timeOrderedId(),
@@ -106,15 +124,14 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/artifacts',
-    { schema: { ...schema, body: artifactBody } },
+    { schema: { ...schema, body: artifactBody, response: { 201: reportedArtifact } } },
     async (req, reply) => {
       const artifact_uid = timeOrderedId();
       // A plan is its own document (reference notes: PLAN{artifact_uid, document_uid, ...}).
-      const artifact: Artifact = {
-        artifact_uid,
-        ...req.body,
-        ...(req.body.artifact_type === 'PLAN' ? { document_uid: artifact_uid } : {}),
-      };
+      const artifact: z.infer<typeof reportedArtifact> =
+        req.body.artifact_type === 'PLAN'
+          ? { artifact_uid, ...req.body, document_uid: artifact_uid }
+          : { artifact_uid, ...req.body };
       await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
       return reply.code(201).send(artifact);
     },
@@ -122,11 +139,11 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   api.put(
     '/agent/workers/:worker_id/runs/:run_id/files',
-    { ...uploadOptions, schema: { ...schema, querystring: fileQuery } },
+    { ...uploadOptions, schema: { ...schema, querystring: fileQuery, response: { 201: uploadedArtifact } } },
     async (req, reply) => {
       const bytes = uploaded(req);
       const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
-      const artifact: Artifact = {
+      const artifact: z.infer<typeof uploadedArtifact> & { blob: string } = {
         artifact_uid: timeOrderedId(),
         artifact_type,
         public: isPublic,
@@ -147,14 +164,18 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     },
   );
 
-  api.post('/agent/workers/:worker_id/runs/:run_id/usage', { schema: { ...schema, body: usageBody } }, async (req) => {
-    await report(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
-    return { run_id: req.params.run_id, usage: req.body };
-  });
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/usage',
+    { schema: { ...schema, body: usageBody, response: { 200: usageAnswer } } },
+    async (req) => {
+      await report(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
+      return { run_id: req.params.run_id, usage: req.body };
+    },
+  );
 
   api.put(
     '/agent/workers/:worker_id/runs/:run_id/handoff',
-    { ...uploadOptions, schema: { ...schema, querystring: handoffQuery } },
+    { ...uploadOptions, schema: { ...schema, querystring: handoffQuery, response: { 201: handoffAnswer } } },
     async (req, reply) => {
       const bytes = uploaded(req);
       const attachment: Attachment = {
@@ -175,7 +196,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/finish',
-    { schema: { ...schema, body: finishBody } },
+    { schema: { ...schema, body: finishBody, response: { 200: finishAnswer } } },
     async (req) => {
       const given = req.body.status_message;
       const status_message: StatusMessage | null =

@@ -6,6 +6,7 @@
 import type { FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../../src/ids.js';
 import { commandContext } from '../../src/http/context.js';
+import { noContent } from '../../src/http/schemas.js';
 import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import {
@@ -23,7 +24,16 @@ import { runStream } from '../run/events.js';
 import { type Assignment, assignmentOf, preparedAttachments } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import { reportRoutes } from './reports.js';
-import { announceBody, claimQuery, heartbeatBody, workerParams } from './schema.js';
+import {
+  announceBody,
+  announced,
+  claimAnswer,
+  claimQuery,
+  heartbeatAnswer,
+  heartbeatBody,
+  type WorkerSignal,
+  workerParams,
+} from './schema.js';
 import type { Api } from '../../src/http/api.js';
 
 /** Oldest first; the id breaks ties. */
@@ -73,22 +83,26 @@ function presenceRoutes(api: Api, rt: Runtime): void {
   });
   const tags = ['workers'];
 
-  api.post('/agent/workers', { schema: { body: announceBody, tags } }, async (req, reply) => {
-    const { team_uid, agent_uid } = workerPrincipal(req);
-    const registry = await registryOf(rt);
-    // A worker id names a worker within its team: another team's worker of the same id is another worker.
-    const worker_id = req.body.worker_id ?? timeOrderedId();
-    const live = registry.liveWorkers(team_uid);
-    if (!live.some((w) => w.worker_id === worker_id) && live.length >= MAX_WORKERS_PER_TEAM) {
-      throw new LimitExceeded(`a team has at most ${MAX_WORKERS_PER_TEAM} connected workers`);
-    }
-    registry.announce({ worker_id, team_uid, agent_uid, host: req.body.host, capabilities: req.body.capabilities });
-    return reply.code(201).send({ worker_id, ...timings() });
-  });
+  api.post(
+    '/agent/workers',
+    { schema: { body: announceBody, response: { 201: announced }, tags } },
+    async (req, reply) => {
+      const { team_uid, agent_uid } = workerPrincipal(req);
+      const registry = await registryOf(rt);
+      // A worker id names a worker within its team: another team's worker of the same id is another worker.
+      const worker_id = req.body.worker_id ?? timeOrderedId();
+      const live = registry.liveWorkers(team_uid);
+      if (!live.some((w) => w.worker_id === worker_id) && live.length >= MAX_WORKERS_PER_TEAM) {
+        throw new LimitExceeded(`a team has at most ${MAX_WORKERS_PER_TEAM} connected workers`);
+      }
+      registry.announce({ worker_id, team_uid, agent_uid, host: req.body.host, capabilities: req.body.capabilities });
+      return reply.code(201).send({ worker_id, ...timings() });
+    },
+  );
 
   api.post(
     '/agent/workers/:worker_id/heartbeat',
-    { schema: { params: workerParams, body: heartbeatBody, tags } },
+    { schema: { params: workerParams, body: heartbeatBody, response: { 200: heartbeatAnswer }, tags } },
     async (req) => {
       const registry = await registryOf(rt);
       const { team_uid, worker_id } = presentWorker(registry, req, req.params.worker_id);
@@ -99,7 +113,14 @@ function presenceRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/workers/:worker_id/claim',
-    { schema: { params: workerParams, querystring: claimQuery, tags } },
+    {
+      schema: {
+        params: workerParams,
+        querystring: claimQuery,
+        response: { 200: claimAnswer, 204: noContent('No run came within wait_seconds') },
+        tags,
+      },
+    },
     async (req, reply) => {
       const registry = await registryOf(rt);
       const worker = presentWorker(registry, req, req.params.worker_id);
@@ -155,7 +176,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
         const run = await leaseNext();
         if (run) return { run };
         const left = deadline - Date.now();
-        if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send();
+        if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send(null);
         await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
         registry.touch(worker.team_uid, worker.worker_id);
       }
@@ -164,7 +185,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
 }
 
 /** A signal as the worker receives it: follow-up attachments come with download links. */
-async function render(rt: Runtime, signal: Signal) {
+async function render(rt: Runtime, signal: Signal): Promise<WorkerSignal> {
   if (signal.type !== 'followup') return signal;
   return { ...signal, attachments: await preparedAttachments(rt, signal.run_id, signal.attachments) };
 }
