@@ -8,6 +8,7 @@ import {
   type Artifact,
   type Attachment,
   type RunEvent,
+  type RunSchedule,
   type RunState,
   type StatusMessage,
   WORKER_LOST,
@@ -35,6 +36,7 @@ export interface RunDoc {
   execution_location: string;
   environment_id: string | null;
   schedule_id: string | null;
+  schedule: RunSchedule | null;
   team_uid: string | null;
   executing_team_uid: string;
   factory_uid: string | null;
@@ -129,7 +131,7 @@ async function moveTo(
 
 export const runsProjection = projection<RunEvent, RunDoc>({
   name: 'runs',
-  version: 2,
+  version: 3,
   indexes: [
     ['executing_team_uid', 'state', 'created_at'],
     ['team_uid', 'updated_at'],
@@ -164,6 +166,7 @@ export const runsProjection = projection<RunEvent, RunDoc>({
         execution_location: d.execution_location,
         environment_id: d.environment_id,
         schedule_id: d.schedule_id,
+        schedule: d.schedule ?? null,
         team_uid: d.team_uid,
         executing_team_uid: d.executing_team_uid,
         factory_uid: d.factory_uid,

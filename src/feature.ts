@@ -13,7 +13,7 @@ import type { Api } from './http/api.js';
 type Routes = (api: Api, rt: Runtime) => void;
 
 /** A background service of a running server; stopped before the stores close. */
-interface Service {
+export interface Service {
   stop(): Promise<void>;
 }
 

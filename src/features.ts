@@ -7,6 +7,7 @@ import { conversationFeature } from '../commands/conversation/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
 import { identityFeature } from '../commands/identity/index.js';
 import { runFeature } from '../commands/run/index.js';
+import { scheduleFeature } from '../commands/schedule/index.js';
 import { secretFeature } from '../commands/secret/index.js';
 import { taskFeature } from '../commands/task/index.js';
 import { teamFeature } from '../commands/team/index.js';
@@ -25,4 +26,5 @@ export const features: readonly Feature[] = [
   workerFeature,
   webhookFeature,
   automationFeature,
+  scheduleFeature,
 ];

@@ -12,7 +12,14 @@ import { conversationStream } from '../conversation/events.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { runDecider, type RunView } from './decider.js';
-import { type Artifact, type Attachment, type RunCreatedData, type RunSource, runStream } from './events.js';
+import {
+  type Artifact,
+  type Attachment,
+  type RunCreatedData,
+  type RunSchedule,
+  type RunSource,
+  runStream,
+} from './events.js';
 import type { RunRequest } from './schema.js';
 import { canView } from './resource.js';
 import { runState } from './state.js';
@@ -32,6 +39,8 @@ export interface CreateRunOptions {
   factory_dispatch?: boolean;
   /** Artifacts the run starts with, appended with RunCreated (an automation's `event-payload.json`). */
   artifacts?: Artifact[];
+  /** The scheduled agent whose firing starts the run. */
+  schedule?: RunSchedule;
 }
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
@@ -117,7 +126,8 @@ export async function createRun(
     source: options.source,
     execution_location: 'REMOTE',
     environment_id: config?.environment_id ?? null,
-    schedule_id: null,
+    schedule_id: options.schedule?.schedule_id ?? null,
+    ...(options.schedule ? { schedule: options.schedule } : {}),
     attachments,
   };
   const { state } = await rt.handle(

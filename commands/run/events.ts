@@ -81,6 +81,9 @@ export type Artifact = {
   [field: string]: unknown;
 };
 
+/** A scheduled run's schedule (`RunItem.schedule`); `rrule` is set instead of a cron line for RRULE schedules. */
+export type RunSchedule = { schedule_id: string; schedule_name: string; cron_schedule: string | null; rrule?: string };
+
 export type RunCreatedData = {
   run_id: string;
   conversation_id: string;
@@ -107,6 +110,8 @@ export type RunCreatedData = {
   execution_location: 'REMOTE' | 'LOCAL';
   environment_id: string | null;
   schedule_id: string | null;
+  /** The scheduled agent that started it, as it was named at the firing. */
+  schedule?: RunSchedule;
   attachments: Attachment[];
 };
 

@@ -9,7 +9,7 @@ export const RUN_REQUEST_BODY_LIMIT = MAX_ATTACHMENTS * Math.ceil((MAX_ATTACHMEN
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
-const metadataSchema = z
+export const metadataSchema = z
   .record(
     z
       .string()
@@ -27,7 +27,7 @@ const skillSpec = z
 const environmentId = z.string().regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]');
 
 /** `AmbientAgentConfig`: the known fields are checked; the rest is kept as given. */
-const agentConfigSchema = z
+export const agentConfigSchema = z
   .looseObject({
     name: z.string().min(1).max(200).optional(),
     model_id: z.string().min(1).max(200).optional(),

@@ -30,7 +30,12 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
   });
   const server = await openServer(config, createLogger(config), features, clock);
   const { app, rt } = server;
-  const boot = server.started.get('team') as Bootstrapped;
+  // A second app on a data directory bootstrapped before finds nothing to bootstrap.
+  const boot = (server.started.get('team') as Bootstrapped | null) ?? {
+    team_uid: '',
+    user_uid: '',
+    generated_api_key: null,
+  };
 
   /** Sends a request as `key` (the admin by default); JSON bodies are encoded for you. */
   const call = (

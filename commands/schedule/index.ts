@@ -1,0 +1,15 @@
+/** Scheduled agents: runs started on a cron line or an RFC 5545 recurrence, each due time once. */
+import { feature } from '../../src/feature.js';
+import { schedulesProjection } from '../../projections/schedules.js';
+import scheduleQueries from '../../queries/schedules.js';
+import { scheduledRunsReactor } from './reactor.js';
+import scheduleRoutes from './routes.js';
+import { startScheduler } from './scheduler.js';
+
+export const scheduleFeature = feature({
+  name: 'schedule',
+  routes: [scheduleRoutes, scheduleQueries],
+  projections: [schedulesProjection],
+  reactors: [scheduledRunsReactor],
+  services: [startScheduler],
+});

@@ -1,0 +1,137 @@
+/** POST, PUT and DELETE /agent/schedules, and pause and resume: the rules are the decider's. */
+import { z } from 'zod';
+import type { Api } from '../../src/http/api.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { commandContext } from '../../src/http/context.js';
+import { timeOrderedId } from '../../src/ids.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import type { Runtime } from '../../src/runtime.js';
+import { schedulesProjection } from '../../projections/schedules.js';
+import { identityDecider } from '../identity/decider.js';
+import { identityStream } from '../identity/events.js';
+import { type ScheduleCommand, scheduleDecider } from './decider.js';
+import { type ScheduleFields, scheduleStream } from './events.js';
+import {
+  createScheduleBody,
+  replaceScheduleBody,
+  scheduleAnswers,
+  scheduleParams,
+  scheduleResource,
+} from './resource.js';
+
+const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
+
+export default function scheduleRoutes(api: Api, rt: Runtime): void {
+  const tags = ['schedules'];
+  const schedules = rt.readModel(schedulesProjection);
+  const answers = scheduleAnswers(rt);
+  /** The schedule as the read model shows it now that the command's events are projected. */
+  const current = async (id: string) => {
+    const doc = await schedules.get(id);
+    if (!doc) throw new NotFound('schedule', id);
+    return (await answers([doc]))[0]!;
+  };
+  const execute = (id: string, command: ScheduleCommand, context: CommandContext) =>
+    rt.execute(scheduleStream(id), scheduleDecider, command, context);
+
+  /** The executing agent must be a live agent of the schedule's team. */
+  const assertAgent = async (agentUid: string | null, teamUid: string | null) => {
+    if (agentUid === null) return;
+    if (teamUid === null) throw invalid('agent_uid', 'an agent executes team schedules only');
+    const agent = await rt.state(identityDecider, identityStream(agentUid));
+    if (agent.status !== 'live' || agent.team_uid !== teamUid) throw invalid('agent_uid', 'no such agent in the team');
+  };
+
+  api.post(
+    '/agent/schedules',
+    { schema: { body: createScheduleBody, response: { 201: scheduleResource }, tags } },
+    async (req, reply) => {
+      const { team, ...body } = req.body;
+      const id = timeOrderedId();
+      const executing = activeTeam(req).uid;
+      const team_uid = (team ?? true) ? executing : null;
+      const fields: ScheduleFields = {
+        name: body.name,
+        cron_schedule: body.cron_schedule ?? null,
+        rrule: body.rrule ?? null,
+        prompt: body.prompt ?? '',
+        enabled: body.enabled,
+        agent_config: body.agent_config ?? null,
+        agent_uid: body.agent_uid ?? null,
+        metadata: body.metadata ?? {},
+        mode: body.mode,
+      };
+      await assertAgent(fields.agent_uid, team_uid);
+      const principal = req.principal!;
+      await execute(
+        id,
+        {
+          type: 'CreateSchedule',
+          data: {
+            id,
+            ...fields,
+            team_uid,
+            executing_team_uid: executing,
+            owner: { type: principal.type, uid: principal.uid },
+            for: { kind: 'agent' },
+          },
+        },
+        commandContext(req),
+      );
+      return reply.code(201).send(await current(id));
+    },
+  );
+
+  api.put(
+    '/agent/schedules/:schedule_id',
+    { schema: { params: scheduleParams, body: replaceScheduleBody, response: { 200: scheduleResource }, tags } },
+    async (req) => {
+      const { schedule_id } = req.params;
+      const state = await rt.state(scheduleDecider, scheduleStream(schedule_id));
+      if (state.status !== 'live') throw new NotFound('schedule', schedule_id);
+      const b = req.body;
+      // Omitted optional fields keep their value; an explicit null clears it.
+      const keep = <T>(given: T | null | undefined, now: T | null): T | null => (given === undefined ? now : given);
+      const fields: ScheduleFields = {
+        name: b.name,
+        cron_schedule: b.cron_schedule ?? null,
+        rrule: b.rrule ?? null,
+        prompt: b.prompt,
+        enabled: b.enabled,
+        agent_config: keep(b.agent_config, state.fields.agent_config),
+        agent_uid: keep(b.agent_uid, state.fields.agent_uid),
+        metadata: b.metadata ?? state.fields.metadata,
+        mode: b.mode ?? state.fields.mode,
+      };
+      await assertAgent(fields.agent_uid, state.team_uid);
+      await execute(schedule_id, { type: 'ReplaceSchedule', data: { id: schedule_id, fields } }, commandContext(req));
+      return current(schedule_id);
+    },
+  );
+
+  api.delete(
+    '/agent/schedules/:schedule_id',
+    { schema: { params: scheduleParams, response: { 200: z.object({ success: z.boolean() }) }, tags } },
+    async (req) => {
+      const { schedule_id } = req.params;
+      await execute(schedule_id, { type: 'DeleteSchedule', data: { id: schedule_id } }, commandContext(req));
+      return { success: true };
+    },
+  );
+
+  for (const [action, type] of [
+    ['pause', 'PauseSchedule'],
+    ['resume', 'ResumeSchedule'],
+  ] as const) {
+    api.post(
+      `/agent/schedules/:schedule_id/${action}`,
+      { schema: { params: scheduleParams, response: { 200: scheduleResource }, tags } },
+      async (req) => {
+        const { schedule_id } = req.params;
+        await execute(schedule_id, { type, data: { id: schedule_id } }, commandContext(req));
+        return current(schedule_id);
+      },
+    );
+  }
+}

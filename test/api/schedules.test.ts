@@ -1,0 +1,169 @@
+/**
+ * Scheduled agents through the API, on a clock the test moves: each due time fires once, with a
+ * run of its own; downtime fires the latest due time and records the rest; a paused schedule
+ * neither fires nor catches up; RRULE schedules keep their local time across daylight saving.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fireDueSchedules } from '../../commands/schedule/scheduler.js';
+import { manualClock } from '../../src/clock.js';
+import { eventually } from '../helpers/task-fixtures.js';
+import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+
+const clock = manualClock('2026-03-25T12:00:00Z');
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({}, clock);
+});
+afterAll(() => t.close());
+
+const create = async (body: Record<string, unknown>) => {
+  const res = await t.call('POST', '/agent/schedules', { prompt: 'Review open pull requests', ...body });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json();
+};
+const get = async (id: string) => (await t.call('GET', `/agent/schedules/${id}`)).json();
+/** The runs a schedule started, oldest first. */
+const runsOf = async (id: string) =>
+  (await t.call('GET', `/agent/runs?schedule_id=${id}&sort_by=created_at&sort_order=asc&limit=500`)).json().runs;
+/** Moves the clock and lets the scheduler fire, then waits for the runs the firings start. */
+async function at(iso: string) {
+  clock.set(iso);
+  await fireDueSchedules(t.rt);
+}
+const runsSettle = async (id: string, count: number) =>
+  eventually(async () => {
+    const runs = await runsOf(id);
+    return runs.length === count ? runs : undefined;
+  });
+
+describe('schedules', () => {
+  it('creates, lists by name, reads, replaces, pauses, resumes and deletes', async () => {
+    const b = await create({ name: 'b nightly', cron_schedule: '0 2 * * *' });
+    const a = await create({ name: 'A weekly', cron_schedule: '@weekly', enabled: false, metadata: { area: 'ci' } });
+    expect(b).toMatchObject({
+      name: 'b nightly',
+      cron_schedule: '0 2 * * *',
+      rrule: null,
+      enabled: true,
+      prompt: 'Review open pull requests',
+      scope: { type: 'Team', uid: t.teamUid },
+      created_by: { type: 'user', uid: t.adminUid, email: 'admin@example.com' },
+      history: { last_ran: null, next_run: '2026-03-26T02:00:00.000Z', firings: [] },
+      next_run_time: '2026-03-26T02:00:00.000Z',
+      last_spawn_error: null,
+    });
+    expect(a.history.next_run).toBeNull();
+    const listed = (await t.call('GET', '/agent/schedules')).json().schedules.map((s: { id: string }) => s.id);
+    expect(listed.indexOf(a.id)).toBeLessThan(listed.indexOf(b.id));
+
+    const replaced = await t.call('PUT', `/agent/schedules/${b.id}`, {
+      name: 'b nightly',
+      cron_schedule: '30 3 * * *',
+      enabled: true,
+      prompt: 'Review again',
+    });
+    expect(replaced.json()).toMatchObject({
+      cron_schedule: '30 3 * * *',
+      prompt: 'Review again',
+      next_run_time: '2026-03-26T03:30:00.000Z',
+    });
+    expect((await t.call('POST', `/agent/schedules/${b.id}/pause`)).json()).toMatchObject({
+      enabled: false,
+      next_run_time: null,
+    });
+    expect((await t.call('POST', `/agent/schedules/${b.id}/resume`)).json()).toMatchObject({ enabled: true });
+    expect((await t.call('DELETE', `/agent/schedules/${b.id}`)).json()).toEqual({ success: true });
+    expect((await t.call('GET', `/agent/schedules/${b.id}`)).statusCode).toBe(404);
+  });
+
+  it.each([
+    [{ name: 'x', cron_schedule: '0 0 9 * * *' }, 'body.cron_schedule'],
+    [{ name: 'x', cron_schedule: 'CRON_TZ=Europe/Berlin 0 9 * * *' }, 'body.cron_schedule'],
+    [{ name: 'x', rrule: 'RRULE:FREQ=DAILY' }, 'body.rrule'],
+    [{ name: 'x', rrule: 'DTSTART;TZID=Atlantis/Capital:20260101T090000\nRRULE:FREQ=DAILY' }, 'body.rrule'],
+    [{ name: 'x', cron_schedule: '@daily', rrule: 'DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY' }, 'body.cron_schedule'],
+    [{ name: 'x' }, 'body.cron_schedule'],
+    [{ name: 'x', cron_schedule: '@daily', prompt: ' ' }, 'body.prompt'],
+    [{ name: '', cron_schedule: '@daily' }, 'body.name'],
+  ])('refuses %j, naming %s, writing nothing', async (body, path) => {
+    const problem = await expectRefused(t, () => t.call('POST', '/agent/schedules', { prompt: 'p', ...body }), 400);
+    expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
+  });
+
+  it('fires each due time once, with its own run, and the run says which schedule started it', async () => {
+    clock.set('2026-03-25T12:00:00Z');
+    const s = await create({ name: 'daily review', cron_schedule: '0 9 * * *', metadata: { area: 'review' } });
+    await at('2026-03-26T09:00:30Z');
+    await at('2026-03-26T09:00:45Z'); // again: nothing new is due
+    const [run] = await runsSettle(s.id, 1);
+    expect(run).toMatchObject({
+      source: 'SCHEDULED_AGENT',
+      title: 'daily review',
+      prompt: 'Review open pull requests',
+    });
+    const item = (await t.call('GET', `/agent/runs/${run.run_id}`)).json();
+    expect(item.metadata).toEqual({ area: 'review' });
+    const read = await get(s.id);
+    expect(read.history).toMatchObject({
+      last_ran: '2026-03-26T09:00:00.000Z',
+      next_run: '2026-03-27T09:00:00.000Z',
+      firings: [{ due_at: '2026-03-26T09:00:00.000Z', run_id: run.run_id, skipped_count: 0, error: null }],
+    });
+  });
+
+  it('after downtime fires the latest due time once and records the missed ones', async () => {
+    clock.set('2026-04-01T00:00:00Z');
+    const s = await create({ name: 'hourly', cron_schedule: '0 * * * *' });
+    await at('2026-04-01T03:10:00Z');
+    await runsSettle(s.id, 1);
+    expect((await get(s.id)).history.firings[0]).toMatchObject({
+      due_at: '2026-04-01T03:00:00.000Z',
+      skipped_count: 2,
+      skipped: ['2026-04-01T01:00:00.000Z', '2026-04-01T02:00:00.000Z'],
+    });
+  });
+
+  it('does not fire while paused, nor catch up on resume', async () => {
+    clock.set('2026-05-01T00:00:00Z');
+    const s = await create({ name: 'paused', cron_schedule: '0 * * * *' });
+    await t.call('POST', `/agent/schedules/${s.id}/pause`);
+    await at('2026-05-01T05:30:00Z');
+    await t.call('POST', `/agent/schedules/${s.id}/resume`);
+    await at('2026-05-01T05:40:00Z');
+    expect(await runsOf(s.id)).toEqual([]);
+    expect((await get(s.id)).next_run_time).toBe('2026-05-01T06:00:00.000Z');
+    await at('2026-05-01T06:00:00Z');
+    expect((await runsSettle(s.id, 1))[0]).toMatchObject({ source: 'SCHEDULED_AGENT' });
+  });
+
+  it('keeps an RRULE at 09:00 Europe/Berlin across daylight saving, and a cron line at 09:00 UTC', async () => {
+    clock.set('2026-03-26T12:00:00Z');
+    const local = await create({
+      name: 'berlin mornings',
+      rrule: 'DTSTART;TZID=Europe/Berlin:20260301T090000\nRRULE:FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR',
+    });
+    const utc = await create({ name: 'utc mornings', cron_schedule: '0 9 * * 1-5' });
+    // Friday 27 March (winter time), then Monday 30 March (summer time began on the 29th).
+    for (const now of ['2026-03-27T08:00:00Z', '2026-03-27T09:00:00Z', '2026-03-30T07:00:00Z', '2026-03-30T09:00:00Z'])
+      await at(now);
+    const due = async (id: string) =>
+      (await get(id)).history.firings.map((f: { due_at: string }) => f.due_at).reverse();
+    expect(await due(local.id)).toEqual(['2026-03-27T08:00:00.000Z', '2026-03-30T07:00:00.000Z']);
+    expect(await due(utc.id)).toEqual(['2026-03-27T09:00:00.000Z', '2026-03-30T09:00:00.000Z']);
+    await runsSettle(local.id, 2);
+  });
+
+  it('two schedulers firing the same due time at once start one run', async () => {
+    clock.set('2026-06-01T00:00:00Z');
+    const s = await create({ name: 'raced', cron_schedule: '@hourly' });
+    clock.set('2026-06-01T01:00:05Z');
+    const other = await startTestApp({ DATA_DIR: t.dir }, clock);
+    try {
+      const fired = await Promise.all([fireDueSchedules(t.rt), fireDueSchedules(other.rt), fireDueSchedules(t.rt)]);
+      expect(fired.reduce((a, b) => a + b, 0)).toBe(1);
+      await runsSettle(s.id, 1);
+    } finally {
+      await other.app.close();
+    }
+  });
+});
