@@ -1,13 +1,12 @@
 /** Agent identities of every team, as the identity endpoints return them. */
 import { projection } from '../src/projector/projection.js';
-import type { IdentityEvent } from '../commands/identity/events.js';
+import type { AgentProfile, IdentityEvent } from '../commands/identity/events.js';
 
-export interface IdentityDoc {
+/** The agent's profile as last set (fields never set are absent), with its team and times. */
+export interface IdentityDoc extends AgentProfile {
   [field: string]: unknown;
   uid: string;
   team_uid: string;
-  name: string;
-  agent_type: string;
   factory_uid: string | null;
   created_at: string;
   updated_at: string;

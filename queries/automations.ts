@@ -1,4 +1,4 @@
-/** GET /factory/{uid}/automations and GET /factory/{uid}/automations/{id}. */
+/** GET /factory/{factory_uid}/automations and GET /factory/{factory_uid}/automations/{automation_id}. */
 import { z } from 'zod';
 import { uidParam } from '../src/http/schemas.js';
 import type { Runtime } from '../src/runtime.js';
@@ -9,19 +9,23 @@ import {
   MAX_AUTOMATIONS_PER_FACTORY,
   automationOf,
   automationParams,
+  automationResource,
   toAutomationResource,
 } from '../commands/automation/resource.js';
 import type { Api } from '../src/http/api.js';
 
+const automationsResponse = z.object({ automations: z.array(automationResource).describe('By name') });
+
 export default function automationQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
   const automations = rt.readModel<AutomationDoc>(automationsProjection);
+  const tags = ['automations'];
 
   api.get(
-    '/factory/:uid/automations',
-    { schema: { params: z.object({ uid: uidParam }), tags: ['automations'] } },
+    '/factory/:factory_uid/automations',
+    { schema: { params: z.object({ factory_uid: uidParam }), response: { 200: automationsResponse }, tags } },
     async (req) => {
-      const factory = await visibleFactory(factories, req, req.params.uid);
+      const factory = await visibleFactory(factories, req, req.params.factory_uid);
       // A factory has at most MAX_AUTOMATIONS_PER_FACTORY automations: one page holds them all.
       const page = await automations.find({
         filter: { kind: 'automation', factory_uid: factory.uid },
@@ -36,11 +40,11 @@ export default function automationQueries(api: Api, rt: Runtime): void {
   );
 
   api.get(
-    '/factory/:uid/automations/:id',
-    { schema: { params: automationParams, tags: ['automations'] } },
+    '/factory/:factory_uid/automations/:automation_id',
+    { schema: { params: automationParams, response: { 200: automationResource }, tags } },
     async (req) => {
-      const factory = await visibleFactory(factories, req, req.params.uid);
-      return toAutomationResource(await automationOf(automations, factory.uid, req.params.id));
+      const factory = await visibleFactory(factories, req, req.params.factory_uid);
+      return toAutomationResource(await automationOf(automations, factory.uid, req.params.automation_id));
     },
   );
 }

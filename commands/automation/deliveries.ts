@@ -1,7 +1,7 @@
 /**
- * Beyond the hosted service: POST /factory/{uid}/automations/{id}/test-filter says whether a
- * stored accepted delivery would trigger an automation and, if not, why; POST
- * /factory/{uid}/webhooks/{webhook_uid}/deliveries/{delivery_id}/replay evaluates an accepted
+ * Beyond the hosted service: POST /factory/{factory_uid}/automations/{automation_id}/test-filter
+ * says whether a stored accepted delivery would trigger an automation and, if not, why; POST
+ * /factory/{factory_uid}/webhooks/{webhook_uid}/deliveries/{delivery_id}/replay evaluates an accepted
  * delivery again against the automations of today and starts the runs that match.
  */
 import { timeOrderedId } from '../../src/ids.js';
@@ -29,7 +29,43 @@ import { automationOf, automationParams } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const deliveryBody = z.object({ delivery_id: uidParam }).strict();
-const replayParams = z.object({ uid: uidParam, webhook_uid: uidParam, delivery_id: uidParam });
+const replayParams = z.object({ factory_uid: uidParam, webhook_uid: uidParam, delivery_id: uidParam });
+
+const filterFailure = z.object({
+  path: z.string().describe('The filter path whose condition failed, such as triggers.0.filter.payload.action'),
+  reason: z.string(),
+}) satisfies z.ZodType<FilterFailure>;
+
+const triggerCheck = z.object({
+  trigger_index: z.int(),
+  provider: z.string(),
+  event: z.string(),
+  webhook: z
+    .object({ matched: z.boolean(), active: z.boolean() })
+    .describe("Whether the trigger listens to the delivery's webhook, and whether that trigger is active"),
+  payload: z
+    .object({ matched: z.boolean(), failures: z.array(filterFailure) })
+    .nullable()
+    .describe("The payload filter's outcome; null when the webhook check already failed"),
+});
+
+const filterVerdict = z.object({
+  automation_id: z.string(),
+  delivery_id: z.string(),
+  webhook_uid: z.string(),
+  would_trigger: z.boolean(),
+  reason: z.string().nullable().describe('Why it would not trigger; null when it would'),
+  checks: z.array(triggerCheck).describe('One per trigger, in order'),
+});
+
+const replayed = z.object({
+  replay_id: z.string(),
+  delivery_id: z.string(),
+  webhook_uid: z.string(),
+  runs: z
+    .array(z.object({ automation_id: z.string(), run_id: z.string() }))
+    .describe('The runs the automations of today start for the delivery, one per matching automation'),
+});
 
 /** The accepted delivery, read from the stream the read model names; 404 for any other. */
 async function acceptedDelivery(
@@ -53,15 +89,7 @@ async function payloadOf(rt: Runtime, delivery: DeliveryAccepted['data']): Promi
   return JSON.parse(bytes.toString('utf8'));
 }
 
-interface TriggerCheck {
-  trigger_index: number;
-  provider: string;
-  event: string;
-  /** Whether the trigger listens to the delivery's webhook, and whether that trigger is active. */
-  webhook: { matched: boolean; active: boolean };
-  /** The payload filter's outcome; null when the webhook check already failed. */
-  payload: { matched: boolean; failures: FilterFailure[] } | null;
-}
+type TriggerCheck = z.infer<typeof triggerCheck>;
 
 function verdict(automation: AutomationDoc, webhookUid: string, body: unknown) {
   const checks: TriggerCheck[] = automation.triggers.map((t, trigger_index) => {
@@ -94,12 +122,13 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
   const automations = rt.readModel<AutomationDoc>(automationsProjection);
   const deliveryDoc = (id: string) => automations.get(deliveryKey(id)) as Promise<DeliveryDoc | null>;
 
+  const tags = ['automations'];
   api.post(
-    '/factory/:uid/automations/:id/test-filter',
-    { schema: { params: automationParams, body: deliveryBody, tags: ['automations'] } },
+    '/factory/:factory_uid/automations/:automation_id/test-filter',
+    { schema: { params: automationParams, body: deliveryBody, response: { 200: filterVerdict }, tags } },
     async (req) => {
-      const factory = await visibleFactoryDoc(factories, req, req.params.uid);
-      const automation = await automationOf(automations, factory.uid, req.params.id);
+      const factory = await visibleFactoryDoc(factories, req, req.params.factory_uid);
+      const automation = await automationOf(automations, factory.uid, req.params.automation_id);
       const { delivery_id } = req.body;
       const delivery = (await acceptedDelivery(rt, await deliveryDoc(delivery_id), factory.uid, delivery_id)).data;
       const body = await payloadOf(rt, delivery);
@@ -113,11 +142,11 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
   );
 
   api.post(
-    '/factory/:uid/webhooks/:webhook_uid/deliveries/:delivery_id/replay',
-    { schema: { params: replayParams, tags: ['automations'] } },
+    '/factory/:factory_uid/webhooks/:webhook_uid/deliveries/:delivery_id/replay',
+    { schema: { params: replayParams, response: { 201: replayed }, tags } },
     async (req, reply) => {
       const context = commandContext(req);
-      const factory = await liveFactory(rt, req.params.uid, context);
+      const factory = await liveFactory(rt, req.params.factory_uid, context);
       if (context.actor.type !== 'user') throw new Forbidden('only users can replay deliveries');
       const webhook = await liveWebhook(rt, factory.uid, req.params.webhook_uid);
       if (!webhook) throw new NotFound('webhook', req.params.webhook_uid);

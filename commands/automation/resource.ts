@@ -5,7 +5,31 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { AutomationDoc } from '../../projections/automations.js';
 
-export const toAutomationResource = (a: AutomationDoc) => ({
+const trigger = z.object({
+  provider: z.string().describe('github, gitlab, linear, jira, slack, schedule, factory or webhook'),
+  event: z.string().describe("One of the provider's events, such as received for webhook"),
+  filter: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("Matchers by filter key (a webhook trigger's webhook_ids is a list of its one webhook UID); null: none"),
+  schedule: z.object({ name: z.string().optional(), cron: z.string() }).optional().describe('An inline schedule'),
+  active: z.boolean().describe('False once the webhook the trigger listens to is deleted'),
+});
+
+export const automationResource = z.object({
+  id: z.string(),
+  factory_uid: z.string(),
+  name: z.string(),
+  prompt: z.string(),
+  agent: z.string().nullable().describe("The agent identity that runs it; null: the factory's foreman"),
+  enabled: z.boolean(),
+  triggers: z.array(trigger),
+  creator: z.object({ uid: z.string() }),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+
+export const toAutomationResource = (a: AutomationDoc): z.infer<typeof automationResource> => ({
   id: a.id,
   factory_uid: a.factory_uid,
   name: a.name,
@@ -29,6 +53,6 @@ export async function automationOf(
   return automation;
 }
 
-export const automationParams = z.object({ uid: uidParam, id: uidParam });
+export const automationParams = z.object({ factory_uid: uidParam, automation_id: uidParam });
 
 export const MAX_AUTOMATIONS_PER_FACTORY = 100;

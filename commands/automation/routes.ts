@@ -1,8 +1,8 @@
-/** POST /factory/{uid}/automations, PATCH and DELETE /factory/{uid}/automations/{id}. */
+/** POST /factory/{factory_uid}/automations, PATCH and DELETE /factory/{factory_uid}/automations/{automation_id}. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
-import { uidParam } from '../../src/http/schemas.js';
+import { noContent, uidParam } from '../../src/http/schemas.js';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../../projections/automations.js';
@@ -14,7 +14,7 @@ import { webhooksStream } from '../webhook/events.js';
 import { automationsDecider, type WebhookStatuses } from './decider.js';
 import { automationsStream } from './events.js';
 import { MAX_TRIGGERS, normalizeTrigger, triggerErrors, triggerSchema, type TriggerRequest } from './triggers.js';
-import { automationOf, automationParams, toAutomationResource } from './resource.js';
+import { automationOf, automationParams, automationResource, toAutomationResource } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const MAX_PROMPT_LENGTH = 100_000;
@@ -80,12 +80,20 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
   const current = async (factoryUid: string, id: string) =>
     toAutomationResource(await automationOf(automations, factoryUid, id));
 
+  const tags = ['automations'];
   api.post(
-    '/factory/:uid/automations',
-    { schema: { params: z.object({ uid: uidParam }), body: createBody, tags: ['automations'] } },
+    '/factory/:factory_uid/automations',
+    {
+      schema: {
+        params: z.object({ factory_uid: uidParam }),
+        body: createBody,
+        response: { 201: automationResource },
+        tags,
+      },
+    },
     async (req, reply) => {
       const context = commandContext(req);
-      const factory = await liveFactory(rt, req.params.uid, context);
+      const factory = await liveFactory(rt, req.params.factory_uid, context);
       const triggers = checkTriggers(req.body.triggers)!;
       await checkAgent(rt, req.body.agent, factory);
       const id = timeOrderedId();
@@ -105,11 +113,12 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
   );
 
   api.patch(
-    '/factory/:uid/automations/:id',
-    { schema: { params: automationParams, body: patchBody, tags: ['automations'] } },
+    '/factory/:factory_uid/automations/:automation_id',
+    { schema: { params: automationParams, body: patchBody, response: { 200: automationResource }, tags } },
     async (req) => {
+      const { factory_uid, automation_id: id } = req.params;
       const context = commandContext(req);
-      const factory = await liveFactory(rt, req.params.uid, context);
+      const factory = await liveFactory(rt, factory_uid, context);
       const { triggers, ...rest } = req.body;
       const changes = { ...rest, ...(triggers ? { triggers: checkTriggers(triggers) } : {}) };
       await checkAgent(rt, req.body.agent, factory);
@@ -118,31 +127,32 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
         automationsDecider,
         {
           type: 'UpdateAutomation',
-          data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid, changes },
+          data: { id, factory_uid: factory.uid, team_uid: factory.team_uid, changes },
           webhooks: await webhookStatuses(rt, factory.uid),
         },
         context,
       );
-      return current(factory.uid, req.params.id);
+      return current(factory.uid, id);
     },
   );
 
   api.delete(
-    '/factory/:uid/automations/:id',
-    { schema: { params: automationParams, tags: ['automations'] } },
+    '/factory/:factory_uid/automations/:automation_id',
+    { schema: { params: automationParams, response: { 204: noContent() }, tags } },
     async (req, reply) => {
+      const { factory_uid, automation_id: id } = req.params;
       const context = commandContext(req);
-      const factory = await liveFactory(rt, req.params.uid, context);
+      const factory = await liveFactory(rt, factory_uid, context);
       await rt.execute(
         automationsStream(factory.uid),
         automationsDecider,
         {
           type: 'DeleteAutomation',
-          data: { id: req.params.id, factory_uid: factory.uid, team_uid: factory.team_uid },
+          data: { id, factory_uid: factory.uid, team_uid: factory.team_uid },
         },
         context,
       );
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,8 +1,9 @@
-/** POST /agent/identities, PUT and DELETE /agent/identities/{uid}, POST .../api-keys. */
+/** POST /agent/identities, PUT and DELETE /agent/identities/{agent_uid}, POST .../api-keys. */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
+import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
@@ -11,18 +12,24 @@ import { newApiKey } from '../../src/http/api-key.js';
 import { identityDecider } from './decider.js';
 import { type AgentProfile, identityStream } from './events.js';
 import { createIdentityBody, updateIdentityBody } from './schema.js';
-import { toIdentityResource } from './resource.js';
+import { identityParams, identityResource, toIdentityResource } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 
-const params = z.object({ uid: z.string().min(1) });
+const issuedKey = z.object({
+  key_id: z.string(),
+  api_key: z.string().describe('The key itself, shown this once'),
+});
+
+/** A body's fields as stored: null (unchanged) and omitted fields dropped, an empty string made null (cleared). */
+type Stored<T> = { [K in keyof T]?: Exclude<T[K], '' | null | undefined> | ('' extends T[K] ? null : never) };
 
 /** Drops null (unchanged) fields; an empty string clears the field. */
-const withoutNulls = (body: Record<string, unknown>) =>
+const withoutNulls = <T extends object>(body: T) =>
   Object.fromEntries(
     Object.entries(body)
       .filter(([, v]) => v !== null && v !== undefined)
       .map(([k, v]) => [k, v === '' ? null : v]),
-  );
+  ) as Stored<T>;
 
 export default function identityRoutes(api: Api, rt: Runtime): void {
   const identities = rt.readModel(identitiesProjection);
@@ -30,9 +37,11 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
   const factoryState = async (uid: unknown): Promise<FactoryState | null> =>
     typeof uid === 'string' ? await rt.state(factoryDecider, factoryStream(uid)) : null;
 
-  api.post('/agent/identities', { schema: { body: createIdentityBody, tags: ['agents'] } }, async (req, reply) => {
+  const tags = ['agents'];
+  const createSchema = { body: createIdentityBody, response: { 201: identityResource }, tags };
+  api.post('/agent/identities', { schema: createSchema }, async (req, reply) => {
     const uid = timeOrderedId();
-    const profile = withoutNulls(req.body) as AgentProfile;
+    const profile: AgentProfile = { ...withoutNulls(req.body), name: req.body.name, agent_type: req.body.agent_type };
     await rt.execute(
       identityStream(uid),
       identityDecider,
@@ -45,8 +54,9 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
     return reply.code(201).send(await current(uid));
   });
 
-  api.put('/agent/identities/:uid', { schema: { params, body: updateIdentityBody, tags: ['agents'] } }, async (req) => {
-    const { uid } = req.params;
+  const updateSchema = { params: identityParams, body: updateIdentityBody, response: { 200: identityResource }, tags };
+  api.put('/agent/identities/:agent_uid', { schema: updateSchema }, async (req) => {
+    const { agent_uid: uid } = req.params;
     const changes = withoutNulls(req.body) as Partial<AgentProfile>;
     await rt.execute(
       identityStream(uid),
@@ -60,25 +70,29 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
     return current(uid);
   });
 
-  api.delete('/agent/identities/:uid', { schema: { params, tags: ['agents'] } }, async (req, reply) => {
+  const deleteSchema = { params: identityParams, response: { 204: noContent() }, tags };
+  api.delete('/agent/identities/:agent_uid', { schema: deleteSchema }, async (req, reply) => {
+    const { agent_uid: uid } = req.params;
     await rt.execute(
-      identityStream(req.params.uid),
+      identityStream(uid),
       identityDecider,
-      { type: 'DeleteIdentity', data: { uid: req.params.uid } },
+      { type: 'DeleteIdentity', data: { uid } },
       commandContext(req),
     );
-    return reply.code(204).send();
+    return reply.code(204).send(null);
   });
 
-  api.post('/agent/identities/:uid/api-keys', { schema: { params, tags: ['agents'] } }, async (req, reply) => {
+  const keySchema = { params: identityParams, response: { 201: issuedKey }, tags };
+  api.post('/agent/identities/:agent_uid/api-keys', { schema: keySchema }, async (req, reply) => {
+    const { agent_uid: uid } = req.params;
     const key = newApiKey();
     const key_id = timeOrderedId();
     await rt.execute(
-      identityStream(req.params.uid),
+      identityStream(uid),
       identityDecider,
       {
         type: 'IssueAgentApiKey',
-        data: { uid: req.params.uid, key_id, key_hash: key.hash },
+        data: { uid, key_id, key_hash: key.hash },
       },
       commandContext(req),
     );

@@ -1,6 +1,6 @@
 /** The agent identity body: every field of the hosted service's named agents. */
 import { z } from 'zod';
-import { AGENT_TYPES } from './events.js';
+import { AGENT_TYPES, CREDENTIAL_STRATEGIES } from './events.js';
 
 const json = z.record(z.string(), z.unknown());
 
@@ -12,7 +12,7 @@ const profileFields = {
   base_model: z.string().max(200),
   harness: json,
   harness_auth_secrets: z.record(z.string(), z.string().max(200)),
-  credential_strategy: z.enum(['EXECUTOR', 'CREATOR']),
+  credential_strategy: z.enum(CREDENTIAL_STRATEGIES),
   default_runner_uid: z.string().max(200),
   environment_id: z.string().regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]'),
   worker_host: z.string().max(200),

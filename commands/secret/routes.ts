@@ -1,7 +1,7 @@
 /** POST/GET/DELETE /teams/{team_uid}/secrets: named team secrets, sealed at rest, values never read back. */
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
-import { uidParam } from '../../src/http/schemas.js';
+import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { teamSecretsDecider } from './decider.js';
@@ -10,7 +10,7 @@ import { sealerFor } from './sealing.js';
 import type { Api } from '../../src/http/api.js';
 
 const teamParams = z.object({ team_uid: uidParam });
-const secretParams = z.object({ team_uid: uidParam, name: z.string().max(100) });
+const secretParams = z.object({ team_uid: uidParam, secret_name: z.string().max(100) });
 const createBody = z
   .object({
     name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -'),
@@ -18,12 +18,17 @@ const createBody = z
   })
   .strict();
 
+/** A team secret as the API shows it: its name and age, never its value. */
+const secretResource = z.object({ name: z.string(), created_at: z.string() });
+const secretsResponse = z.object({ secrets: z.array(secretResource).describe('By name') });
+
 export default function teamSecretRoutes(api: Api, rt: Runtime): void {
   const sealer = sealerFor(rt.config);
+  const tags = ['secrets'];
 
   api.post(
     '/teams/:team_uid/secrets',
-    { schema: { params: teamParams, body: createBody, tags: ['secrets'] } },
+    { schema: { params: teamParams, body: createBody, response: { 201: secretResource }, tags } },
     async (req, reply) => {
       const { team_uid } = req.params;
       const { state } = await rt.execute(
@@ -40,7 +45,8 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
   );
 
   // Small and per team: read from the team's own stream.
-  api.get('/teams/:team_uid/secrets', { schema: { params: teamParams, tags: ['secrets'] } }, async (req) => {
+  const listSchema = { params: teamParams, response: { 200: secretsResponse }, tags };
+  api.get('/teams/:team_uid/secrets', { schema: listSchema }, async (req) => {
     if (!req.principal!.teams.has(req.params.team_uid)) throw new NotFound('team', req.params.team_uid);
     const state = await rt.state(teamSecretsDecider, teamSecretsStream(req.params.team_uid));
     const secrets = Object.entries(state.secrets).map(([name, s]) => ({ name, created_at: s.created_at }));
@@ -48,16 +54,17 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
   });
 
   api.delete(
-    '/teams/:team_uid/secrets/:name',
-    { schema: { params: secretParams, tags: ['secrets'] } },
+    '/teams/:team_uid/secrets/:secret_name',
+    { schema: { params: secretParams, response: { 204: noContent() }, tags } },
     async (req, reply) => {
+      const { team_uid, secret_name } = req.params;
       await rt.execute(
-        teamSecretsStream(req.params.team_uid),
+        teamSecretsStream(team_uid),
         teamSecretsDecider,
-        { type: 'DeleteTeamSecret', data: { ...req.params } },
+        { type: 'DeleteTeamSecret', data: { team_uid, name: secret_name } },
         commandContext(req),
       );
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

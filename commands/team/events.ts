@@ -1,4 +1,5 @@
-export type Role = 'admin' | 'member';
+export const ROLES = ['admin', 'member'] as const;
+export type Role = (typeof ROLES)[number];
 
 export type TeamEvent =
   | { type: 'TeamCreated'; data: { uid: string; name: string } }

@@ -11,7 +11,7 @@ import { userStream } from '../user/events.js';
 import { newInvitation } from '../user/invitation.js';
 import { findOrRegisterUser, ownerOf } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
-import { teamStream } from './events.js';
+import { ROLES, teamStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 
 const createTeamBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
@@ -20,12 +20,24 @@ const addMemberBody = z
   .object({
     email: z.email().max(320),
     display_name: z.string().trim().min(1).max(200).optional(),
-    role: z.enum(['admin', 'member']).default('member'),
+    role: z.enum(ROLES).default('member'),
   })
   .strict();
 
+const createdTeam = z.object({ uid: z.string(), name: z.string() });
+
+const addedMember = z.object({
+  user: z.object({ uid: z.string(), email: z.string(), display_name: z.string() }),
+  role: z.enum(ROLES),
+  api_key: z
+    .string()
+    .nullable()
+    .describe("The new user's first API key, shown this once; null when the address already belonged to a user"),
+});
+
 export default function teamRoutes(api: Api, rt: Runtime): void {
-  api.post('/teams', { schema: { body: createTeamBody, tags: ['teams'] } }, async (req, reply) => {
+  const tags = ['teams'];
+  api.post('/teams', { schema: { body: createTeamBody, response: { 201: createdTeam }, tags } }, async (req, reply) => {
     const context = commandContext(req);
     if (context.actor.type !== 'user') throw new Forbidden('only users can create teams');
     const uid = timeOrderedId();
@@ -46,7 +58,14 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
    */
   api.post(
     '/teams/:team_uid/members',
-    { schema: { params: z.object({ team_uid: z.string().min(1) }), body: addMemberBody, tags: ['teams'] } },
+    {
+      schema: {
+        params: z.object({ team_uid: z.string().min(1) }),
+        body: addMemberBody,
+        response: { 201: addedMember },
+        tags,
+      },
+    },
     async (req, reply) => {
       const context = commandContext(req);
       const { team_uid } = req.params;

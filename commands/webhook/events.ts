@@ -4,7 +4,8 @@
  * repeated identity is a Duplicate even under concurrent posts).
  */
 
-export type WebhookAuthMode = 'token' | 'url_token' | 'signature';
+export const WEBHOOK_AUTH_MODES = ['token', 'url_token', 'signature'] as const;
+export type WebhookAuthMode = (typeof WEBHOOK_AUTH_MODES)[number];
 export const signatureSchemes = ['standard_webhooks', 'stripe', 'github', 'sentry', 'pagerduty', 'vercel'] as const;
 export type SignatureScheme = (typeof signatureSchemes)[number];
 

@@ -2,7 +2,7 @@
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
-import { uidParam } from '../../src/http/schemas.js';
+import { noContent } from '../../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
@@ -15,12 +15,20 @@ import { webhooksDecider } from './decider.js';
 import {
   signatureSchemes,
   type SignatureScheme,
+  WEBHOOK_AUTH_MODES,
   type WebhookAuthMode,
   type WebhookSecretRef,
   webhooksStream,
 } from './events.js';
 import { assertUsableSecret, deliveryIdHeaderError, generatedSecret } from './secrets.js';
-import { toWebhookResource, visibleWebhook } from './resource.js';
+import {
+  factoryWebhooksParams,
+  shownSecret,
+  toWebhookResource,
+  visibleWebhook,
+  webhookParams,
+  webhookResource,
+} from './resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const deliveryIdHeader = z
@@ -39,7 +47,7 @@ const secretName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits,
 const createBody = z
   .object({
     name,
-    authMode: z.enum(['token', 'url_token', 'signature']).default('token'),
+    authMode: z.enum(WEBHOOK_AUTH_MODES).default('token'),
     signatureScheme: z.enum(signatureSchemes).optional(),
     secret: secret.optional(),
     secretName: secretName.optional(),
@@ -70,8 +78,8 @@ const patchBody = z
 
 const rotateBody = z.object({ secret: secret.optional(), secretName: secretName.optional() }).strict().nullish();
 
-const factoryParams = z.object({ uid: uidParam });
-const webhookParams = z.object({ uid: uidParam, webhook_uid: uidParam });
+const createdWebhook = webhookResource.extend({ secret: shownSecret });
+const rotatedSecret = z.object({ secret: shownSecret });
 
 export default function webhookRoutes(api: Api, rt: Runtime): void {
   const webhooks = rt.readModel(webhooksProjection);
@@ -122,23 +130,25 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
   const current = async (factoryUid: string, uid: string, req: Parameters<typeof visibleWebhook>[1]) =>
     toWebhookResource(rt.config, await visibleWebhook(webhooks, req, factoryUid, uid));
 
+  const tags = ['webhooks'];
   api.post(
-    '/factory/:uid/webhooks',
-    { schema: { params: factoryParams, body: createBody, tags: ['webhooks'] } },
+    '/factory/:factory_uid/webhooks',
+    { schema: { params: factoryWebhooksParams, body: createBody, response: { 201: createdWebhook }, tags } },
     async (req, reply) => {
-      const teamUid = await factoryTeam(req.params.uid, req.principal?.teams);
+      const { factory_uid } = req.params;
+      const teamUid = await factoryTeam(factory_uid, req.principal?.teams);
       const b = req.body;
       const scheme = b.signatureScheme ?? null;
       const { ref, shown } = await secretFor(teamUid, b.authMode, scheme, b);
       const uid = timeOrderedId();
       await rt.execute(
-        webhooksStream(req.params.uid),
+        webhooksStream(factory_uid),
         webhooksDecider,
         {
           type: 'CreateWebhook',
           data: {
             uid,
-            factory_uid: req.params.uid,
+            factory_uid,
             team_uid: teamUid,
             name: b.name,
             auth_mode: b.authMode,
@@ -150,21 +160,21 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
         },
         commandContext(req),
       );
-      return reply.code(201).send({ ...(await current(req.params.uid, uid, req)), secret: shown });
+      return reply.code(201).send({ ...(await current(factory_uid, uid, req)), secret: shown });
     },
   );
 
   api.patch(
-    '/factory/:uid/webhooks/:webhook_uid',
-    { schema: { params: webhookParams, body: patchBody, tags: ['webhooks'] } },
+    '/factory/:factory_uid/webhooks/:webhook_uid',
+    { schema: { params: webhookParams, body: patchBody, response: { 200: webhookResource }, tags } },
     async (req) => {
-      const { uid, webhook_uid } = req.params;
-      const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
+      const { factory_uid, webhook_uid } = req.params;
+      const webhook = await visibleWebhook(webhooks, req, factory_uid, webhook_uid);
       const { secret: given, ...fields } = req.body;
       if (given !== undefined) assertUsableSecret(given, webhook.auth_mode, webhook.signature_scheme);
       const changes = { name: fields.name, enabled: fields.enabled, delivery_id_header: fields.deliveryIdHeader };
       await rt.execute(
-        webhooksStream(uid),
+        webhooksStream(factory_uid),
         webhooksDecider,
         {
           type: 'UpdateWebhook',
@@ -176,32 +186,32 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
         },
         commandContext(req),
       );
-      return current(uid, webhook_uid, req);
+      return current(factory_uid, webhook_uid, req);
     },
   );
 
   api.delete(
-    '/factory/:uid/webhooks/:webhook_uid',
-    { schema: { params: webhookParams, tags: ['webhooks'] } },
+    '/factory/:factory_uid/webhooks/:webhook_uid',
+    { schema: { params: webhookParams, response: { 204: noContent() }, tags } },
     async (req, reply) => {
-      const { uid, webhook_uid } = req.params;
-      await visibleWebhook(webhooks, req, uid, webhook_uid);
+      const { factory_uid, webhook_uid } = req.params;
+      await visibleWebhook(webhooks, req, factory_uid, webhook_uid);
       await rt.execute(
-        webhooksStream(uid),
+        webhooksStream(factory_uid),
         webhooksDecider,
         { type: 'DeleteWebhook', data: { uid: webhook_uid } },
         commandContext(req),
       );
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 
   api.post(
-    '/factory/:uid/webhooks/:webhook_uid/rotate-secret',
-    { schema: { params: webhookParams, body: rotateBody, tags: ['webhooks'] } },
+    '/factory/:factory_uid/webhooks/:webhook_uid/rotate-secret',
+    { schema: { params: webhookParams, body: rotateBody, response: { 200: rotatedSecret }, tags } },
     async (req) => {
-      const { uid, webhook_uid } = req.params;
-      const webhook = await visibleWebhook(webhooks, req, uid, webhook_uid);
+      const { factory_uid, webhook_uid } = req.params;
+      const webhook = await visibleWebhook(webhooks, req, factory_uid, webhook_uid);
       const { ref, shown } = await secretFor(
         webhook.team_uid,
         webhook.auth_mode,
@@ -214,7 +224,7 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
         ]);
       }
       await rt.execute(
-        webhooksStream(uid),
+        webhooksStream(factory_uid),
         webhooksDecider,
         { type: 'RotateWebhookSecret', data: { uid: webhook_uid, secret: ref } },
         commandContext(req),

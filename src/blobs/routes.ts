@@ -43,6 +43,12 @@ function contentDisposition(filename: string | undefined): string {
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
 }
 
+/** The file itself, streamed: Fastify sends a stream as it is, no serializer touches it. */
+const fileResponse = {
+  description: 'The file, of the type it was signed for (application/octet-stream without one), as an attachment',
+  content: { '*/*': { schema: z.unknown().meta({ type: 'string', format: 'binary' }) } },
+};
+
 const query = z.object({
   filename: z.string().max(1024).optional(),
   mime: z.string().max(255).optional(),
@@ -55,7 +61,13 @@ export default function blobQueries(api: Api, rt: Runtime): void {
     '/blobs/:blob',
     {
       config: { public: true },
-      schema: { params: z.object({ blob: z.string().max(128) }), querystring: query, tags: ['blobs'], security: [] },
+      schema: {
+        params: z.object({ blob: z.string().max(128).describe('The content hash of the file') }),
+        querystring: query,
+        response: { 200: fileResponse },
+        tags: ['blobs'],
+        security: [],
+      },
     },
     async (req, reply) => {
       const { filename, mime, expires, signature } = req.query;

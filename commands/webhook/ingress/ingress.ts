@@ -38,7 +38,21 @@ export const DELIVERIES_PER_MINUTE = 60;
 const SERVICE_DELIVERY_HEADER = 'x-service-delivery-id';
 const MAX_IDENTITY_LENGTH = 200;
 
-const params = z.object({ uid: z.string().max(128), token: z.string().max(2048).optional() });
+const webhookUid = z.string().max(128).describe('The webhook UID, as in its ingress_url');
+const params = z.object({ webhook_uid: webhookUid });
+const tokenParams = z.object({
+  webhook_uid: webhookUid,
+  token: z.string().max(2048).describe('The secret of a url_token webhook: the URL itself is the credential'),
+});
+
+/** Any JSON value; the handler reads the raw bytes itself (signatures cover them), whatever the Content-Type. */
+const anyJson = z
+  .unknown()
+  .describe('Any JSON value (object, array or scalar), at most 262,144 bytes; the Content-Type is not enforced');
+
+const accepted = z.object({
+  delivery_id: z.string().describe('This attempt, as the delivery log names it (also for a Duplicate)'),
+});
 
 const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
@@ -75,10 +89,13 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     return sendProblem(reply, 429, 'rate_limited', 'Too many requests', detail, undefined, true);
   };
 
-  async function ingest(req: FastifyRequest<{ Params: z.infer<typeof params> }>, reply: FastifyReply) {
+  async function ingest(
+    req: FastifyRequest<{ Params: z.infer<typeof params> & { token?: string } }>,
+    reply: FastifyReply,
+  ) {
     const receivedAt = new Date();
     const deliveryId = timeOrderedId();
-    const { uid, token } = req.params;
+    const { webhook_uid: uid, token } = req.params;
 
     // 1. The webhook as its factory's stream tells it (the read model only maps uid → factory).
     const doc = await webhooks.get(uid);
@@ -210,9 +227,21 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     // The handler streams the raw body itself, whatever the Content-Type says.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_req, _payload, done) => done(null));
-    const route = { schema: { params, hide: true } } as const;
-    scope.post('/webhooks/w/:uid', route, ingest);
-    scope.post('/webhooks/w/:uid/:token', route, ingest);
+    // Public (the credential is the webhook's own, not an API key) and served under WEBHOOK_BASE_URL.
+    const schema = {
+      body: anyJson,
+      response: { 202: accepted },
+      tags: ['webhooks'],
+      summary: 'Deliver an event to a custom webhook',
+      description:
+        '202 means accepted for evaluation (or a Duplicate), not that an automation fired. Authentication by ' +
+        "the webhook's authMode: token (Authorization: Bearer <secret>), url_token (the token path segment) " +
+        'or signature (the provider scheme).',
+      security: [],
+      servers: [{ url: rt.config.webhookBaseUrl }],
+    };
+    scope.post('/webhooks/w/:webhook_uid', { schema: { ...schema, params } }, ingest);
+    scope.post('/webhooks/w/:webhook_uid/:token', { schema: { ...schema, params: tokenParams } }, ingest);
   });
 }
 
