@@ -29,10 +29,10 @@ const createdTeam = z.object({ uid: z.string(), name: z.string() });
 const addedMember = z.object({
   user: z.object({ uid: z.string(), email: z.string(), display_name: z.string() }),
   role: z.enum(ROLES),
-  api_key: z
+  api_key: z.null().describe('Always null: the member redeems `invitation_code` for a first key'),
+  invitation_code: z
     .string()
-    .nullable()
-    .describe("The new user's first API key, shown this once; null when the address already belonged to a user"),
+    .describe('Shown this once: POST /invitations/redeem gives a first key to an account that has none'),
 });
 
 export default function teamRoutes(api: Api, rt: Runtime): void {

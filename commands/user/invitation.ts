@@ -12,7 +12,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { type UserDoc, usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/users.js';
 import { userDecider } from './decider.js';
 import { userStream } from './events.js';
 
@@ -27,19 +27,27 @@ export function newInvitation(uid: string): { code: string; hash: string } {
 
 const redeemBody = z.object({ code: z.string().min(1).max(200) }).strict();
 
+const redeemed = z.object({
+  user: z.object({ uid: z.string(), email: z.string(), display_name: z.string() }),
+  api_key: z.string().describe("The account's first API key, shown this once"),
+});
+
 export default function invitationRoutes(api: Api, rt: Runtime): void {
-  const users = rt.readModel<UserDoc>(usersProjection);
+  const users = rt.readModel(usersProjection);
 
   // Public: the invitee has no key yet. The code travels in the body, so no log line holds it.
   api.post(
     '/invitations/redeem',
-    { config: { public: true }, schema: { body: redeemBody, tags: ['teams'], security: [] } },
+    {
+      config: { public: true },
+      schema: { body: redeemBody, response: { 201: redeemed }, tags: ['teams'], security: [] },
+    },
     async (req, reply) => {
       const uid = CODE.exec(req.body.code)?.[1];
       if (!uid) throw new NotFound('invitation');
       const key = newApiKey();
       const context: CommandContext = {
-        now: new Date().toISOString(),
+        now: req.now,
         // Whoever holds the code acts as the invited user.
         actor: { type: 'user', uid },
         teams: {},
