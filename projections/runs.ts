@@ -7,8 +7,10 @@ import type { RecordedEvent } from '../src/eventstore/port.js';
 import {
   type Artifact,
   type Attachment,
+  type RunCreatedData,
   type RunEvent,
   type RunSchedule,
+  type RunSource,
   type RunState,
   type StatusMessage,
   WORKER_LOST,
@@ -30,10 +32,11 @@ export interface RunDoc {
   model_id: string | null;
   config: Record<string, unknown> | null;
   mode: string;
-  creator: { type: string; uid: string };
-  executor: { type: string; uid: string };
-  source: string;
-  execution_location: string;
+  creator: RunCreatedData['creator'];
+  /** The agent identity that executes the run, else its creator. */
+  executor: RunCreatedData['creator'];
+  source: RunSource;
+  execution_location: RunCreatedData['execution_location'];
   environment_id: string | null;
   schedule_id: string | null;
   schedule: RunSchedule | null;

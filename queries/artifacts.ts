@@ -1,5 +1,5 @@
 /**
- * GET /agent/artifacts/{artifactUid} and GET /agent/artifacts/{artifactUid}/download.
+ * GET /agent/artifacts/{artifact_uid} and GET /agent/artifacts/{artifact_uid}/download.
  *
  * Both routes are public so that public artifacts need no credential; a private artifact checks
  * the credential here: none or an invalid one is 401, one that cannot view the run is 404.
@@ -10,13 +10,13 @@ import { z } from 'zod';
 import { hashApiKey } from '../src/http/api-key.js';
 import { bearer } from '../src/http/auth.js';
 import type { Principal } from '../src/http/principal.js';
-import { uidParam } from '../src/http/schemas.js';
+import { noContent, uidParam } from '../src/http/schemas.js';
 import { NotFound, Unauthorized, Unprocessable } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
 import { principalResolver } from './principals.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
-import { canView } from '../commands/run/resource.js';
+import { artifactItemSchema, canView } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
 
 /** The decision context of a principal, for `canView`. */
@@ -45,7 +45,18 @@ export const filenameOf = (a: ArtifactDoc) =>
     ? a.data.filename
     : `${a.artifact_uid}${EXTENSIONS[mimeOf(a)] ?? ''}`;
 
-const params = z.object({ artifactUid: uidParam });
+const params = z.object({ artifact_uid: uidParam });
+
+const artifactResponse = z.object({
+  artifact_uid: z.string(),
+  artifact_type: artifactItemSchema.shape.artifact_type,
+  created_at: z.string(),
+  data: z
+    .record(z.string(), z.unknown())
+    .describe(
+      'The fields of the artifact type; a file or screenshot adds download_url (signed, time-limited), expires_at, content_type and filename, a plan its markdown content and content_type. filepath is left out for anonymous readers',
+    ),
+});
 
 export default function artifactQueries(api: Api, rt: Runtime): void {
   const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
@@ -81,8 +92,9 @@ export default function artifactQueries(api: Api, rt: Runtime): void {
 
   const schema = { params, tags: ['artifacts'], security: [] };
 
-  api.get('/agent/artifacts/:artifactUid', { config: { public: true }, schema }, async (req) => {
-    const { artifact: a, anonymous } = await readable(req, req.params.artifactUid);
+  const getSchema = { ...schema, response: { 200: artifactResponse } };
+  api.get('/agent/artifacts/:artifact_uid', { config: { public: true }, schema: getSchema }, async (req) => {
+    const { artifact: a, anonymous } = await readable(req, req.params.artifact_uid);
     const {
       artifact_uid: _uid,
       artifact_type: _type,
@@ -111,10 +123,15 @@ export default function artifactQueries(api: Api, rt: Runtime): void {
     return { artifact_uid: a.artifact_uid, artifact_type: a.artifact_type, created_at: a.created_at, data };
   });
 
-  api.get('/agent/artifacts/:artifactUid/download', { config: { public: true }, schema }, async (req, reply) => {
-    const { artifact } = await readable(req, req.params.artifactUid);
-    const link = await downloadable(artifact);
-    if (!link) throw new Unprocessable(`a ${artifact.artifact_type} artifact has no file to download`);
-    return reply.redirect(link.url, 302);
-  });
+  const downloadSchema = { ...schema, response: { 302: noContent('Redirect to a signed, time-limited download URL') } };
+  api.get(
+    '/agent/artifacts/:artifact_uid/download',
+    { config: { public: true }, schema: downloadSchema },
+    async (req, reply) => {
+      const { artifact } = await readable(req, req.params.artifact_uid);
+      const link = await downloadable(artifact);
+      if (!link) throw new Unprocessable(`a ${artifact.artifact_type} artifact has no file to download`);
+      return reply.redirect(link.url, 302);
+    },
+  );
 }

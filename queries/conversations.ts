@@ -8,7 +8,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { uidParam } from '../src/http/schemas.js';
+import { noContent, uidParam } from '../src/http/schemas.js';
 import { NotFound } from '../src/kernel/errors.js';
 import { findAll } from '../src/readstore/paging.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
@@ -24,9 +24,9 @@ import {
 } from '../projections/conversation-messages.js';
 import { runsProjection, type RunDoc } from '../projections/runs.js';
 import { filenameOf, viewerOf } from './artifacts.js';
-import { normalizeConversation } from './normalized-conversation.js';
+import { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
-import { canView, isTerminal } from '../commands/run/resource.js';
+import { canView, isTerminal, runParams } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
 
 const LOG_ORDER: Sort = [
@@ -36,7 +36,10 @@ const LOG_ORDER: Sort = [
 const PAGE = 500;
 
 const conversationParams = z.object({ conversation_id: uidParam });
-const runParams = z.object({ runId: uidParam });
+
+const conversationResponse = { 200: normalizedConversation };
+const redirect = (what: string) => ({ 302: noContent(`Redirect to a signed, time-limited download URL of ${what}`) });
+const signedUrl = z.object({ url: z.string().describe('A signed, time-limited download URL'), expires_at: z.string() });
 
 const ownerOf = (run: RunDoc) => ({
   team_uid: run.team_uid,
@@ -99,13 +102,16 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   const tags = ['conversations'];
 
-  api.get('/agent/runs/:runId/conversation', { schema: { params: runParams, tags } }, async (req) => {
-    const run = await visibleRun(req, req.params.runId);
+  const runConversationSchema = { params: runParams, response: conversationResponse, tags };
+  api.get('/agent/runs/:run_id/conversation', { schema: runConversationSchema }, async (req) => {
+    const run = await visibleRun(req, req.params.run_id);
     return normalizeConversation(run.conversation_id, await itemsWhere({ run_id: run.run_id }));
   });
 
-  api.get('/agent/runs/:runId/transcript', { schema: { params: runParams, tags } }, async (req, reply) => {
-    const run = await visibleRun(req, req.params.runId);
+  const transcriptResponse = redirect("the transcript (JSON: the conversation's messages)");
+  const runTranscriptSchema = { params: runParams, response: transcriptResponse, tags };
+  api.get('/agent/runs/:run_id/transcript', { schema: runTranscriptSchema }, async (req, reply) => {
+    const run = await visibleRun(req, req.params.run_id);
     const link = await jsonFile(
       transcriptOf(run.conversation_id, run.run_id, await itemsWhere({ run_id: run.run_id })),
       'transcript.json',
@@ -113,7 +119,8 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
     return reply.redirect(link.url, 302);
   });
 
-  api.get('/agent/conversations/:conversation_id', { schema: { params: conversationParams, tags } }, async (req) => {
+  const conversationSchema = { params: conversationParams, response: conversationResponse, tags };
+  api.get('/agent/conversations/:conversation_id', { schema: conversationSchema }, async (req) => {
     const id = req.params.conversation_id;
     await visibleConversation(req, id);
     return normalizeConversation(id, await itemsWhere({ conversation_id: id }));
@@ -121,7 +128,7 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   api.get(
     '/agent/conversations/:conversation_id/transcript',
-    { schema: { params: conversationParams, tags } },
+    { schema: { params: conversationParams, response: transcriptResponse, tags } },
     async (req, reply) => {
       const id = req.params.conversation_id;
       await visibleConversation(req, id);
@@ -132,7 +139,13 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
 
   api.get(
     '/agent/conversations/:conversation_id/screenshots/:screenshot_uid/download',
-    { schema: { params: conversationParams.extend({ screenshot_uid: uidParam }), tags } },
+    {
+      schema: {
+        params: conversationParams.extend({ screenshot_uid: uidParam }),
+        response: redirect('the image'),
+        tags,
+      },
+    },
     async (req, reply) => {
       const { conversation_id, screenshot_uid } = req.params;
       await visibleConversation(req, conversation_id);
@@ -156,6 +169,10 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       schema: {
         params: conversationParams,
         querystring: z.object({ redirect: z.enum(['true', 'false']).default('true') }).strict(),
+        response: {
+          200: signedUrl.describe('With redirect=false: the download URL of the snapshot'),
+          ...redirect('the block snapshot (JSON: the normalized conversation)'),
+        },
         tags,
       },
     },
@@ -173,20 +190,33 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
   // Public checks: they tell only whether a session ended or is live, never its content.
   const publicRoute = { config: { public: true }, schema: { tags, security: [] } } as const;
 
+  const sessionRedirect = z.object({
+    conversation_id: z.string().optional().describe('Once the session ended and its conversation is readable'),
+  });
   api.get(
-    '/agent/sessions/:sessionUuid/redirect',
-    { ...publicRoute, schema: { ...publicRoute.schema, params: z.object({ sessionUuid: uidParam }) } },
+    '/agent/sessions/:session_uuid/redirect',
+    {
+      ...publicRoute,
+      schema: {
+        ...publicRoute.schema,
+        params: z.object({ session_uuid: uidParam }),
+        response: { 200: sessionRedirect },
+      },
+    },
     async (req) => {
-      const id = req.params.sessionUuid;
+      const id = req.params.session_uuid;
       const newestId = (await conversationRuns(id)).at(-1);
       const newest = newestId ? await runs.get(newestId) : null;
       return newest && isTerminal(newest.state) ? { conversation_id: id } : {};
     },
   );
 
+  const liveRedirect = z.object({
+    session_id: z.string().optional().describe('While a live shared session of the conversation runs'),
+  });
   api.get(
     '/agent/conversations/:conversation_id/redirect',
-    { ...publicRoute, schema: { ...publicRoute.schema, params: conversationParams } },
+    { ...publicRoute, schema: { ...publicRoute.schema, params: conversationParams, response: { 200: liveRedirect } } },
     async (req) => {
       const id = req.params.conversation_id;
       const states = await runs.getMany(await conversationRuns(id));

@@ -1,7 +1,7 @@
 /**
  * History for auditors, straight from the event log (history is the events; no read model holds
- * it): GET /factory/{uid}/tasks/{task_uid}/history (the task's stream and its conversation's
- * stream, merged in log order) and GET /agent/runs/{runId}/history (the run's stream).
+ * it): GET /factory/{factory_uid}/tasks/{task_uid}/history (the task's stream and its
+ * conversation's stream, merged in log order) and GET /agent/runs/{run_id}/history (the run's stream).
  *
  * Entries are oldest first. `position` is the event's global commit position as a decimal
  * string (it outgrows JSON numbers on EventStoreDB); `revision` is its number in its stream.
@@ -14,27 +14,31 @@ import { conversationStream } from '../commands/conversation/events.js';
 import { type TaskCreatedData, taskStream } from '../commands/task/events.js';
 import { comparePositions, type EventStore, type RecordedEvent } from '../src/eventstore/port.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, uidParam } from '../src/http/schemas.js';
+import { limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
-import { canView } from '../commands/run/resource.js';
+import { canView, runParams } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
 
-export interface HistoryEntry {
-  id: string;
-  position: string;
-  stream: string;
-  revision: number;
-  type: string;
-  occurred_at: string;
-  actor: RecordedEvent['metadata']['actor'];
-  correlation_id: string;
-  causation_id: string | null;
-  request_id: string | null;
-  data: object;
-}
+const historyEntry = z.object({
+  id: z.string().describe("The event's id"),
+  position: z.string().describe("The event's global commit position, a decimal string (it outgrows JSON numbers)"),
+  stream: z.string(),
+  revision: z.number().int().describe("The event's number in its stream, from 0"),
+  type: z.string().describe('The event type, such as RunCreated or TaskUpdated'),
+  occurred_at: z.string(),
+  actor: z.object({ type: z.enum(['user', 'agent', 'system']), uid: z.string() }),
+  correlation_id: z.string(),
+  causation_id: z.string().nullable(),
+  request_id: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()).describe('The event as recorded'),
+});
+
+export type HistoryEntry = z.infer<typeof historyEntry>;
+
+const historyResponse = z.object({ entries: z.array(historyEntry), page_info: pageInfoSchema });
 
 export const toHistoryEntry = (e: RecordedEvent): HistoryEntry => ({
   id: e.id,
@@ -47,7 +51,7 @@ export const toHistoryEntry = (e: RecordedEvent): HistoryEntry => ({
   correlation_id: e.metadata.correlation_id,
   causation_id: e.metadata.causation_id,
   request_id: e.metadata.request_id,
-  data: e.data,
+  data: e.data as Record<string, unknown>, // every event's data is a JSON object (NewEvent)
 });
 
 /** The run's creation (who may see it) and its events, or null for an unknown run. */
@@ -93,7 +97,12 @@ function cursorNumbers(cursor: string | undefined, sort: Sort): bigint[] | undef
   return values?.map((v) => BigInt(String(v)));
 }
 
-function page(events: RecordedEvent[], limit: number, sort: Sort, key: (e: RecordedEvent) => Array<string | number>) {
+function page(
+  events: RecordedEvent[],
+  limit: number,
+  sort: Sort,
+  key: (e: RecordedEvent) => Array<string | number>,
+): z.infer<typeof historyResponse> {
   const shown = events.slice(0, limit);
   const last = shown.at(-1);
   return {
@@ -105,13 +114,14 @@ function page(events: RecordedEvent[], limit: number, sort: Sort, key: (e: Recor
 const tags = ['history'];
 const viewer = (req: FastifyRequest) => viewerOf(req.principal!);
 
-/** GET /factory/{uid}/tasks/{task_uid}/history */
+/** GET /factory/{factory_uid}/tasks/{task_uid}/history */
 export function taskHistoryRoutes(api: Api, rt: Runtime): void {
+  const params = z.object({ factory_uid: uidParam, task_uid: uidParam });
   api.get(
-    '/factory/:uid/tasks/:task_uid/history',
-    { schema: { params: z.object({ uid: uidParam, task_uid: uidParam }), querystring: query, tags } },
+    '/factory/:factory_uid/tasks/:task_uid/history',
+    { schema: { params, querystring: query, response: { 200: historyResponse }, tags } },
     async (req) => {
-      const { uid, task_uid } = req.params;
+      const { factory_uid: uid, task_uid } = req.params;
       const history = await taskHistory(rt.events, task_uid);
       // A deleted task keeps its history: auditors read it after the task is gone.
       if (!history || history.task.factory_uid !== uid || !(history.task.team_uid in viewer(req).teams))
@@ -128,13 +138,13 @@ export function taskHistoryRoutes(api: Api, rt: Runtime): void {
   );
 }
 
-/** GET /agent/runs/{runId}/history */
+/** GET /agent/runs/{run_id}/history */
 export function runHistoryRoutes(api: Api, rt: Runtime): void {
   api.get(
-    '/agent/runs/:runId/history',
-    { schema: { params: z.object({ runId: uidParam }), querystring: query, tags } },
+    '/agent/runs/:run_id/history',
+    { schema: { params: runParams, querystring: query, response: { 200: historyResponse }, tags } },
     async (req) => {
-      const { runId } = req.params;
+      const { run_id: runId } = req.params;
       const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
       const run = first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
       if (!run || !canView({ ...run, creator_uid: run.creator.uid }, viewer(req))) throw new NotFound('run', runId);

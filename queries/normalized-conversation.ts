@@ -8,29 +8,78 @@
  * - Consecutive messages of one role in the same step form one block: one message whose
  *   `message_ids` and `content` are those of the messages it joins, timed by the first.
  */
+import { z } from 'zod';
 import type { MessageDoc, TurnDoc } from '../projections/conversation-messages.js';
 
-interface NormalizedMessage {
-  role: string;
-  timestamp: string;
-  message_ids: string[];
-  content: unknown[];
-}
+const actionCategory = z.enum([
+  'command',
+  'files',
+  'search',
+  'integration',
+  'documents',
+  'computer',
+  'review',
+  'skill',
+]);
+
+/** The content blocks a worker records (the worker API checks them) and the user's words as text. */
+const contentBlock = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('text'), text: z.string() }),
+  z.object({
+    type: z.literal('action'),
+    id: z.string(),
+    category: actionCategory,
+    name: z.string(),
+    input: z.unknown().optional(),
+  }),
+  z.object({
+    type: z.literal('action_result'),
+    action_id: z.string().describe('The id of the action it answers'),
+    category: actionCategory,
+    name: z.string(),
+    state: z.enum(['running', 'completed', 'failed', 'denied']),
+    output: z.unknown().optional(),
+  }),
+  z.object({ type: z.literal('event'), name: z.string(), data: z.unknown().optional() }),
+]);
+
+type ContentBlock = z.infer<typeof contentBlock>;
+
+const normalizedMessage = z.object({
+  role: z.string().describe('user, assistant, tool or system'),
+  timestamp: z.string().describe('When the first message of the block was recorded'),
+  message_ids: z.array(z.string()).describe('The messages the block joins: consecutive messages of one role'),
+  content: z.array(contentBlock),
+});
 
 interface NormalizedStep {
   id: string;
-  description?: string;
-  summary?: string;
-  started_at?: string;
-  completed_at?: string;
-  messages: NormalizedMessage[];
+  description?: string | undefined;
+  summary?: string | undefined;
+  started_at?: string | undefined;
+  completed_at?: string | undefined;
+  messages: Array<z.infer<typeof normalizedMessage>>;
   steps: NormalizedStep[];
 }
 
-export interface NormalizedConversation {
-  conversation_id: string;
-  steps: NormalizedStep[];
-}
+/** A turn of a run (top level), or a worker's step inside one; steps nest to any depth. */
+const normalizedStep: z.ZodType<NormalizedStep> = z
+  .object({
+    id: z.string().describe("A turn's id, or the step id the worker gave"),
+    description: z.string().optional().describe("A turn's description: the run's title"),
+    summary: z.string().optional().describe("How a turn ended: its run's status message"),
+    started_at: z.string().optional(),
+    completed_at: z.string().optional(),
+    messages: z.array(normalizedMessage),
+    get steps() {
+      return z.array(normalizedStep);
+    },
+  })
+  .meta({ id: 'NormalizedStep' });
+
+export const normalizedConversation = z.object({ conversation_id: z.string(), steps: z.array(normalizedStep) });
+
+export type NormalizedConversation = z.infer<typeof normalizedConversation>;
 
 const optional = <K extends string>(key: K, value: string | null | undefined) =>
   (value ? { [key]: value } : {}) as Partial<Record<K, string>>;
@@ -73,16 +122,18 @@ export function normalizeConversation(
     const turn = turns.get(item.turn_id);
     if (!turn) continue;
     const container = item.step_id ? stepIn(turn, item.turn_id, item.step_id, item.parent_step_id) : turn;
+    // Blocks the worker API checked on their way in, or the user's words as text.
+    const content = item.content as ContentBlock[];
     const last = container.messages.at(-1);
     if (last && last.role === item.role) {
       last.message_ids.push(item.message_id);
-      last.content.push(...item.content);
+      last.content.push(...content);
     } else {
       container.messages.push({
         role: item.role,
         timestamp: item.timestamp,
         message_ids: [item.message_id],
-        content: [...item.content],
+        content: [...content],
       });
     }
     if (container !== turn) {

@@ -16,18 +16,62 @@ import { type RunDoc, runsProjection } from '../projections/runs.js';
 import { activeTeam } from '../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import type { Principal } from '../src/http/principal.js';
-import { dateTimeParam, uidParam } from '../src/http/schemas.js';
+import { dateTimeParam, pageInfoSchema } from '../src/http/schemas.js';
 import { DomainError, NotFound } from '../src/kernel/errors.js';
 import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
-import { toRunItem, canView } from '../commands/run/resource.js';
+import { canView, requestUsageSchema, runItem, runParams as params, toRunItem } from '../commands/run/resource.js';
 import { listRunsQuery, metadataPairs, runsFilter, runsSort } from './run-list.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
 import type { Api } from '../src/http/api.js';
 
-const params = z.object({ runId: uidParam });
+const listResponse = z.object({ runs: z.array(runItem), page_info: pageInfoSchema });
+
+const timelineResponse = z.object({
+  events: z.array(
+    z.object({
+      event_uuid: z.string().describe('The id of the event that recorded the entry'),
+      run_id: z.string(),
+      event_type: z
+        .string()
+        .describe(
+          'oz_run_created, run_leased, oz_run_claimed, agent_started, oz_run_done, oz_run_failed, … or the name a worker gave its own entry',
+        ),
+      occurred_at: z.string(),
+      payload: z.record(z.string(), z.unknown()),
+      execution_id: z.string().optional().describe('The execution the entry belongs to, when it belongs to one'),
+    }),
+  ),
+});
+
+const harnessUsageResponse = z.discriminatedUnion('status', [
+  z.object({
+    run_id: z.string(),
+    status: z.literal('available'),
+    reported_at: z.string(),
+    usage: requestUsageSchema.describe('The latest cumulative snapshot reported'),
+  }),
+  z.object({
+    run_id: z.string(),
+    status: z.literal('unavailable'),
+    reason: z.string(),
+    reported_at: z.null(),
+    usage: z.null(),
+  }),
+]);
+
+const handoffResponse = z.object({
+  attachments: z.array(
+    z.object({
+      attachment_id: z.string(),
+      download_url: z.string().describe('A time-limited signed URL'),
+      filename: z.string(),
+      mime_type: z.string(),
+    }),
+  ),
+});
 
 const ownerOf = (run: RunDoc) => ({
   team_uid: run.team_uid,
@@ -71,7 +115,8 @@ export default function runQueries(api: Api, rt: Runtime): void {
     });
   }
 
-  api.get('/agent/runs', { schema: { querystring: listRunsQuery, tags } }, async (req) => {
+  const listSchema = { querystring: listRunsQuery, response: { 200: listResponse }, tags };
+  api.get('/agent/runs', { schema: listSchema }, async (req) => {
     const q = req.query;
     const metadata = metadataPairs(q);
     if (metadata.length && !rt.config.RUN_METADATA_FILTERING) {
@@ -97,10 +142,17 @@ export default function runQueries(api: Api, rt: Runtime): void {
   });
 
   api.get(
-    '/agent/runs/:runId',
-    { schema: { params, querystring: z.object({ as_of: dateTimeParam.optional() }).strict(), tags } },
+    '/agent/runs/:run_id',
+    {
+      schema: {
+        params,
+        querystring: z.object({ as_of: dateTimeParam.optional() }).strict(),
+        response: { 200: runItem },
+        tags,
+      },
+    },
     async (req) => {
-      const run = await visibleRun(req, req.params.runId);
+      const run = await visibleRun(req, req.params.run_id);
       const asOf = req.query.as_of;
       if (asOf === undefined) return item(run);
       // Who may read a run never changes, so today's check stands for any moment.
@@ -114,8 +166,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
     },
   );
 
-  api.get('/agent/runs/:runId/timeline', { schema: { params, tags } }, async (req) => {
-    const run = await visibleRun(req, req.params.runId);
+  const timelineSchema = { params, response: { 200: timelineResponse }, tags };
+  api.get('/agent/runs/:run_id/timeline', { schema: timelineSchema }, async (req) => {
+    const run = await visibleRun(req, req.params.run_id);
     const timeline = await timelines.get(run.run_id);
     const events = (timeline?.entries ?? []).map(({ execution_id, ...entry }) => ({
       ...entry,
@@ -124,21 +177,24 @@ export default function runQueries(api: Api, rt: Runtime): void {
     return { events };
   });
 
-  api.get('/agent/runs/:runId/harness-usage', { schema: { params, tags } }, async (req) => {
-    const run = await visibleRun(req, req.params.runId);
-    return run.usage
-      ? { run_id: run.run_id, status: 'available', reported_at: run.usage_reported_at, usage: run.usage }
+  const harnessUsageSchema = { params, response: { 200: harnessUsageResponse }, tags };
+  api.get('/agent/runs/:run_id/harness-usage', { schema: harnessUsageSchema }, async (req) => {
+    const run = await visibleRun(req, req.params.run_id);
+    // A usage report sets both the snapshot and its time.
+    return run.usage && run.usage_reported_at
+      ? { run_id: run.run_id, status: 'available' as const, reported_at: run.usage_reported_at, usage: run.usage }
       : {
           run_id: run.run_id,
-          status: 'unavailable',
+          status: 'unavailable' as const,
           reason: 'no usage has been reported for this run yet',
           reported_at: null,
           usage: null,
         };
   });
 
-  api.get('/agent/runs/:runId/handoff/attachments', { schema: { params, tags } }, async (req) => {
-    const run = await visibleRun(req, req.params.runId);
+  const handoffSchema = { params, response: { 200: handoffResponse }, tags };
+  api.get('/agent/runs/:run_id/handoff/attachments', { schema: handoffSchema }, async (req) => {
+    const run = await visibleRun(req, req.params.run_id);
     const files = run.handoff_files.filter((f) => f.execution_id === run.ended_execution_id);
     return {
       attachments: files.map((f) => ({
@@ -152,7 +208,13 @@ export default function runQueries(api: Api, rt: Runtime): void {
 
   api.get(
     '/agent/run-by-external-reference',
-    { schema: { querystring: z.object({ url: z.string().min(1).max(2048) }).strict(), tags } },
+    {
+      schema: {
+        querystring: z.object({ url: z.string().min(1).max(2048) }).strict(),
+        response: { 200: z.object({ run_id: z.string() }) },
+        tags,
+      },
+    },
     async (req) => {
       const principal = req.principal!;
       const page = await runs.find({

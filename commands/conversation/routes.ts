@@ -10,9 +10,10 @@ import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { ATTACHMENT_BODY_LIMIT, prepareAttachment } from '../run/attachments.js';
+import { ATTACHMENT_BODY_LIMIT, prepareAttachment, preparedAttachment } from '../run/attachments.js';
 import { type RunCommand, runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
+import { runStateSchema } from '../run/resource.js';
 import { attachmentSchema, MAX_ATTACHMENTS, runModeSchema } from '../run/schema.js';
 import { conversationDecider } from './decider.js';
 import { conversationStream } from './events.js';
@@ -30,6 +31,16 @@ const followupBody = z
     attachments: z.array(uidParam).max(MAX_ATTACHMENTS, `at most ${MAX_ATTACHMENTS} attachments`).default([]),
   })
   .strict();
+
+const followupResponse = z.object({
+  conversation_id: z.string(),
+  run_id: z.string().describe("The conversation's newest run, which the follow-up went to"),
+  state: runStateSchema.nullable().describe("The run's state after the follow-up"),
+});
+
+const interruptResponse = z.object({ conversation_id: z.string(), run_id: z.string() });
+
+const attachmentResponse = preparedAttachment.extend({ conversation_id: z.string() });
 
 async function newestRun(rt: Runtime, conversationId: string): Promise<string> {
   const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
@@ -57,7 +68,7 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/conversations/:conversation_id/followups',
-    { schema: { params, body: followupBody, tags } },
+    { schema: { params, body: followupBody, response: { 200: followupResponse }, tags } },
     async (req) => {
       const { conversation_id } = req.params;
       const { message, mode, attachments } = req.body;
@@ -76,7 +87,8 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
     },
   );
 
-  api.post('/agent/conversations/:conversation_id/interrupt', { schema: { params, tags } }, async (req, reply) => {
+  const interruptSchema = { params, response: { 202: interruptResponse }, tags };
+  api.post('/agent/conversations/:conversation_id/interrupt', { schema: interruptSchema }, async (req, reply) => {
     const { conversation_id } = req.params;
     return onNewestRun(rt, conversation_id, async (run_id) => {
       await execute(rt, run_id, { type: 'InterruptRun', data: { run_id } }, commandContext(req));
@@ -86,7 +98,10 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/conversations/:conversation_id/attachments',
-    { bodyLimit: ATTACHMENT_BODY_LIMIT, schema: { params, body: attachmentSchema, tags } },
+    {
+      bodyLimit: ATTACHMENT_BODY_LIMIT,
+      schema: { params, body: attachmentSchema, response: { 201: attachmentResponse }, tags },
+    },
     async (req, reply) => {
       const prepared = await onNewestRun(rt, req.params.conversation_id, (runId) =>
         prepareAttachment(rt, runId, req.body, commandContext(req)),

@@ -4,8 +4,16 @@
  * optional, not nullable); `started_at` and `finished_at` are null until they happen.
  */
 import { z } from 'zod';
+import { uidParam } from '../../src/http/schemas.js';
 import type { Actor } from '../../src/kernel/decider.js';
-import { type RunCreatedData, type RunState, type StatusMessage, TERMINAL_STATES } from './events.js';
+import {
+  RUN_SOURCES,
+  RUN_STATES,
+  type RunCreatedData,
+  type RunState,
+  type StatusMessage,
+  TERMINAL_STATES,
+} from './events.js';
 import { type RunDoc, skillName } from '../../projections/runs.js';
 
 /** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
@@ -53,11 +61,156 @@ export const artifactItem = ({
   blob: _blob,
   content: _content,
   ...data
-}: RunDoc['artifacts'][number]) => ({
+}: RunDoc['artifacts'][number]): z.infer<typeof artifactItemSchema> => ({
   artifact_type,
   created_at,
   data,
 });
+
+/** `run_id` in the path of every route on one run. */
+export const runParams = z.object({ run_id: uidParam });
+
+export const runStateSchema = z.enum(RUN_STATES);
+
+const principalSchema = z.object({ type: z.enum(['user', 'service_account']), uid: z.string() });
+
+/** `status_message` of a run that finished (or failed to start). */
+const statusMessageSchema = z.object({
+  message: z.string(),
+  error_code: z.string().nullable().optional().describe('A PlatformErrorCode such as environment_setup_failed'),
+  retryable: z.boolean().optional(),
+  session_debug_until: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('Until when a failed environment setup keeps its session for debugging; shown while that window is open'),
+});
+
+// `request_usage` (reference notes §2.5): the cumulative snapshot the worker last reported.
+const costUsd = z
+  .object({
+    input_cost_usd: z.number(),
+    input_cache_read_cost_usd: z.number(),
+    input_cache_write_cost_usd: z.number(),
+    output_cost_usd: z.number(),
+  })
+  .partial();
+const inferenceUsage = z
+  .object({
+    cost_usd: costUsd,
+    token_count: z
+      .object({ input: z.number(), input_cache_read: z.number(), input_cache_write: z.number(), output: z.number() })
+      .partial(),
+    web_search_count: z.number(),
+    web_search_cost_usd: z.number(),
+  })
+  .partial();
+const byModel = z.record(z.string(), inferenceUsage).describe('Usage by model id');
+
+export const requestUsageSchema = z
+  .object({
+    inference_cost: z.number().describe('Credits'),
+    compute_cost: z.number().describe('Credits'),
+    platform_cost: z.number().describe('Credits'),
+    inference_cost_usd: z.number().describe("USD, at the team's current credit price (approximate)"),
+    compute_cost_usd: z.number(),
+    platform_cost_usd: z.number(),
+    total_tokens: z.number(),
+    inference_cost_breakdown_usd: costUsd,
+    model_token_usage: z.array(
+      z.object({
+        model_id: z.string(),
+        usage_type: z.enum(['warp', 'byok', 'custom_endpoint']).optional(),
+        total_tokens: z.number(),
+        tokens_by_category: z.record(z.string(), z.number()).optional(),
+      }),
+    ),
+    usage_by_category: z
+      .record(
+        z.string(),
+        z
+          .object({
+            platform_usage_usd: z.number(),
+            direct_api_inference_usage: byModel,
+            byok_inference_usage: byModel,
+            custom_endpoint_inference_usage: byModel,
+          })
+          .partial(),
+      )
+      .describe('Usage by category, such as primary_agent or conversation_compaction'),
+  })
+  .partial();
+
+/** `AmbientAgentConfig` as the run resolved it: the known fields, and the rest as the run was given them. */
+const agentConfigSchema = z.looseObject({
+  name: z.string().optional().describe("The agent's label: the config's name, else the skill's name"),
+  model_id: z.string().optional(),
+  base_prompt: z.string().optional(),
+  environment_id: z.string().optional(),
+  skill_spec: z.string().optional().describe('owner/repo:path of the skill the run follows'),
+  skills: z.array(z.string()).optional(),
+  idle_timeout_minutes: z.number().optional(),
+  worker_host: z.string().optional(),
+  computer_use_enabled: z.boolean().optional(),
+  harness: z.looseObject({ type: z.enum(['oz', 'claude', 'gemini', 'codex']).optional() }).optional(),
+  credential_strategy: z.enum(['EXECUTOR', 'CREATOR']).optional(),
+});
+
+/**
+ * The hosted service's `RunItem` (reference notes §2.5). Optional fields without a value are left
+ * out; `started_at` and `finished_at` are null until they happen.
+ */
+export const runItem = z.object({
+  run_id: z.string(),
+  task_id: z.string().describe('Deprecated: the run id'),
+  title: z.string(),
+  state: runStateSchema,
+  prompt: z.string(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  run_time: z
+    .string()
+    .optional()
+    .describe('ISO-8601 duration of its executions so far, such as PT2M30S; once an execution started'),
+  execution_location: z.enum(['REMOTE', 'LOCAL']),
+  status_message: statusMessageSchema.optional(),
+  source: z.enum(RUN_SOURCES),
+  schedule: z
+    .object({
+      schedule_id: z.string(),
+      schedule_name: z.string(),
+      cron_schedule: z.string().nullable().describe('Null for a schedule that follows an rrule'),
+      rrule: z.string().optional(),
+    })
+    .optional()
+    .describe('The scheduled agent whose firing started the run'),
+  session_id: z.string().optional().describe('Once an execution started: the conversation it continues'),
+  session_link: z.string().optional(),
+  trigger_url: z.string().optional().describe('The ticket that started the run (metadata ticket_url)'),
+  creator: principalSchema,
+  executor: principalSchema.describe('The agent identity that executes the run, else its creator'),
+  request_usage: requestUsageSchema.optional(),
+  agent_config: agentConfigSchema,
+  agent_skill: z.object({ name: z.string(), full_path: z.string() }).optional(),
+  conversation_id: z.string(),
+  parent_run_id: z.string().optional(),
+  root_run_id: z.string(),
+  factory_uid: z.string().optional(),
+  is_sandbox_running: z.boolean(),
+  is_run_type_cancellable: z
+    .boolean()
+    .describe('False for local runs and code-host actions, which the server cannot stop'),
+  debug_agent_available: z
+    .boolean()
+    .describe('A failed environment setup keeps its session: a follow-up starts a debug agent there'),
+  artifacts: z.array(artifactItemSchema),
+  scope: z.object({ type: z.enum(['User', 'Team']), uid: z.string() }),
+  metadata: z.record(z.string(), z.string()),
+});
+
+export type RunItem = z.infer<typeof runItem>;
 
 const present = <K extends string, V>(key: K, value: V | null | undefined) =>
   value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>);
@@ -69,7 +222,7 @@ export interface RunItemOptions {
   now: string;
 }
 
-export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions) {
+export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions): RunItem {
   const debugging = debugWindowOpen(run, now);
   const skillSpec = run.skill_spec ?? (run.config?.skills as string[] | undefined)?.[0] ?? null;
   const started = run.started_at !== null;
@@ -87,6 +240,7 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions) {
     execution_location: run.execution_location,
     ...present('status_message', run.status_message && statusMessage(run.status_message, debugging)),
     source: run.source,
+    ...present('schedule', run.schedule),
     // A session exists once an execution started; it is named after the conversation it continues.
     ...(started ? { session_id: run.conversation_id, session_link: `${baseUrl}/sessions/${run.conversation_id}` } : {}),
     ...present('trigger_url', run.metadata.ticket_url),
@@ -100,7 +254,7 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions) {
     root_run_id: run.root_run_id,
     ...present('factory_uid', run.factory_uid),
     is_sandbox_running: run.state === 'CLAIMED' || run.state === 'INPROGRESS' || debugging,
-    is_run_type_cancellable: isCancellableType(run as Pick<RunCreatedData, 'execution_location' | 'source'>),
+    is_run_type_cancellable: isCancellableType(run),
     debug_agent_available: debugging,
     artifacts: run.artifacts.map(artifactItem),
     scope: run.team_uid ? { type: 'Team', uid: run.team_uid } : { type: 'User', uid: run.creator.uid },

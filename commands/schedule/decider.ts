@@ -20,7 +20,7 @@ export type ScheduleCommand =
     }
   | { type: 'RefuseRun'; data: { id: string; due_at: string; run_id: string; error: string } };
 
-export type LiveSchedule = Omit<ScheduleCreatedData, keyof ScheduleFields> & {
+type LiveSchedule = Omit<ScheduleCreatedData, keyof ScheduleFields> & {
   status: 'live';
   fields: ScheduleFields;
   /** Due times count from after this moment: creation, a new recurrence, or resumption. */

@@ -11,7 +11,7 @@ import type { ScheduleDoc } from '../../projections/schedules.js';
 import { usersProjection } from '../../projections/users.js';
 import { cronProblem, rruleProblem } from './recurrence.js';
 
-export const MAX_PROMPT_LENGTH = 100_000;
+const MAX_PROMPT_LENGTH = 100_000;
 
 const refine = (check: (v: string) => string | null) => (v: string, ctx: z.RefinementCtx) => {
   const problem = check(v);

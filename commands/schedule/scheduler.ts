@@ -20,7 +20,7 @@ const DUE_PAGE = 100;
 const NAMESPACE = '4b8e6f0a-9d1c-4a57-8c3e-2f7b5d6a1e90';
 
 /** The run of a schedule's due time: the same for every process and every retry of the firing. */
-export const scheduledRunId = (scheduleId: string, dueAt: string) => uuidv5(`${scheduleId}@${dueAt}`, NAMESPACE);
+const scheduledRunId = (scheduleId: string, dueAt: string) => uuidv5(`${scheduleId}@${dueAt}`, NAMESPACE);
 
 const systemContext = (now: Date): CommandContext => ({
   now: now.toISOString(),

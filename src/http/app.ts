@@ -7,7 +7,12 @@ import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController } from 'fastify';
 import { z } from 'zod';
 import { timeOrderedId } from '../ids.js';
-import { jsonSchemaTransform, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import {
+  jsonSchemaTransform,
+  jsonSchemaTransformObject,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from 'fastify-type-provider-zod';
 import type { Runtime } from '../runtime.js';
 import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
@@ -96,6 +101,8 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
       security: [{ bearer: [] }],
     },
     transform: withProblems,
+    // Schemas given an id (`.meta({ id })`, as recursive ones must be) become components of their own.
+    transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 

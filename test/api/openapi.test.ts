@@ -15,7 +15,19 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
+type Operation = { responses?: Record<string, { description?: string }> };
+
 describe('the OpenAPI document', () => {
+  it('declares a response body schema for every operation', async () => {
+    const doc = (await t.call('GET', '/openapi.json')).json() as { paths: Record<string, Record<string, Operation>> };
+    const undeclared = Object.entries(doc.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, op]) => !Object.values(op.responses ?? {}).some((r) => r.description !== 'Default Response'))
+        .map(([method]) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(undeclared).toEqual([]);
+  });
+
   it('describes every error as a problem document', async () => {
     const doc = (await t.call('GET', '/openapi.json')).json();
     expect(doc.components.schemas.Problem.required).toEqual(

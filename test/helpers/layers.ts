@@ -4,6 +4,7 @@
  * the README's copy current).
  */
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 
 const LAYERS: ReadonlyArray<[name: string, pattern: RegExp]> = [
   ['composition root<br>src/features.ts', /^src\/features\.ts$/],
@@ -48,4 +49,12 @@ export function layerGraph(): string {
   return ['flowchart TD', ...nodes, ...[...edges].sort()].join('\n');
 }
 
-if (process.argv[1]?.endsWith('layers.ts')) console.log(layerGraph());
+/** The README with its graph replaced by the current one. */
+export const withGraph = (readme: string, graph = layerGraph()): string =>
+  readme.replace(/```mermaid\nflowchart TD\n[\s\S]*?```/, `\`\`\`mermaid\n${graph}\n\`\`\``);
+
+// `npm run graph` prints the graph; `npm run graph -- --write` puts it into the README.
+if (process.argv[1]?.endsWith('layers.ts')) {
+  if (process.argv.includes('--write')) fs.writeFileSync('README.md', withGraph(fs.readFileSync('README.md', 'utf8')));
+  else console.log(layerGraph());
+}

@@ -5,7 +5,7 @@ import { layerGraph } from '../helpers/layers.js';
 
 it('README shows the layers as they are', () => {
   const readme = fs.readFileSync('README.md', 'utf8');
-  expect(readme, 'run `npm run graph` and paste it into README "How it is built"').toContain(
+  expect(readme, 'run `npm run graph -- --write`').toContain(
     `\`\`\`mermaid\n${layerGraph()}\n\`\`\``,
   );
 });
