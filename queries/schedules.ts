@@ -47,7 +47,7 @@ export default function scheduleQueries(api: Api, rt: Runtime): void {
       const { schedule_id } = req.params;
       const doc = await schedules.get(schedule_id);
       const viewer = { actor: req.principal!, teams: Object.fromEntries(req.principal!.teams) };
-      if (!doc || doc.kind !== 'agent' || !canSeeSchedule(doc, viewer)) throw new NotFound('schedule', schedule_id);
+      if (doc?.kind !== 'agent' || !canSeeSchedule(doc, viewer)) throw new NotFound('schedule', schedule_id);
       return (await answers([doc]))[0]!;
     },
   );

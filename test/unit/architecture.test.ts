@@ -5,7 +5,5 @@ import { layerGraph } from '../helpers/layers.js';
 
 it('README shows the layers as they are', () => {
   const readme = fs.readFileSync('README.md', 'utf8');
-  expect(readme, 'run `npm run graph -- --write`').toContain(
-    `\`\`\`mermaid\n${layerGraph()}\n\`\`\``,
-  );
+  expect(readme, 'run `npm run graph -- --write`').toContain(`\`\`\`mermaid\n${layerGraph()}\n\`\`\``);
 });
