@@ -4,8 +4,10 @@
  */
 import { automationFeature } from '../commands/automation/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
+import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
 import { identityFeature } from '../commands/identity/index.js';
+import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
 import { scheduleFeature } from '../commands/schedule/index.js';
 import { secretFeature } from '../commands/secret/index.js';
@@ -18,6 +20,8 @@ import type { Feature } from './feature.js';
 export const features: readonly Feature[] = [
   teamFeature,
   identityFeature,
+  modelFeature,
+  environmentFeature,
   secretFeature,
   factoryFeature,
   runFeature,

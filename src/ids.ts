@@ -22,3 +22,16 @@ function randomBytes16(): Uint8Array {
 }
 
 export const timeOrderedId = (): string => v7({ random: randomBytes16() });
+
+const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/** `length` random characters of [A-Za-z0-9], each equally likely (bytes past 247 are drawn again). */
+export function randomAlphanumeric(length: number): string {
+  let out = '';
+  while (out.length < length) {
+    for (const byte of randomBytes16()) {
+      if (byte < 248 && out.length < length) out += ALPHANUMERIC[byte % 62];
+    }
+  }
+  return out;
+}

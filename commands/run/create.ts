@@ -9,7 +9,11 @@ import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js'
 import type { Runtime } from '../../src/runtime.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
+import { assertUsableEnvironment, environmentDecider } from '../environment/decider.js';
+import { environmentStream } from '../environment/events.js';
 import { identityDecider } from '../identity/decider.js';
+import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { MODELS_STREAM } from '../model/events.js';
 import { identityStream } from '../identity/events.js';
 import { runDecider, type RunView } from './decider.js';
 import {
@@ -102,6 +106,12 @@ export async function createRun(
   }
 
   const config = request.config ?? null;
+  assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
+  const environment = config?.environment_id;
+  if (environment) {
+    const state = await rt.state(environmentDecider, environmentStream(environment));
+    assertUsableEnvironment(state, options.team_uid, environment, 'body.config.environment_id');
+  }
   const skill_spec = request.skill ?? config?.skill_spec ?? null;
   const data: RunCreatedData = {
     run_id,

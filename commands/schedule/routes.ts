@@ -8,8 +8,12 @@ import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { schedulesProjection } from '../../projections/schedules.js';
+import { assertUsableEnvironment, environmentDecider } from '../environment/decider.js';
+import { environmentStream } from '../environment/events.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
+import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { MODELS_STREAM } from '../model/events.js';
 import { type ScheduleCommand, scheduleDecider } from './decider.js';
 import { type ScheduleFields, scheduleStream } from './events.js';
 import {
@@ -34,6 +38,18 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
   };
   const execute = (id: string, command: ScheduleCommand, context: CommandContext) =>
     rt.execute(scheduleStream(id), scheduleDecider, command, context);
+
+  /** A schedule's runs may use only an enabled model of the catalogue, and an environment of its team. */
+  const assertConfig = async (fields: ScheduleFields, teamUid: string) => {
+    const config = fields.agent_config ?? {};
+    const model = config.model_id as string | undefined;
+    assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), model, 'body.agent_config.model_id');
+    const environment = config.environment_id as string | undefined;
+    if (environment) {
+      const state = await rt.state(environmentDecider, environmentStream(environment));
+      assertUsableEnvironment(state, teamUid, environment, 'body.agent_config.environment_id');
+    }
+  };
 
   /** The executing agent must be a live agent of the schedule's team. */
   const assertAgent = async (agentUid: string | null, teamUid: string | null) => {
@@ -63,6 +79,7 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
         mode: body.mode,
       };
       await assertAgent(fields.agent_uid, team_uid);
+      await assertConfig(fields, executing);
       const principal = req.principal!;
       await execute(
         id,
@@ -105,6 +122,7 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
         mode: b.mode ?? state.fields.mode,
       };
       await assertAgent(fields.agent_uid, state.team_uid);
+      await assertConfig(fields, state.executing_team_uid);
       await execute(schedule_id, { type: 'ReplaceSchedule', data: { id: schedule_id, fields } }, commandContext(req));
       return current(schedule_id);
     },

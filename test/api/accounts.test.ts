@@ -198,6 +198,8 @@ describe('an interrupted bootstrap', () => {
           'EmailReserved',
           'UserRegistered',
           'ApiKeyIssued',
+          // The model catalogue in force, recorded at the first start.
+          'ModelCatalogueChanged',
         ]);
         expect(restarted.teamUid).toBe('team-x');
         expect(restarted.generatedKey).toMatch(/^sf_/);

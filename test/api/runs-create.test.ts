@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_RUN_DEPTH } from '../../commands/run/create.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
 import { outsiderKey } from '../helpers/conversation-fixtures.js';
 
 let t: TestApp;
@@ -80,7 +80,7 @@ describe('POST /agent/runs', () => {
       prompt: 'Edges',
       metadata,
       attachments: Array.from({ length: 5 }, () => image()),
-      config: { environment_id: 'A'.repeat(22) },
+      config: { environment_id: await newEnvironment(t) },
     });
     expect(res.statusCode, res.body).toBe(200);
     expect(Object.keys((await t.call('GET', `/agent/runs/${res.json().run_id}`)).json().metadata)).toHaveLength(20);

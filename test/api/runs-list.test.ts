@@ -3,7 +3,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runDecider } from '../../commands/run/decider.js';
 import { type RunCreatedData, runStream } from '../../commands/run/events.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   addArtifact,
   adminContext,
@@ -16,7 +16,7 @@ import {
 let t: TestApp;
 let outsider: string;
 let otherTeam: string;
-const ENV = 'Env0123456789abcdefABC';
+let ENV = '';
 const OLD = '2020-01-01T00:00:00.000Z';
 const ids: Record<string, string> = {};
 let factoryUid: string;
@@ -56,6 +56,7 @@ async function createDirect(name: string, fields: Partial<RunCreatedData>, now =
 
 beforeAll(async () => {
   t = await startTestApp();
+  ENV = await newEnvironment(t);
   outsider = await outsiderKey(t);
   otherTeam = (await t.call('GET', '/teams', undefined, outsider)).json().teams[0].uid;
   factoryUid = (
@@ -86,7 +87,7 @@ beforeAll(async () => {
   await post('alpha', {
     title: 'Alpha deploy',
     prompt: 'Deploy the payments service',
-    config: { name: 'Deployer', model_id: 'gpt-5', environment_id: ENV },
+    config: { name: 'Deployer', model_id: 'gpt-5-4-high', environment_id: ENV },
     metadata: { ticket_id: 'VIS-1', 'team.area': 'pay', automation_id: 'au-1' },
   });
   await post('beta', {
@@ -167,7 +168,7 @@ describe('GET /agent/runs: filters', () => {
   it('by agent config name, model, creator and executor', async () => {
     expect(await inTeam('name=Deployer')).toEqual(['alpha']);
     expect(await inTeam('name=lint')).toEqual(['beta']);
-    expect(await inTeam('model_id=gpt-5')).toEqual(['alpha']);
+    expect(await inTeam('model_id=gpt-5-4-high')).toEqual(['alpha']);
     expect(await inTeam(`creator=${t.adminUid}`)).toEqual(MINE);
     expect(await inTeam(`executor=${agentUid}`)).toEqual(['agent']);
     expect(await inTeam(`executor=${t.adminUid}`)).toEqual(MINE.filter((n) => n !== 'agent'));

@@ -2,7 +2,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Attachment } from '../../commands/run/events.js';
 import { isoDuration } from '../../commands/run/resource.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   addArtifact,
   type Held,
@@ -50,9 +50,10 @@ describe('isoDuration', () => {
 
 describe('GET /agent/runs/{runId}', () => {
   it('gives the RunItem of a run through its life', async () => {
+    const env = await newEnvironment(t);
     const res = await t.call('POST', '/agent/runs', {
       prompt: 'Ship it',
-      config: { name: 'Shipper', model_id: 'gpt-5', environment_id: 'E'.repeat(22) },
+      config: { name: 'Shipper', model_id: 'gpt-5-4-high', environment_id: env },
       metadata: { ticket_url: 'https://linear.app/acme/issue/VIS-9' },
     });
     const { run_id, conversation_id } = res.json();
@@ -131,7 +132,7 @@ describe('GET /agent/runs/{runId}', () => {
       creator: { type: 'user', uid: t.adminUid },
       executor: { type: 'user', uid: t.adminUid },
       request_usage: usage,
-      agent_config: { name: 'Shipper', model_id: 'gpt-5', environment_id: 'E'.repeat(22) },
+      agent_config: { name: 'Shipper', model_id: 'gpt-5-4-high', environment_id: env },
       conversation_id,
       root_run_id: run_id,
       is_sandbox_running: false,

@@ -266,7 +266,7 @@ describe('claiming runs', () => {
       prompt: 'Write the release notes',
       title: 'Release notes',
       mode: 'plan',
-      config: { model_id: 'gpt-x' },
+      config: { model_id: 'gpt-5-4-mini' },
       attachments: [
         { file_name: 'shot.png', mime_type: 'image/png', data: Buffer.from('png bytes').toString('base64') },
       ],
@@ -287,7 +287,7 @@ describe('claiming runs', () => {
       mode: 'plan',
       resumed: false,
       conversation_id: expect.any(String),
-      config: { model_id: 'gpt-x' },
+      config: { model_id: 'gpt-5-4-mini' },
       attachments: [
         {
           attachment_id: expect.any(String),

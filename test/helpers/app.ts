@@ -119,3 +119,10 @@ export async function expectRefused(
   expect(await t.head()).toBe(before);
   return body;
 }
+
+/** A new environment of the active team, for runs that name one. */
+export async function newEnvironment(t: TestApp, name = 'Build box'): Promise<string> {
+  const res = await t.call('POST', '/agent/environments', { name, docker_image: 'node:20-bookworm' });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json().uid;
+}
