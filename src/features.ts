@@ -11,6 +11,7 @@ import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
 import { scheduleFeature } from '../commands/schedule/index.js';
 import { secretFeature } from '../commands/secret/index.js';
+import { skillFeature } from '../commands/skill/index.js';
 import { taskFeature } from '../commands/task/index.js';
 import { teamFeature } from '../commands/team/index.js';
 import { webhookFeature } from '../commands/webhook/index.js';
@@ -22,6 +23,7 @@ export const features: readonly Feature[] = [
   identityFeature,
   modelFeature,
   environmentFeature,
+  skillFeature,
   secretFeature,
   factoryFeature,
   runFeature,

@@ -4,6 +4,7 @@
  * it holds, is in reports.ts. Every route takes an agent API key: workers act for their team.
  */
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import { timeOrderedId } from '../../src/ids.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
@@ -18,6 +19,8 @@ import {
 } from './registry.js';
 import { runningWorkers, workersOf } from './presence.js';
 import { runsProjection } from '../../projections/runs.js';
+import { skillDecider } from '../skill/decider.js';
+import { skillsStream } from '../skill/events.js';
 import type { Sort } from '../../src/readstore/port.js';
 import { runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
@@ -33,6 +36,7 @@ import {
   heartbeatBody,
   type WorkerSignal,
   workerParams,
+  skillsBody,
 } from './schema.js';
 import type { Api } from '../../src/http/api.js';
 
@@ -97,6 +101,25 @@ function presenceRoutes(api: Api, rt: Runtime): void {
       }
       registry.announce({ worker_id, team_uid, agent_uid, host: req.body.host, capabilities: req.body.capabilities });
       return reply.code(201).send({ worker_id, ...timings() });
+    },
+  );
+
+  api.put(
+    '/agent/workers/:worker_id/skills',
+    {
+      schema: {
+        params: workerParams,
+        body: skillsBody,
+        response: { 200: z.object({ skills: z.number().int().describe('Skills known of these repositories') }) },
+        tags,
+      },
+    },
+    async (req) => {
+      const { team_uid, worker_id } = presentWorker(await registryOf(rt), req, req.params.worker_id);
+      const { repos, skills } = req.body;
+      const command = { type: 'ReportSkills' as const, data: { team_uid, worker_id, repos, skills } };
+      await rt.execute(skillsStream(team_uid), skillDecider, command, commandContext(req));
+      return { skills: skills.length };
     },
   );
 

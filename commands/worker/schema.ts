@@ -35,6 +35,33 @@ export const heartbeatBody = z
   })
   .strict();
 
+const repoName = z.string().regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo');
+
+/** The skills a worker found in the repositories it serves; each report replaces those repositories' skills. */
+export const skillsBody = z
+  .object({
+    repos: z.array(repoName).max(100),
+    skills: z
+      .array(
+        z
+          .object({
+            repo: repoName,
+            path: z.string().min(1).max(1000),
+            name: z.string().max(200),
+            description: z.string().max(2000),
+            base_prompt: z.string().max(100_000),
+            error: z.string().min(1).max(2000).nullable(),
+          })
+          .strict(),
+      )
+      .max(1000),
+  })
+  .strict()
+  .refine((b) => b.skills.every((s) => b.repos.includes(s.repo)), {
+    message: 'every skill belongs to one of the repos reported',
+    path: ['skills'],
+  });
+
 export const claimQuery = z
   .object({ wait_seconds: z.coerce.number().int().min(0).max(MAX_WAIT_SECONDS).default(0) })
   .strict();

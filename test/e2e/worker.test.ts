@@ -81,9 +81,21 @@ describe('the reference worker', () => {
     const key = await call(server, 'POST', `/agent/identities/${agent.body!.uid}/api-keys`);
     const factory = await call(server, 'POST', '/factory', { name: 'Widgets' });
 
+    // A checkout with one skill and one malformed SKILL.md, which the worker reports when it connects.
+    const checkout = path.join(dataDir, 'checkout');
+    fs.mkdirSync(path.join(checkout, '.claude/skills/deploy'), { recursive: true });
+    fs.mkdirSync(path.join(checkout, 'skills/broken'), { recursive: true });
+    fs.writeFileSync(
+      path.join(checkout, '.claude/skills/deploy/SKILL.md'),
+      '---\nname: deploy\ndescription: Deploys the service\n---\nRun the deploy script.\n',
+    );
+    fs.writeFileSync(path.join(checkout, 'skills/broken/SKILL.md'), 'no front matter here\n');
     worker = spawn(
       process.execPath,
-      ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'],
+      [
+        ...['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'],
+        ...['--skills-repo', `acme/widgets=${checkout}`],
+      ],
       {
         cwd: ROOT,
         env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
@@ -97,6 +109,30 @@ describe('the reference worker', () => {
       const listed = await call(server, 'GET', '/agent/connected-self-hosted-workers');
       return (listed.body!.workers as Array<{ host: string }>).some((w) => w.host === 'e2e-box');
     });
+
+    const skills = await until('the skills reported', async () => {
+      const listed = await call(server, 'GET', '/agent?include_malformed_skills=true');
+      const agents = listed.body!.agents as Array<{ name: string; variants: Array<Record<string, unknown>> }>;
+      return agents.length === 2 ? agents : undefined;
+    });
+    expect(skills).toEqual([
+      {
+        name: 'broken',
+        variants: [expect.objectContaining({ id: 'acme/widgets:skills/broken/SKILL.md', error: expect.any(String) })],
+      },
+      {
+        name: 'deploy',
+        variants: [
+          expect.objectContaining({
+            id: 'acme/widgets:.claude/skills/deploy/SKILL.md',
+            description: 'Deploys the service',
+            base_prompt: 'Run the deploy script.',
+            source: { owner: 'acme', name: 'widgets', skill_path: '.claude/skills/deploy/SKILL.md' },
+          }),
+        ],
+      },
+    ]);
+    expect((await call(server, 'GET', '/agent')).body!.agents).toHaveLength(1);
 
     const created = await call(server, 'POST', '/agent/runs', { prompt: 'Add a changelog entry' });
     expect(created.status).toBe(200);

@@ -1,4 +1,5 @@
 /** The worker API as the reference worker calls it: one method per operation, JSON in and out. */
+import type { FoundSkill } from './skills.js';
 
 export interface Announced {
   worker_id: string;
@@ -70,6 +71,11 @@ export class WorkerClient {
       json: { host, capabilities, ...(workerId ? { worker_id: workerId } : {}) },
     });
     return res.body as unknown as Announced;
+  }
+
+  /** Tells the server the skills found in these repositories (replacing what it knew of them). */
+  async reportSkills(workerId: string, repos: string[], skills: FoundSkill[]): Promise<void> {
+    await this.request('PUT', `/agent/workers/${workerId}/skills`, { json: { repos, skills } });
   }
 
   async heartbeat(workerId: string, runs: string[], acks: string[]): Promise<Signal[]> {

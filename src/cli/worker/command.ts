@@ -4,8 +4,9 @@ import type { CliCommand } from '../../feature.js';
 import { Worker } from './worker.js';
 
 const USAGE = `  shopfloor worker --exec "<command>" [--url URL] [--api-key KEY] [--concurrency N]
-                   [--host NAME] [--capability C]... [--worker-id ID]
-                                            execute runs with <command>; the key (an agent API key)
+                   [--host NAME] [--capability C]... [--worker-id ID] [--skills-repo OWNER/REPO=DIR]...
+                                            execute runs with <command>; --skills-repo reports the
+                                            SKILL.md files of a checkout; the key (an agent API key)
                                             defaults to $SHOPFLOOR_API_KEY, the URL to $SHOPFLOOR_URL`;
 
 const MAX_CONCURRENCY = 64;
@@ -22,14 +23,21 @@ async function run(argv: string[]): Promise<number> {
       host: { type: 'string' },
       capability: { type: 'string', multiple: true, default: [] },
       'worker-id': { type: 'string' },
+      'skills-repo': { type: 'string', multiple: true, default: [] },
     },
   });
   const concurrency = Number(values.concurrency);
+  const skillRepos = Object.fromEntries(
+    values['skills-repo'].map((r) => [r.split('=')[0]!, r.split('=').slice(1).join('=')]),
+  );
   const problems = [
     !values.exec && '--exec "<command>" is required',
     !values['api-key'] && 'an agent API key is required: --api-key or SHOPFLOOR_API_KEY',
     !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY) &&
       `--concurrency is a whole number from 1 to ${MAX_CONCURRENCY}`,
+    ...Object.entries(skillRepos)
+      .filter(([repo, dir]) => !/^[\w.-]+\/[\w.-]+$/.test(repo) || !dir)
+      .map(([repo]) => `--skills-repo takes owner/repo=directory (got ${repo})`),
   ].filter(Boolean);
   if (problems.length) {
     console.error(`${problems.join('\n')}\nusage:\n${USAGE}`);
@@ -43,6 +51,7 @@ async function run(argv: string[]): Promise<number> {
     capabilities: values.capability,
     ...(values.host ? { host: values.host } : {}),
     ...(values['worker-id'] ? { workerId: values['worker-id'] } : {}),
+    skillRepos,
   });
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void worker.stop());
   await worker.run();

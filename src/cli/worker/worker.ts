@@ -9,6 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { ApiError, type Signal, WorkerClient } from './client.js';
 import { Execution } from './execution.js';
+import { findSkills } from './skills.js';
 
 export interface WorkerOptions {
   url: string;
@@ -19,6 +20,8 @@ export interface WorkerOptions {
   capabilities?: string[];
   /** A stable id (to reconnect as the same worker); the server picks one when absent. */
   workerId?: string;
+  /** Checkouts of the repositories it serves (`owner/repo` → directory), searched for skills. */
+  skillRepos?: Record<string, string>;
   log?(message: string): void;
 }
 
@@ -81,6 +84,22 @@ export class Worker {
     this.workerId = announced.worker_id;
     this.heartbeatMs = announced.heartbeat_interval_seconds * 1000;
     this.log(`worker ${this.workerId} connected to ${this.o.url}`);
+    await this.reportSkills();
+  }
+
+  /** Each (re)connection tells the server the skills of the repositories served, as they are now. */
+  private async reportSkills(): Promise<void> {
+    const repos = Object.entries(this.o.skillRepos ?? {});
+    if (!repos.length) return;
+    const skills = repos.flatMap(([repo, dir]) => findSkills(repo, dir));
+    await this.client
+      .reportSkills(
+        this.workerId!,
+        repos.map(([repo]) => repo),
+        skills,
+      )
+      .then(() => this.log(`reported ${skills.length} skill(s) of ${repos.length} repositories`))
+      .catch((error: unknown) => this.log(`could not report skills: ${String(error)}`));
   }
 
   private async heartbeats(): Promise<void> {
