@@ -8,7 +8,7 @@
 import { projection, type Docs } from '../src/projector/projection.js';
 import type { AutomationEvent, Trigger } from '../commands/automation/events.js';
 import type { DeliveryEvent, WebhookEvent } from '../commands/webhook/events.js';
-import { webhookOf } from '../commands/automation/events.js';
+import { scheduleIdsOf, webhookOf } from '../commands/automation/events.js';
 
 export type TriggerDoc = Trigger & { active: boolean };
 
@@ -23,6 +23,8 @@ export interface AutomationDoc {
   agent: string | null;
   enabled: boolean;
   triggers: TriggerDoc[];
+  /** The schedules its `schedule/cron_fired` triggers fire on (inline ones and `schedule_ids`). */
+  schedule_ids: string[];
   creator: { uid: string };
   created_at: string;
   updated_at: string;
@@ -78,7 +80,7 @@ export const automationsProjection = projection<
   AutomationDoc | WebhookDoc | DeliveryDoc
 >({
   name: 'automations',
-  version: 1,
+  version: 2,
   indexes: [['kind', 'factory_uid', 'name']],
   on: {
     WebhookCreated: (e, docs) =>
@@ -114,6 +116,7 @@ export const automationsProjection = projection<
         kind: 'automation',
         ...fields,
         triggers: await marked(docs, triggers),
+        schedule_ids: triggers.flatMap((t) => scheduleIdsOf(fields.id, t)),
         creator: { uid: e.metadata.actor.uid },
         created_at: e.metadata.occurred_at,
         updated_at: e.metadata.occurred_at,
@@ -126,7 +129,9 @@ export const automationsProjection = projection<
       const { triggers, ...changes } = e.data.changes;
       docs.patch(e.data.id, {
         ...changes,
-        ...(triggers ? { triggers: await marked(docs, triggers) } : {}),
+        ...(triggers
+          ? { triggers: await marked(docs, triggers), schedule_ids: triggers.flatMap((t) => scheduleIdsOf(e.data.id, t)) }
+          : {}),
         updated_at: e.metadata.occurred_at,
       });
       if (triggers) await relink(docs, e.data.id, webhooksOf(automation.triggers), webhooksOf(triggers));

@@ -50,6 +50,8 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
     ['enabled', 'next_run_at'],
     ['team_uid', 'kind', 'name_key'],
     ['owner.uid', 'kind', 'name_key'],
+    // An automation's inline schedules, kept in step with it.
+    ['for.automation_id'],
   ],
   on: {
     ScheduleCreated: (e, docs) => {

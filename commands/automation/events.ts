@@ -5,6 +5,7 @@
  * A replay of a delivery is its own stream (`replay-<replay_id>`): its event is what the runs it
  * starts derive their ids from, so each replay starts runs once.
  */
+import { v5 as uuidv5 } from 'uuid';
 import type { DeliveryAccepted } from '../webhook/events.js';
 
 /** A trigger as stored: the validated request (webhook_ids normalised to a list of one uid). */
@@ -41,3 +42,18 @@ export const replayStream = (replayId: string) => `replay-${replayId}`;
 /** The webhook a trigger listens to, or null for a trigger of another provider. */
 export const webhookOf = (t: Trigger): string | null =>
   t.provider === 'webhook' ? ((t.filter?.webhook_ids as string[] | undefined)?.[0] ?? null) : null;
+
+const INLINE_SCHEDULES = '8f3c2d1e-5b6a-4c7d-9e8f-0a1b2c3d4e5f';
+
+/** An inline schedule's id: named by its automation and its `name` (renaming it makes another schedule). */
+export const inlineScheduleId = (automationId: string, name: string | undefined) =>
+  uuidv5(`${automationId}:${name ?? ''}`, INLINE_SCHEDULES);
+
+/** The schedules a `schedule/cron_fired` trigger fires on: its inline schedule, or `filter.schedule_ids`. */
+export function scheduleIdsOf(automationId: string, t: Trigger): string[] {
+  if (t.provider !== 'schedule') return [];
+  if (t.schedule) return [inlineScheduleId(automationId, t.schedule.name)];
+  const ids = t.filter?.schedule_ids;
+  const list = Array.isArray(ids) ? ids : ((ids as { in?: unknown[] } | undefined)?.in ?? []);
+  return list.filter((id): id is string => typeof id === 'string');
+}

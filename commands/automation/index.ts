@@ -5,10 +5,11 @@ import automationQueries from '../../queries/automations.js';
 import automationDeliveryRoutes from './deliveries.js';
 import { automationRunsReactor } from './reactor.js';
 import automationRoutes from './routes.js';
+import { automationSchedulesReactor, scheduledAutomationRunsReactor } from './scheduled.js';
 
 export const automationFeature = feature({
   name: 'automation',
   routes: [automationRoutes, automationQueries, automationDeliveryRoutes],
   projections: [automationsProjection],
-  reactors: [automationRunsReactor],
+  reactors: [automationRunsReactor, automationSchedulesReactor, scheduledAutomationRunsReactor],
 });

@@ -77,7 +77,9 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
     if (command.type === 'CreateSchedule') {
       if (state.status !== 'none') throw new Conflict(`schedule ${command.data.id} exists`);
       const { team_uid } = command.data;
-      if (team_uid && !(team_uid in context.teams)) throw new Forbidden(`not a member of team ${team_uid}`);
+      // The system keeps automations' inline schedules for their factory's team.
+      if (team_uid && context.actor.type !== 'system' && !(team_uid in context.teams))
+        throw new Forbidden(`not a member of team ${team_uid}`);
       return [{ type: 'ScheduleCreated', data: { ...command.data, anchor: context.now } }];
     }
     const s = live(state, command.data.id, context);

@@ -167,3 +167,60 @@ describe('schedules', () => {
     }
   });
 });
+
+describe('automations fired by schedules', () => {
+  /** Waits until a reactor's checkpoint has passed every event written so far. */
+  const settled = async (reactor: string) =>
+    eventually(async () => {
+      const head = await t.rt.events.headPosition();
+      const at = await t.rt.docs.readCheckpoint(`reactor_${reactor}`);
+      return at && at.commit >= head.commit ? true : undefined;
+    });
+  const factoryRuns = async (factory: string) =>
+    (await t.call('GET', `/agent/runs?factory_uid=${factory}&sort_by=created_at&sort_order=asc&limit=500`)).json().runs;
+
+  it('start their factory runs once per firing of an inline schedule or of a named scheduled agent', async () => {
+    clock.set('2026-07-01T00:00:00Z');
+    const factory = (await t.call('POST', '/factory', { name: 'Nightly factory' })).json().uid;
+    await t.call('POST', '/agent/identities', { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory });
+    const agentSchedule = await create({ name: 'named', cron_schedule: '0 6 * * *' });
+    const created = await t.call('POST', `/factory/${factory}/automations`, {
+      name: 'Nightly sweep',
+      prompt: 'Sweep the flaky tests.',
+      triggers: [
+        { provider: 'schedule', event: 'cron_fired', schedule: { name: 'nightly', cron: '0 2 * * *' } },
+        { provider: 'schedule', event: 'cron_fired', filter: { schedule_ids: [agentSchedule.id] } },
+      ],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    await settled('automation-schedules');
+    // The inline schedule is the automation's own: not a scheduled agent of the team.
+    const listed = (await t.call('GET', '/agent/schedules')).json().schedules.map((s: { name: string }) => s.name);
+    expect(listed).not.toContain('Nightly sweep: nightly');
+
+    await at('2026-07-01T02:00:10Z');
+    await at('2026-07-01T06:00:10Z');
+    await at('2026-07-01T06:00:20Z');
+    await settled('scheduled-automation-runs');
+    const runs = await factoryRuns(factory);
+    expect(runs).toHaveLength(2);
+    for (const run of runs)
+      expect(run).toMatchObject({
+        source: 'SCHEDULED_AGENT',
+        title: 'Nightly sweep',
+        prompt: expect.stringContaining('Sweep the flaky tests.'),
+      });
+    const items = await Promise.all(
+      runs.map(async (r: { run_id: string }) => (await t.call('GET', `/agent/runs/${r.run_id}`)).json()),
+    );
+    expect(items.map((i) => i.schedule.schedule_name).sort()).toEqual(['Nightly sweep: nightly', 'named']);
+    expect(items[0].metadata.automation_id).toBe(created.json().id);
+
+    // Deleting the automation removes its inline schedule: nothing fires for it any more.
+    await t.call('DELETE', `/factory/${factory}/automations/${created.json().id}`);
+    await settled('automation-schedules');
+    await at('2026-07-02T02:00:10Z');
+    await settled('scheduled-automation-runs');
+    expect(await factoryRuns(factory)).toHaveLength(2);
+  });
+});
