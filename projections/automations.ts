@@ -130,7 +130,10 @@ export const automationsProjection = projection<
       docs.patch(e.data.id, {
         ...changes,
         ...(triggers
-          ? { triggers: await marked(docs, triggers), schedule_ids: triggers.flatMap((t) => scheduleIdsOf(e.data.id, t)) }
+          ? {
+              triggers: await marked(docs, triggers),
+              schedule_ids: triggers.flatMap((t) => scheduleIdsOf(e.data.id, t)),
+            }
           : {}),
         updated_at: e.metadata.occurred_at,
       });

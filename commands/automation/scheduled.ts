@@ -57,7 +57,8 @@ async function syncInlineSchedules(rt: Runtime, event: RecordedEvent<AutomationE
     rt.execute(scheduleStream(scheduleId), scheduleDecider, command, context);
   for (const [scheduleId, fields] of wanted) {
     const state = await rt.state(scheduleDecider, scheduleStream(scheduleId));
-    if (state.status === 'live') await execute(scheduleId, { type: 'ReplaceSchedule', data: { id: scheduleId, fields } });
+    if (state.status === 'live')
+      await execute(scheduleId, { type: 'ReplaceSchedule', data: { id: scheduleId, fields } });
     else if (state.status === 'none' && automation) {
       const team = automation.team_uid;
       await execute(scheduleId, {
@@ -87,7 +88,10 @@ export const automationSchedulesReactor = reactor<AutomationEvent, Runtime>({
 });
 
 /** The automations a firing is for: the owner of an inline schedule, or those naming the schedule. */
-async function firedFor(rt: Runtime, fired: ScheduleFired['data']): Promise<Array<{ id: string; factory_uid: string }>> {
+async function firedFor(
+  rt: Runtime,
+  fired: ScheduleFired['data'],
+): Promise<Array<{ id: string; factory_uid: string }>> {
   if (fired.for.kind === 'automation') return [{ id: fired.for.automation_id, factory_uid: fired.for.factory_uid }];
   const docs = await findAll(rt.readModel(automationsProjection), {
     filter: { kind: 'automation', schedule_ids: { $has: fired.id } },
@@ -139,13 +143,20 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
           run_id,
           factory_uid: factory.uid,
           automatic_metadata: { automation_id: id, schedule_id: fired.id, factory_uid: factory.uid },
-          schedule: { schedule_id: fired.id, schedule_name: fired.fields.name, cron_schedule: fired.fields.cron_schedule },
+          schedule: {
+            schedule_id: fired.id,
+            schedule_name: fired.fields.name,
+            cron_schedule: fired.fields.cron_schedule,
+          },
         },
       );
     } catch (error) {
       if (error instanceof Conflict) continue; // another reaction to the same firing started it
       if (!(error instanceof DomainError)) throw error;
-      rt.log.warn({ event: event.id, automation: id, code: error.code, detail: error.message }, 'automation run refused');
+      rt.log.warn(
+        { event: event.id, automation: id, code: error.code, detail: error.message },
+        'automation run refused',
+      );
     }
   }
 }

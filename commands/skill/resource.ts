@@ -21,7 +21,10 @@ type AgentSkill = z.infer<typeof agentSkillList>['agents'][number];
 
 /** The newest run of any variant ('' for none). */
 const newest = (s: AgentSkill) =>
-  s.variants.reduce((max, v) => ((v.last_run_timestamp ?? '') > max ? (v.last_run_timestamp ?? '') : max), '');
+  s.variants
+    .map((v) => v.last_run_timestamp ?? '')
+    .sort()
+    .at(-1) ?? '';
 
 /** Skills grouped by name; an environment offers a skill when it checks out the skill's repository. */
 export function toAgentSkills(
