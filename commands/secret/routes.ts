@@ -6,7 +6,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { teamSecretsDecider } from './decider.js';
 import { teamSecretsStream } from './events.js';
-import { sealerFor } from './sealing.js';
+import { sealerFor } from '../../src/sealing.js';
 import type { Api } from '../../src/http/api.js';
 
 const teamParams = z.object({ team_uid: uidParam });

@@ -8,7 +8,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
-import { sealerFor } from '../secret/sealing.js';
+import { sealerFor } from '../../src/sealing.js';
 import { teamSecretsDecider } from '../secret/decider.js';
 import { teamSecretsStream } from '../secret/events.js';
 import { webhooksDecider } from './decider.js';
