@@ -28,7 +28,10 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/teams/:team_uid/secrets',
-    { schema: { params: teamParams, body: createBody, response: { 201: secretResource }, tags } },
+    {
+      schema: { params: teamParams, body: createBody, response: { 201: secretResource }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const { team_uid } = req.params;
       const { state } = await rt.execute(

@@ -133,7 +133,10 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
   const tags = ['webhooks'];
   api.post(
     '/factory/:factory_uid/webhooks',
-    { schema: { params: factoryWebhooksParams, body: createBody, response: { 201: createdWebhook }, tags } },
+    {
+      schema: { params: factoryWebhooksParams, body: createBody, response: { 201: createdWebhook }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const { factory_uid } = req.params;
       const teamUid = await factoryTeam(factory_uid, req.principal?.teams);
