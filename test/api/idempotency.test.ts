@@ -230,12 +230,25 @@ describe('Idempotency-Key on creates', () => {
     expect(log).not.toContain(key);
   });
 
-  it('covers every create: runs, tasks, dispatch, teams, members, agents, webhooks, automations, schedules, secrets', async () => {
+  it('covers every create (runs, tasks, dispatch, teams, members, agents, webhooks, automations, schedules, secrets, replays, attachments) and follow-ups', async () => {
     const factory = (await t.call('POST', '/factory', { name: 'Covered' })).json();
     const foreman = { name: 'Covered foreman', agent_type: 'FOREMAN', factory_uid: factory.uid };
     expect((await t.call('POST', '/agent/identities', foreman)).statusCode).toBe(201);
     const webhook = (await t.call('POST', `/factory/${factory.uid}/webhooks`, { name: 'For automations' })).json();
     const run = (await t.call('POST', '/agent/runs', { prompt: 'for a task' })).json();
+    const delivered = await t.app.inject({
+      method: 'POST',
+      url: `/webhooks/w/${webhook.uid}`,
+      payload: '{"kind":"deploy"}',
+      headers: { authorization: `Bearer ${webhook.secret}`, 'content-type': 'application/json' },
+    });
+    expect(delivered.statusCode, delivered.body).toBe(202);
+    const deliveries = `/factory/${factory.uid}/webhooks/${webhook.uid}/deliveries`;
+    const attachment = {
+      file_name: 'note.png',
+      mime_type: 'image/png',
+      data: Buffer.from('not really').toString('base64'),
+    };
     const trigger = { provider: 'webhook', event: 'received', filter: { webhook_ids: [webhook.uid] } };
     const creates: Array<[string, unknown]> = [
       ['/agent/runs', { prompt: 'once' }],
@@ -251,6 +264,9 @@ describe('Idempotency-Key on creates', () => {
       [`/teams/${t.teamUid}/secrets`, { name: `COVERED_${Date.now()}`, value: 'hush-hush-hush' }],
       [`/agent/runs/${run.run_id}/followups`, { message: 'once more' }],
       [`/agent/conversations/${run.conversation_id}/followups`, { message: 'and once again' }],
+      [`${deliveries}/${delivered.json().delivery_id}/replay`, undefined],
+      [`/agent/runs/${run.run_id}/attachments`, attachment],
+      [`/agent/conversations/${run.conversation_id}/attachments`, attachment],
     ];
     for (const [url, body] of creates) {
       const key = randomUUID();
