@@ -9,11 +9,12 @@
  * while the first is still being processed a 409 (retryable). Without the header nothing changes.
  */
 import { createHash, hkdfSync } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../ids.js';
 import { DomainError, InvalidRequest } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
-import { type Sealer, sealer, secretsKeyFor } from '../sealing.js';
+import { sealer, secretsKeyFor } from '../sealing.js';
 import { commandContext } from './context.js';
 import { idempotencyDecider, idempotencyStream } from './idempotency-record.js';
 import './principal.js';
@@ -27,8 +28,11 @@ declare module 'fastify' {
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 export const REPLAYED_HEADER = 'idempotent-replayed';
-/** Larger answers are not recorded (the key is released): no create answers nearly as much. */
-const MAX_RECORDED_BYTES = 512 * 1024;
+/**
+ * A larger record is not kept (the key is released): EventStoreDB takes at most 1 MiB in one
+ * append. No create's answer comes near it once compressed.
+ */
+const MAX_SEALED_CHARS = 960 * 1024;
 const KEY_SYNTAX = '1 to 255 visible ASCII characters, bare or as a quoted string';
 
 /**
@@ -67,9 +71,21 @@ function fingerprint(req: FastifyRequest): string {
  * so they are sealed under a key derived from SECRETS_KEY and the Idempotency-Key itself, which
  * the log holds only hashed: opening one takes both the server's key and the client's.
  */
-function answerSealer(rt: Runtime, scope: string, key: string): Sealer {
+function answerSealer(rt: Runtime, scope: string, key: string) {
   const derived = hkdfSync('sha256', secretsKeyFor(rt.config), 'shopfloor idempotency-key', `${scope}\n${key}`, 32);
-  return sealer(Buffer.from(derived));
+  const sealed = sealer(Buffer.from(derived));
+  return {
+    // Compressed first (ciphertext does not compress): the log keeps them for good.
+    seal: (body: string) => sealed.seal(deflateRawSync(body).toString('base64')),
+    open(record: string): string | null {
+      const packed = sealed.open(record);
+      try {
+        return packed === null ? null : inflateRawSync(Buffer.from(packed, 'base64')).toString('utf8');
+      } catch {
+        return null;
+      }
+    },
+  };
 }
 
 /** Whether an answer asks to be retried: then it is not kept, so the retry runs the request again. */
@@ -87,7 +103,7 @@ function invitesRetry(status: number, contentType: unknown, body: string): boole
 interface Reserved {
   stream: string;
   attempt: string;
-  sealer: Sealer;
+  sealer: ReturnType<typeof answerSealer>;
 }
 
 export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
@@ -151,23 +167,23 @@ export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
     const status = reply.statusCode;
     const contentType = reply.getHeader('content-type');
     const body = payload === undefined || payload === null ? '' : typeof payload === 'string' ? payload : null;
-    let keep = body !== null && !invitesRetry(status, contentType, body);
-    if (body === null || (keep && Buffer.byteLength(body) > MAX_RECORDED_BYTES)) {
+    let sealed = body !== null && !invitesRetry(status, contentType, body) ? mine.sealer.seal(body) : null;
+    if (body === null || (sealed !== null && sealed.length > MAX_SEALED_CHARS)) {
       req.log.warn({ status }, 'an answer too large or not text is not recorded for its Idempotency-Key');
-      keep = false;
+      sealed = null;
     }
     try {
       await rt.handle(
         stream,
         idempotencyDecider,
-        keep
+        sealed !== null
           ? {
               type: 'RecordAnswer',
               data: {
                 attempt,
                 status,
                 content_type: typeof contentType === 'string' ? contentType : null,
-                sealed_body: mine.sealer.seal(body!),
+                sealed_body: sealed,
               },
             }
           : { type: 'Release', data: { attempt, status } },

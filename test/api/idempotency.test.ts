@@ -259,7 +259,10 @@ describe('Idempotency-Key on creates', () => {
       [`/teams/${t.teamUid}/members`, { email: `covered-${randomUUID()}@example.com` }],
       ['/agent/identities', { name: 'Covered agent' }],
       [`/factory/${factory.uid}/webhooks`, { name: 'Covered hook' }],
-      [`/factory/${factory.uid}/automations`, { name: 'Covered', prompt: 'Triage.', triggers: [trigger] }],
+      [
+        `/factory/${factory.uid}/automations`,
+        { name: 'Covered', prompt: 'Triage. '.repeat(12_000), triggers: [trigger] },
+      ],
       ['/agent/schedules', { name: 'Covered schedule', prompt: 'tick', cron_schedule: '@daily' }],
       [`/teams/${t.teamUid}/secrets`, { name: `COVERED_${Date.now()}`, value: 'hush-hush-hush' }],
       [`/agent/runs/${run.run_id}/followups`, { message: 'once more' }],
