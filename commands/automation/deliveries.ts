@@ -143,7 +143,7 @@ export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/factory/:factory_uid/webhooks/:webhook_uid/deliveries/:delivery_id/replay',
-    { schema: { params: replayParams, response: { 201: replayed }, tags } },
+    { schema: { params: replayParams, response: { 201: replayed }, tags }, config: { idempotent: true } },
     async (req, reply) => {
       const context = commandContext(req);
       const factory = await liveFactory(rt, req.params.factory_uid, context);

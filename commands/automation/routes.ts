@@ -90,6 +90,7 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
         response: { 201: automationResource },
         tags,
       },
+      config: { idempotent: true },
     },
     async (req, reply) => {
       const context = commandContext(req);

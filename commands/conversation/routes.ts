@@ -68,7 +68,7 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/conversations/:conversation_id/followups',
-    { schema: { params, body: followupBody, response: { 200: followupResponse }, tags } },
+    { schema: { params, body: followupBody, response: { 200: followupResponse }, tags }, config: { idempotent: true } },
     async (req) => {
       const { conversation_id } = req.params;
       const { message, mode, attachments } = req.body;
@@ -101,6 +101,7 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
     {
       bodyLimit: ATTACHMENT_BODY_LIMIT,
       schema: { params, body: attachmentSchema, response: { 201: attachmentResponse }, tags },
+      config: { idempotent: true },
     },
     async (req, reply) => {
       const prepared = await onNewestRun(rt, req.params.conversation_id, (runId) =>

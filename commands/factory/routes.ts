@@ -51,7 +51,7 @@ export default function factoryRoutes(api: Api, rt: Runtime): void {
   const tags = ['factories'];
   api.post(
     '/factory',
-    { schema: { body: createBody, response: { 201: factoryResource }, tags } },
+    { schema: { body: createBody, response: { 201: factoryResource }, tags }, config: { idempotent: true } },
     async (req, reply) => {
       const uid = timeOrderedId();
       const { name, alias = null, description = null, repositories = [] } = req.body;

@@ -39,7 +39,7 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
 
   const tags = ['agents'];
   const createSchema = { body: createIdentityBody, response: { 201: identityResource }, tags };
-  api.post('/agent/identities', { schema: createSchema }, async (req, reply) => {
+  api.post('/agent/identities', { schema: createSchema, config: { idempotent: true } }, async (req, reply) => {
     const uid = timeOrderedId();
     const profile: AgentProfile = { ...withoutNulls(req.body), name: req.body.name, agent_type: req.body.agent_type };
     await rt.execute(
@@ -83,7 +83,8 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
   });
 
   const keySchema = { params: identityParams, response: { 201: issuedKey }, tags };
-  api.post('/agent/identities/:agent_uid/api-keys', { schema: keySchema }, async (req, reply) => {
+  const keyRoute = { schema: keySchema, config: { idempotent: true } };
+  api.post('/agent/identities/:agent_uid/api-keys', keyRoute, async (req, reply) => {
     const { agent_uid: uid } = req.params;
     const key = newApiKey();
     const key_id = timeOrderedId();

@@ -64,6 +64,7 @@ export default function runAttachmentRoutes(api: Api, rt: Runtime): void {
     {
       bodyLimit: ATTACHMENT_BODY_LIMIT,
       schema: { params: runParams, body: attachmentSchema, response: { 201: preparedAttachment }, tags: ['runs'] },
+      config: { idempotent: true },
     },
     async (req, reply) =>
       reply.code(201).send(await prepareAttachment(rt, req.params.run_id, req.body, commandContext(req))),

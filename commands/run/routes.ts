@@ -64,7 +64,7 @@ export default function runRoutes(api: Api, rt: Runtime): void {
       tags,
       ...(url === '/agent/run' ? { deprecated: true } : {}),
     };
-    api.post(url, { bodyLimit: RUN_REQUEST_BODY_LIMIT, schema }, async (req) => {
+    api.post(url, { bodyLimit: RUN_REQUEST_BODY_LIMIT, schema, config: { idempotent: true } }, async (req) => {
       const run = await createRun(rt, req.body, commandContext(req), { source: 'API', team_uid: activeTeam(req).uid });
       return { run_id: run.run_id, task_id: run.run_id, state: run.state, conversation_id: run.conversation_id };
     });
@@ -101,7 +101,7 @@ export default function runRoutes(api: Api, rt: Runtime): void {
   );
 
   const followupSchema = { params, body: followupBody, response: { 200: followupResponse }, tags };
-  api.post('/agent/runs/:run_id/followups', { schema: followupSchema }, async (req) => {
+  api.post('/agent/runs/:run_id/followups', { schema: followupSchema, config: { idempotent: true } }, async (req) => {
     const { run_id: runId } = req.params;
     const { message, mode } = req.body;
     // A follow-up to a retained debug session starts a debug agent there: a new execution id.

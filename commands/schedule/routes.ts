@@ -61,7 +61,7 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/schedules',
-    { schema: { body: createScheduleBody, response: { 201: scheduleResource }, tags } },
+    { schema: { body: createScheduleBody, response: { 201: scheduleResource }, tags }, config: { idempotent: true } },
     async (req, reply) => {
       const { team, ...body } = req.body;
       const id = timeOrderedId();

@@ -6,7 +6,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { teamSecretsDecider } from './decider.js';
 import { teamSecretsStream } from './events.js';
-import { sealerFor } from './sealing.js';
+import { sealerFor } from '../../src/sealing.js';
 import type { Api } from '../../src/http/api.js';
 
 const teamParams = z.object({ team_uid: uidParam });
@@ -28,7 +28,10 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/teams/:team_uid/secrets',
-    { schema: { params: teamParams, body: createBody, response: { 201: secretResource }, tags } },
+    {
+      schema: { params: teamParams, body: createBody, response: { 201: secretResource }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const { team_uid } = req.params;
       const { state } = await rt.execute(

@@ -55,7 +55,10 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
   const tags = ['tasks'];
   api.post(
     '/factory/:factory_uid/tasks',
-    { schema: { params: taskFactoryParams, body: createBody, response: { 201: taskResource }, tags } },
+    {
+      schema: { params: taskFactoryParams, body: createBody, response: { 201: taskResource }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const uid = timeOrderedId();
       const { title, conversation_id, stage, description } = req.body;
@@ -128,7 +131,10 @@ export default function taskRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/factory/:factory_uid/runs',
-    { schema: { params: taskFactoryParams, body: dispatchBody, response: { 201: dispatchedRun }, tags } },
+    {
+      schema: { params: taskFactoryParams, body: dispatchBody, response: { 201: dispatchedRun }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) =>
       reply.code(201).send(await dispatchRun(rt, identities, req.params.factory_uid, req.body, commandContext(req))),
   );

@@ -37,7 +37,11 @@ const addedMember = z.object({
 
 export default function teamRoutes(api: Api, rt: Runtime): void {
   const tags = ['teams'];
-  api.post('/teams', { schema: { body: createTeamBody, response: { 201: createdTeam }, tags } }, async (req, reply) => {
+  const createTeam = {
+    schema: { body: createTeamBody, response: { 201: createdTeam }, tags },
+    config: { idempotent: true },
+  };
+  api.post('/teams', createTeam, async (req, reply) => {
     const context = commandContext(req);
     if (context.actor.type !== 'user') throw new Forbidden('only users can create teams');
     const uid = timeOrderedId();
@@ -65,6 +69,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
         response: { 201: addedMember },
         tags,
       },
+      config: { idempotent: true },
     },
     async (req, reply) => {
       const context = commandContext(req);

@@ -8,7 +8,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
-import { sealerFor } from '../secret/sealing.js';
+import { sealerFor } from '../../src/sealing.js';
 import { teamSecretsDecider } from '../secret/decider.js';
 import { teamSecretsStream } from '../secret/events.js';
 import { webhooksDecider } from './decider.js';
@@ -133,7 +133,10 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
   const tags = ['webhooks'];
   api.post(
     '/factory/:factory_uid/webhooks',
-    { schema: { params: factoryWebhooksParams, body: createBody, response: { 201: createdWebhook }, tags } },
+    {
+      schema: { params: factoryWebhooksParams, body: createBody, response: { 201: createdWebhook }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const { factory_uid } = req.params;
       const teamUid = await factoryTeam(factory_uid, req.principal?.teams);

@@ -17,6 +17,7 @@ import type { Runtime } from '../runtime.js';
 import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
+import { IDEMPOTENCY_HEADER, installIdempotency, REPLAYED_HEADER } from './idempotency.js';
 import type { Api } from './api.js';
 import { errorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
@@ -30,10 +31,31 @@ const problemResponse = {
   content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
 };
 
+/** The Idempotency-Key header of the routes that honour one (idempotency.ts), for the OpenAPI document. */
+const idempotencyKeyHeader = {
+  type: 'object',
+  properties: {
+    [IDEMPOTENCY_HEADER]: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 257,
+      description: `Optional. A retry with the same key and the same request within 24 hours answers the first answer again, with \`${REPLAYED_HEADER}: true\`; the key with another request is a 422 \`idempotency_key_reused\`, and while the first is being processed a 409 \`idempotency_key_in_use\` (retryable). 1-255 visible ASCII characters, bare or quoted; keys are the caller's own.`,
+    },
+  },
+};
+
 const withProblems: typeof jsonSchemaTransform = (route) => {
   const out = jsonSchemaTransform(route);
-  const schema = out.schema as { response?: Record<string, unknown> } | undefined;
+  const schema = out.schema as { response?: Record<string, unknown>; headers?: unknown } | undefined;
   if (schema?.response) schema.response = { ...schema.response, '4XX': problemResponse, '5XX': problemResponse };
+  if (schema && route.route?.config?.idempotent) {
+    const given = schema.headers as { properties?: object } | undefined;
+    schema.headers = {
+      ...idempotencyKeyHeader,
+      ...given,
+      properties: { ...given?.properties, ...idempotencyKeyHeader.properties },
+    };
+  }
   return out;
 };
 
@@ -125,6 +147,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   await app.register(
     async (api) => {
       installAuth(api, principals);
+      installIdempotency(api, rt);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       const scoped = api as unknown as Api; // same logger and provider as `app`
       blobRoutes(scoped, rt);

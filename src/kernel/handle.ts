@@ -63,7 +63,9 @@ export async function handleCommand<C, E extends NewEvent, S>(
       return { state: events.reduce(decider.evolve, state), events, position };
     } catch (error) {
       if (!(error instanceof ConcurrencyError)) throw error;
-      if (attempt >= MAX_ATTEMPTS) throw new Conflict(`${stream} changed concurrently; retry the request`);
+      // Retryable: an Idempotency-Key does not keep this answer, so a retry with the key runs again.
+      if (attempt >= MAX_ATTEMPTS)
+        throw new Conflict(`${stream} changed concurrently; retry the request`, 'conflict', true);
       // Writers that collided in one group commit would collide again: spread them out.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * RETRY_JITTER_MS * attempt));
     }

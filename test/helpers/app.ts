@@ -10,6 +10,7 @@ import { expect } from 'vitest';
 import type { Bootstrapped } from '../../commands/team/bootstrap.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
+import type { Feature } from '../../src/feature.js';
 import { features } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
 import { openServer } from '../../src/server.js';
@@ -18,8 +19,11 @@ export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
-/** The app on a fresh data directory (or `env.DATA_DIR`); `clock` stands in for the server's time. */
-export async function startTestApp(env: Record<string, string> = {}, clock?: Clock) {
+/**
+ * The app on a fresh data directory (or `env.DATA_DIR`); `clock` stands in for the server's time;
+ * `more` features (test routes) are served beside the real ones.
+ */
+export async function startTestApp(env: Record<string, string> = {}, clock?: Clock, more: readonly Feature[] = []) {
   const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -28,7 +32,7 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     RESPONSE_SCHEMAS: 'strict',
     ...env,
   });
-  const server = await openServer(config, createLogger(config), features, clock);
+  const server = await openServer(config, createLogger(config), [...features, ...more], clock);
   const { app, rt } = server;
   // A second app on a data directory bootstrapped before finds nothing to bootstrap.
   const boot = (server.started.get('team') as Bootstrapped | null) ?? {
@@ -84,6 +88,8 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     call,
     /** The global position of the newest event: equal before and after means nothing was written. */
     head: async () => (await rt.events.headPosition()).commit,
+    /** Stops this server and keeps its data directory, for another to start on (a restart). */
+    stop: () => server.close(),
     async close() {
       await server.close();
       fs.rmSync(dir, { recursive: true, force: true });

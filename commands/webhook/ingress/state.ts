@@ -2,7 +2,7 @@
 import type { Runtime } from '../../../src/runtime.js';
 import { type WebhookState, webhooksDecider } from '../decider.js';
 import { webhooksStream } from '../events.js';
-import { sealerFor } from '../../secret/sealing.js';
+import { sealerFor } from '../../../src/sealing.js';
 import { teamSecretsDecider } from '../../secret/decider.js';
 import { teamSecretsStream } from '../../secret/events.js';
 

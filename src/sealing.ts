@@ -1,12 +1,14 @@
 /**
  * Secrets at rest: AES-256-GCM under SECRETS_KEY, or a key made once and kept in DATA_DIR (like
  * the URL-signing key). Events only ever hold the sealed form, so history shows no secret.
+ * Part of the platform: team secrets and webhooks seal with it, and so do the answers an
+ * Idempotency-Key records (http/idempotency.ts).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../src/config.js';
-import { ownerOnlyDir, writeOwnerOnlyOnce } from '../../src/owner-only.js';
+import type { Config } from './config.js';
+import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 
 export interface Sealer {
   seal(clear: string): string;
@@ -47,12 +49,20 @@ export function sealer(key: Buffer): Sealer {
   };
 }
 
-const byDataDir = new Map<string, Sealer>();
+const byDataDir = new Map<string, { key: Buffer; sealer: Sealer }>();
+
+function keyed(config: Config) {
+  const id = `${config.DATA_DIR}\0${config.SECRETS_KEY ?? ''}`;
+  let k = byDataDir.get(id);
+  if (!k) {
+    const key = keyOf(config);
+    byDataDir.set(id, (k = { key, sealer: sealer(key) }));
+  }
+  return k;
+}
 
 /** The one sealer of this configuration (the key file is read once). */
-export function sealerFor(config: Config): Sealer {
-  const id = `${config.DATA_DIR}\0${config.SECRETS_KEY ?? ''}`;
-  let s = byDataDir.get(id);
-  if (!s) byDataDir.set(id, (s = sealer(keyOf(config))));
-  return s;
-}
+export const sealerFor = (config: Config): Sealer => keyed(config).sealer;
+
+/** The key itself, for sealers of keys derived from it. */
+export const secretsKeyFor = (config: Config): Buffer => keyed(config).key;
