@@ -27,7 +27,10 @@ export default function environmentRoutes(api: Api, rt: Runtime): void {
 
   api.post(
     '/agent/environments',
-    { schema: { body: createEnvironmentBody, response: { 201: environmentResource }, tags } },
+    {
+      schema: { body: createEnvironmentBody, response: { 201: environmentResource }, tags },
+      config: { idempotent: true },
+    },
     async (req, reply) => {
       const id = randomAlphanumeric(22);
       const data = { id, team_uid: activeTeam(req).uid, config: withoutNulls(req.body) };
