@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { accessAuditProjection } from '../../projections/access-audit.js';
 import { apiKeysProjection } from '../../projections/api-keys.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
 import { factoriesProjection } from '../../projections/factories.js';
@@ -153,12 +154,46 @@ describe('projections', () => {
     ]);
   });
 
-  it.each([apiKeysProjection, usersProjection, teamMembersProjection].map((p) => [p.name, p] as const))(
-    '%s: access events applied twice, or one at a time, give the same documents',
-    async (_name, p) => {
-      const once = await project(p, access);
-      expect(await project(p, access, { times: 2 })).toEqual(once);
-      expect(await project(p, access, { batchSize: 1 })).toEqual(once);
-    },
-  );
+  it('audits each team’s grants and revocations, a user’s keys for the teams they are in at the time', async () => {
+    const docs = await project(accessAuditProjection, access);
+    const of = (team: string) =>
+      Object.values(docs)
+        .filter((d) => d.team_uid === team)
+        .sort((a, b) => String(a.order).localeCompare(String(b.order)))
+        .map((d) => [d.type, d.data]);
+    expect(of('t-1')).toEqual([
+      ['TeamCreated', { uid: 't-1', name: 'Core' }],
+      ['MemberAdded', { team_uid: 't-1', user_uid: 'u-1', role: 'admin' }],
+      ['InvitationIssued', { uid: 'u-2', team_uid: 't-1' }],
+      ['MemberAdded', { team_uid: 't-1', user_uid: 'u-2', role: 'member' }],
+      ['ApiKeyIssued', expect.objectContaining({ key_id: 'k1', label: 'k1', last4: 'wxyz', expires_at: null })],
+      ['ApiKeyIssued', expect.objectContaining({ key_id: 'k2' })],
+      ['ApiKeyRevoked', { key_id: 'k1', principal: { type: 'user', uid: 'u-2' } }],
+      [
+        'AgentIdentityCreated',
+        { uid: 'a-1', team_uid: 't-1', name: 'F', agent_type: 'CUSTOM', on_behalf_of_enabled: null },
+      ],
+      ['AgentIdentityUpdated', { uid: 'a-1', on_behalf_of_enabled: true }],
+      ['ApiKeyIssued', expect.objectContaining({ key_id: 'k-ha', principal: { type: 'agent', uid: 'a-1' } })],
+      ['AgentIdentityDeleted', { uid: 'a-1', revoked_key_ids: ['k-ha'] }],
+      ['MemberRemoved', { team_uid: 't-1', user_uid: 'u-2', role: 'member' }],
+    ]);
+    expect(of('t-2').map(([type]) => type)).toEqual([
+      'TeamCreated',
+      'MemberAdded',
+      'ApiKeyIssued',
+      'ApiKeyIssued',
+      'ApiKeyRevoked',
+      'ApiKeyIssued',
+    ]);
+    expect(JSON.stringify(docs)).not.toMatch(/h-k|"ih"/);
+  });
+
+  it.each(
+    [apiKeysProjection, usersProjection, teamMembersProjection, accessAuditProjection].map((p) => [p.name, p] as const),
+  )('%s: access events applied twice, or one at a time, give the same documents', async (_name, p) => {
+    const once = await project(p, access);
+    expect(await project(p, access, { times: 2 })).toEqual(once);
+    expect(await project(p, access, { batchSize: 1 })).toEqual(once);
+  });
 });
