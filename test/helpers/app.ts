@@ -84,9 +84,10 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     call,
     /** The global position of the newest event: equal before and after means nothing was written. */
     head: async () => (await rt.events.headPosition()).commit,
-    async close() {
+    /** Stops the server and deletes its data directory, unless another app on it goes on (`keepData`). */
+    async close({ keepData = false } = {}) {
       await server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keepData) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
