@@ -38,5 +38,11 @@ export const usersProjection = projection<UserEvent | TeamEvent, UserDoc>({
         memberships: [...memberships, { team_uid: e.data.team_uid, role: e.data.role }],
       } as UserDoc);
     },
+    // The principal cache follows this read model: the user's keys stop opening the team with it.
+    MemberRemoved: async (e, docs) => {
+      const user = await docs.get(e.data.user_uid);
+      if (!user) return;
+      docs.patch(e.data.user_uid, { memberships: user.memberships.filter((m) => m.team_uid !== e.data.team_uid) });
+    },
   },
 });

@@ -1,15 +1,53 @@
 /**
- * `shopfloor history task|run <id> [--table]`: the history entries the API serves, read from the
- * event store directly (no server needed), one JSON line each or a table for people.
+ * `shopfloor history task|run|team|user <id> [--table]`: the history entries the API serves, read
+ * from the stores directly (no server needed), one JSON line each or a table for people. A task's
+ * or run's come from the event log; a team's are its access audit (the read model behind
+ * GET /teams/{team_uid}/audit); a user's are the events of the account's stream (registration,
+ * invitations, keys issued and revoked), as recorded.
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
 import type { EventStore } from '../src/eventstore/port.js';
 import type { CliCommand } from '../src/feature.js';
+import { collectionOf } from '../src/projector/projection.js';
+import type { DocumentStore } from '../src/readstore/port.js';
 import { openStores } from '../src/runtime.js';
+import { userStream } from '../commands/user/events.js';
+import { type AuditEntryDoc, accessAuditProjection } from '../projections/access-audit.js';
 import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from './history.js';
+import { teamAudit } from './team-audit.js';
 
-const USAGE = '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run';
+const USAGE = [
+  '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run',
+  "  shopfloor history team|user <id> [--table] a team's access audit, or a user account's events",
+].join('\n');
+
+const KINDS = ['task', 'run', 'team', 'user'];
+
+/** The entries of one task, run, team or user; null when there is none. */
+async function entriesOf(
+  stores: { events: EventStore; docs: DocumentStore },
+  kind: string,
+  id: string,
+): Promise<HistoryEntry[] | null> {
+  if (kind === 'task' || kind === 'run') {
+    const found = kind === 'task' ? await taskHistory(stores.events, id) : await runHistory(stores.events, id);
+    return found ? found.events.map(toHistoryEntry) : null;
+  }
+  if (kind === 'user') {
+    const events = await stores.events.readStream(userStream(id));
+    return events.length ? events.map(toHistoryEntry) : null;
+  }
+  const audit = stores.docs.collection<AuditEntryDoc>(collectionOf(accessAuditProjection));
+  const entries: HistoryEntry[] = [];
+  for (let cursor: string | undefined; ; ) {
+    const page = await teamAudit(audit, id, 1000, cursor);
+    entries.push(...page.entries);
+    if (!page.page_info.next_cursor) break;
+    cursor = page.page_info.next_cursor;
+  }
+  return entries.length ? entries : null;
+}
 
 const brief = (value: unknown, width = 80) => {
   const text = JSON.stringify(value);
@@ -27,9 +65,9 @@ const row = (e: HistoryEntry) => ({
   data: brief(e.data),
 });
 
-/** Prints the history; 1 when there is no such task or run, 2 on a usage error. */
+/** Prints the history; 1 when there is no such task, run, team or user, 2 on a usage error. */
 export async function history(
-  events: EventStore,
+  stores: { events: EventStore; docs: DocumentStore },
   argv: string[],
   out: (line: string) => void = console.log,
 ): Promise<number> {
@@ -40,16 +78,15 @@ export async function history(
     options: { table: { type: 'boolean', default: false } },
   });
   const [kind, id] = positionals;
-  if ((kind !== 'task' && kind !== 'run') || !id || positionals.length > 2) {
+  if (!kind || !KINDS.includes(kind) || !id || positionals.length > 2) {
     console.error(`usage:\n${USAGE}`);
     return 2;
   }
-  const found = kind === 'task' ? await taskHistory(events, id) : await runHistory(events, id);
-  if (!found) {
+  const entries = await entriesOf(stores, kind, id);
+  if (!entries) {
     console.error(`no ${kind} ${id}`);
     return 1;
   }
-  const entries = found.events.map(toHistoryEntry);
   if (values.table) console.table(entries.map(row));
   else for (const entry of entries) out(JSON.stringify(entry));
   return 0;
@@ -62,7 +99,7 @@ export const historyCommand: CliCommand = {
   async run(argv) {
     const stores = await openStores(loadConfig());
     try {
-      return await history(stores.events, argv);
+      return await history(stores, argv);
     } finally {
       await stores.events.close();
       await stores.docs.close();

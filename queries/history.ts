@@ -22,7 +22,7 @@ import { viewerOf } from './artifacts.js';
 import { canView, runParams } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
 
-const historyEntry = z.object({
+export const historyEntry = z.object({
   id: z.string().describe("The event's id"),
   position: z.string().describe("The event's global commit position, a decimal string (it outgrows JSON numbers)"),
   stream: z.string(),

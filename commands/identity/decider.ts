@@ -1,6 +1,8 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, NotFound, Conflict, InvalidRequest } from '../../src/kernel/errors.js';
 import type { FactoryState } from '../factory/decider.js';
+import type { KeyGrant } from '../user/events.js';
+import { assertCanIssue, evolveKeys, type LiveKeys } from '../user/keys.js';
 import type { AgentProfile, IdentityEvent } from './events.js';
 
 export type IdentityCommand =
@@ -10,12 +12,13 @@ export type IdentityCommand =
     }
   | { type: 'UpdateIdentity'; data: { uid: string; changes: Partial<AgentProfile>; factory: FactoryState | null } }
   | { type: 'DeleteIdentity'; data: { uid: string } }
-  | { type: 'IssueAgentApiKey'; data: { uid: string; key_id: string; key_hash: string } };
+  | { type: 'IssueAgentApiKey'; data: { uid: string; key: KeyGrant } }
+  | { type: 'RevokeAgentApiKey'; data: { uid: string; key_id: string } };
 
 export type IdentityState =
   | { status: 'none' }
   | { status: 'deleted' }
-  | { status: 'live'; uid: string; team_uid: string; profile: AgentProfile; key_hashes: string[] };
+  | { status: 'live'; uid: string; team_uid: string; profile: AgentProfile; keys: LiveKeys };
 
 /** Only people manage agents, and only those of their own teams. */
 function assertManager(context: DecideContext, teamUid: string, uid: string): void {
@@ -43,14 +46,15 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
     switch (event.type) {
       case 'AgentIdentityCreated': {
         const { uid, team_uid, profile } = event.data;
-        return { status: 'live', uid, team_uid, profile, key_hashes: [] };
+        return { status: 'live', uid, team_uid, profile, keys: {} };
       }
       case 'AgentIdentityUpdated':
         return state.status === 'live' ? { ...state, profile: { ...state.profile, ...event.data.changes } } : state;
       case 'AgentIdentityDeleted':
         return { status: 'deleted' };
       case 'ApiKeyIssued':
-        return state.status === 'live' ? { ...state, key_hashes: [...state.key_hashes, event.data.key_hash] } : state;
+      case 'ApiKeyRevoked':
+        return state.status === 'live' ? { ...state, keys: evolveKeys(state.keys, event) } : state;
     }
   },
 
@@ -76,19 +80,29 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         }
         return Object.keys(changes).length ? [{ type: 'AgentIdentityUpdated', data: { uid: state.uid, changes } }] : [];
       }
-      case 'DeleteIdentity':
-        return [{ type: 'AgentIdentityDeleted', data: { uid: state.uid, revoked_key_hashes: state.key_hashes } }];
-      case 'IssueAgentApiKey':
+      case 'DeleteIdentity': {
+        const keys = Object.entries(state.keys);
         return [
           {
-            type: 'ApiKeyIssued',
+            type: 'AgentIdentityDeleted',
             data: {
-              key_id: command.data.key_id,
-              key_hash: command.data.key_hash,
-              principal: { type: 'agent', uid: state.uid },
+              uid: state.uid,
+              revoked_key_hashes: keys.map(([, k]) => k.key_hash),
+              revoked_key_ids: keys.map(([id]) => id),
             },
           },
         ];
+      }
+      case 'IssueAgentApiKey':
+        assertCanIssue(state.keys, command.data.key, context.now);
+        return [{ type: 'ApiKeyIssued', data: { ...command.data.key, principal: { type: 'agent', uid: state.uid } } }];
+      case 'RevokeAgentApiKey': {
+        // An agent's last key may go: its managers can always issue another.
+        const key = state.keys[command.data.key_id];
+        if (!key) throw new NotFound('API key', command.data.key_id);
+        const principal = { type: 'agent' as const, uid: state.uid };
+        return [{ type: 'ApiKeyRevoked', data: { key_id: command.data.key_id, key_hash: key.key_hash, principal } }];
+      }
     }
   },
 };

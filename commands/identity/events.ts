@@ -1,4 +1,4 @@
-import type { ApiKeyIssued } from '../user/events.js';
+import type { ApiKeyIssued, ApiKeyRevoked } from '../user/events.js';
 
 export const AGENT_TYPES = ['FOREMAN', 'TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'VERIFY', 'CUSTOM'] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
@@ -32,8 +32,12 @@ export interface AgentProfile {
 export type IdentityEvent =
   | { type: 'AgentIdentityCreated'; data: { uid: string; team_uid: string; profile: AgentProfile } }
   | { type: 'AgentIdentityUpdated'; data: { uid: string; changes: Partial<AgentProfile> } }
-  /** Carries the hashes of every key of the agent, so that all of them go in the same append. */
-  | { type: 'AgentIdentityDeleted'; data: { uid: string; revoked_key_hashes: string[] } }
-  | ApiKeyIssued;
+  /**
+   * Carries the hashes of every live key of the agent, so that all of them go in the same append
+   * (and their ids, for auditors; absent on deletions recorded before).
+   */
+  | { type: 'AgentIdentityDeleted'; data: { uid: string; revoked_key_hashes: string[]; revoked_key_ids?: string[] } }
+  | ApiKeyIssued
+  | ApiKeyRevoked;
 
 export const identityStream = (uid: string) => `identity-${uid}`;

@@ -1,6 +1,8 @@
-/** POST /agent/identities, PUT and DELETE /agent/identities/{agent_uid}, POST .../api-keys. */
+/**
+ * POST /agent/identities, PUT and DELETE /agent/identities/{agent_uid}, POST .../api-keys and
+ * DELETE .../api-keys/{key_id} (GET .../api-keys is in queries/api-keys.ts).
+ */
 import { timeOrderedId } from '../../src/ids.js';
-import { z } from 'zod';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
@@ -8,17 +10,13 @@ import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
-import { newApiKey } from '../../src/http/api-key.js';
+import { apiKeyBody, issuedKeyAnswer, newKeyGrant } from '../user/api-keys.js';
+import { issuedApiKey, keyIdParam } from '../user/resource.js';
 import { identityDecider } from './decider.js';
 import { type AgentProfile, identityStream } from './events.js';
 import { createIdentityBody, updateIdentityBody } from './schema.js';
 import { identityParams, identityResource, toIdentityResource } from './resource.js';
 import type { Api } from '../../src/http/api.js';
-
-const issuedKey = z.object({
-  key_id: z.string(),
-  api_key: z.string().describe('The key itself, shown this once'),
-});
 
 /** A body's fields as stored: null (unchanged) and omitted fields dropped, an empty string made null (cleared). */
 type Stored<T> = { [K in keyof T]?: Exclude<T[K], '' | null | undefined> | ('' extends T[K] ? null : never) };
@@ -82,21 +80,37 @@ export default function identityRoutes(api: Api, rt: Runtime): void {
     return reply.code(204).send(null);
   });
 
-  const keySchema = { params: identityParams, response: { 201: issuedKey }, tags };
-  const keyRoute = { schema: keySchema, config: { idempotent: true } };
-  api.post('/agent/identities/:agent_uid/api-keys', keyRoute, async (req, reply) => {
-    const { agent_uid: uid } = req.params;
-    const key = newApiKey();
-    const key_id = timeOrderedId();
+  // The same body and answer as a user's own keys (POST /me/api-keys): the key is shown once.
+  const keySchema = { params: identityParams, body: apiKeyBody, response: { 201: issuedApiKey }, tags };
+  api.post(
+    '/agent/identities/:agent_uid/api-keys',
+    { schema: keySchema, config: { idempotent: true } },
+    async (req, reply) => {
+      const { agent_uid: uid } = req.params;
+      const { key, grant } = newKeyGrant(req.body);
+      await rt.execute(
+        identityStream(uid),
+        identityDecider,
+        { type: 'IssueAgentApiKey', data: { uid, key: grant } },
+        commandContext(req),
+      );
+      return reply.code(201).send(await issuedKeyAnswer(rt, key));
+    },
+  );
+
+  const revokeSchema = {
+    params: identityParams.extend({ key_id: keyIdParam }),
+    response: { 204: noContent() },
+    tags,
+  };
+  api.delete('/agent/identities/:agent_uid/api-keys/:key_id', { schema: revokeSchema }, async (req, reply) => {
+    const { agent_uid: uid, key_id } = req.params;
     await rt.execute(
       identityStream(uid),
       identityDecider,
-      {
-        type: 'IssueAgentApiKey',
-        data: { uid, key_id, key_hash: key.hash },
-      },
+      { type: 'RevokeAgentApiKey', data: { uid, key_id } },
       commandContext(req),
     );
-    return reply.code(201).send({ key_id, api_key: key.key });
+    return reply.code(204).send(null);
   });
 }

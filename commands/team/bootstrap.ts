@@ -88,8 +88,14 @@ export async function bootstrap(rt: Runtime): Promise<Bootstrapped | null> {
           uid: user_uid,
           email,
           display_name: 'admin',
-          key_id: timeOrderedId(),
-          key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!),
+          key: {
+            key_id: timeOrderedId(),
+            key_hash: hashApiKey(BOOTSTRAP_API_KEY ?? generated!),
+            label: 'bootstrap',
+            // Four characters of a generated key tell nothing; of one the operator chose, they might.
+            last4: generated ? generated.slice(-4) : null,
+            expires_at: null,
+          },
         },
       },
       context,

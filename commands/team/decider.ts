@@ -4,7 +4,8 @@ import type { Role, TeamEvent } from './events.js';
 
 export type TeamCommand =
   | { type: 'CreateTeam'; data: { uid: string; name: string; admin_uid: string } }
-  | { type: 'AddMember'; data: { team_uid: string; user_uid: string; role: Role } };
+  | { type: 'AddMember'; data: { team_uid: string; user_uid: string; role: Role } }
+  | { type: 'RemoveMember'; data: { team_uid: string; user_uid: string } };
 
 export type TeamState =
   | { status: 'none' }
@@ -34,6 +35,11 @@ export const teamDecider: Decider<TeamCommand, TeamEvent, TeamState> = {
         return state.status === 'live'
           ? { ...state, members: { ...state.members, [event.data.user_uid]: event.data.role } }
           : state;
+      case 'MemberRemoved': {
+        if (state.status !== 'live') return state;
+        const { [event.data.user_uid]: _removed, ...members } = state.members;
+        return { ...state, members };
+      }
     }
   },
 
@@ -52,6 +58,22 @@ export const teamDecider: Decider<TeamCommand, TeamEvent, TeamState> = {
         if (state.members[command.data.user_uid])
           throw new Conflict('the user is already a member of this team', 'already_member');
         return [{ type: 'MemberAdded', data: command.data }];
+      }
+      case 'RemoveMember': {
+        const { team_uid, user_uid } = command.data;
+        if (state.status !== 'live') throw new NotFound('team', team_uid);
+        const actorRole = state.members[context.actor.uid];
+        if (!actorRole) throw new NotFound('team', team_uid);
+        // Anyone may leave; only admins remove others.
+        if (user_uid !== context.actor.uid && actorRole !== 'admin')
+          throw new Forbidden('only team admins can remove members');
+        const role = state.members[user_uid];
+        if (!role) throw new NotFound('member', user_uid);
+        // A team without an admin could never be managed again.
+        const admins = Object.values(state.members).filter((r) => r === 'admin').length;
+        if (role === 'admin' && admins === 1)
+          throw new Conflict('the last admin of a team cannot be removed: add another admin first', 'last_admin');
+        return [{ type: 'MemberRemoved', data: { team_uid, user_uid, role } }];
       }
     }
   },

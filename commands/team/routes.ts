@@ -1,9 +1,13 @@
-/** POST /teams and POST /teams/{team_uid}/members (the invitation it issues is redeemed in user/invitation.ts). */
+/**
+ * POST /teams, POST /teams/{team_uid}/members (the invitation it issues is redeemed in
+ * user/invitation.ts) and DELETE /teams/{team_uid}/members/{user_uid}. GET /teams and
+ * /teams/{team_uid}/members are in queries/teams.ts, the audit in queries/team-audit.ts.
+ */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
 import { commandContext } from '../../src/http/context.js';
 import { Conflict, Forbidden } from '../../src/kernel/errors.js';
-import { normalizeEmail } from '../../src/http/schemas.js';
+import { noContent, normalizeEmail, uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { usersProjection } from '../../projections/users.js';
 import { userDecider } from '../user/decider.js';
@@ -72,8 +76,9 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
       config: { idempotent: true },
     },
     async (req, reply) => {
-      const context = commandContext(req);
       const { team_uid } = req.params;
+      // The team acted on, rather than the caller's active one, is the team its events concern.
+      const context = { ...commandContext(req), team_uid };
       // Refuse before any write: a user is only registered, or invited, for a request that will succeed.
       const team = await rt.state(teamDecider, teamStream(team_uid));
       assertCanManage(team, context.actor, team_uid);
@@ -101,6 +106,33 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
         api_key: null,
         invitation_code: invitation.code,
       });
+    },
+  );
+
+  /**
+   * Removes a member (an admin), or leaves (the member themselves): the user's keys stop opening
+   * the team when this answers, and on other server processes once their projector applies it;
+   * what they made stays. The account and its keys stay too: they may open other teams. The last
+   * admin cannot go.
+   */
+  api.delete(
+    '/teams/:team_uid/members/:user_uid',
+    {
+      schema: {
+        params: z.object({ team_uid: uidParam, user_uid: uidParam }),
+        response: { 204: noContent() },
+        tags,
+      },
+    },
+    async (req, reply) => {
+      const { team_uid, user_uid } = req.params;
+      await rt.execute(
+        teamStream(team_uid),
+        teamDecider,
+        { type: 'RemoveMember', data: { team_uid, user_uid } },
+        { ...commandContext(req), team_uid },
+      );
+      return reply.code(204).send(null);
     },
   );
 }

@@ -1,7 +1,27 @@
+/**
+ * A key as granted: its id, the hash it is looked up by, and what its holder may be shown of it.
+ * `label`, `last4` and `expires_at` are absent on keys issued before they existed: read as null.
+ */
+export interface KeyGrant {
+  key_id: string;
+  key_hash: string;
+  /** The holder's name for the key ("laptop", "CI"). */
+  label?: string | null;
+  /** The key's last four characters, so a list can tell keys apart; null when the operator chose the key. */
+  last4?: string | null;
+  /** When the key stops working; null: never. */
+  expires_at?: string | null;
+}
+
+type Principal = { type: 'user' | 'agent'; uid: string };
+
 /** Recorded on the stream of the principal that the key opens. */
-export type ApiKeyIssued = {
-  type: 'ApiKeyIssued';
-  data: { key_id: string; key_hash: string; principal: { type: 'user' | 'agent'; uid: string } };
+export type ApiKeyIssued = { type: 'ApiKeyIssued'; data: KeyGrant & { principal: Principal } };
+
+/** The key stops working at once. Recorded on the stream of the principal it opened. */
+export type ApiKeyRevoked = {
+  type: 'ApiKeyRevoked';
+  data: { key_id: string; key_hash: string; principal: Principal };
 };
 
 /**
@@ -17,6 +37,7 @@ type InvitationRedeemed = { type: 'InvitationRedeemed'; data: { uid: string; inv
 export type UserEvent =
   | { type: 'UserRegistered'; data: { uid: string; email: string; display_name: string } }
   | ApiKeyIssued
+  | ApiKeyRevoked
   | InvitationIssued
   | InvitationRedeemed;
 

@@ -6,15 +6,15 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
+import { hashApiKey } from '../../src/http/api-key.js';
 import type { Api } from '../../src/http/api.js';
-import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { usersProjection } from '../../projections/users.js';
 import { userDecider } from './decider.js';
 import { userStream } from './events.js';
+import { newKeyGrant } from './api-keys.js';
 
 /** `sfinv_<user uid>.<32 random bytes>`: the uid says which stream to ask, the rest is the secret. */
 const CODE = /^sfinv_([0-9a-f-]{36})\.[A-Za-z0-9_-]{43}$/;
@@ -45,7 +45,7 @@ export default function invitationRoutes(api: Api, rt: Runtime): void {
     async (req, reply) => {
       const uid = CODE.exec(req.body.code)?.[1];
       if (!uid) throw new NotFound('invitation');
-      const key = newApiKey();
+      const { key, grant } = newKeyGrant({ label: 'invitation' });
       const context: CommandContext = {
         now: req.now,
         // Whoever holds the code acts as the invited user.
@@ -61,7 +61,7 @@ export default function invitationRoutes(api: Api, rt: Runtime): void {
         userDecider,
         {
           type: 'RedeemInvitation',
-          data: { uid, invitation_hash: hashApiKey(req.body.code), key_id: timeOrderedId(), key_hash: key.hash },
+          data: { uid, invitation_hash: hashApiKey(req.body.code), ...grant },
         },
         context,
       );

@@ -215,10 +215,10 @@ describe('shopfloor history', () => {
   it('exits 1 for an unknown task or run and 2 on a usage error', async () => {
     const quiet = vi.spyOn(console, 'error').mockImplementation(() => undefined);
     try {
-      expect(await history(t.rt.events, ['run', 'nope'])).toBe(1);
-      expect(await history(t.rt.events, ['task', 'nope'])).toBe(1);
-      expect(await history(t.rt.events, ['job', 'x'])).toBe(2);
-      expect(await history(t.rt.events, ['run'])).toBe(2);
+      expect(await history(t.rt, ['run', 'nope'])).toBe(1);
+      expect(await history(t.rt, ['task', 'nope'])).toBe(1);
+      expect(await history(t.rt, ['job', 'x'])).toBe(2);
+      expect(await history(t.rt, ['run'])).toBe(2);
     } finally {
       quiet.mockRestore();
     }

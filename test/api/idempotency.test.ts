@@ -265,6 +265,7 @@ describe('Idempotency-Key on creates', () => {
       ],
       ['/agent/schedules', { name: 'Covered schedule', prompt: 'tick', cron_schedule: '@daily' }],
       ['/agent/environments', { name: 'Covered environment' }],
+      ['/me/api-keys', { label: 'covered' }],
       [`/teams/${t.teamUid}/secrets`, { name: `COVERED_${Date.now()}`, value: 'hush-hush-hush' }],
       [`/agent/runs/${run.run_id}/followups`, { message: 'once more' }],
       [`/agent/conversations/${run.conversation_id}/followups`, { message: 'and once again' }],

@@ -90,9 +90,10 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     head: async () => (await rt.events.headPosition()).commit,
     /** Stops this server and keeps its data directory, for another to start on (a restart). */
     stop: () => server.close(),
-    async close() {
+    /** Stops the server and deletes its data directory, unless another app on it goes on (`keepData`). */
+    async close({ keepData = false } = {}) {
       await server.close();
-      fs.rmSync(dir, { recursive: true, force: true });
+      if (!keepData) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -11,6 +11,10 @@ const key = (hash: string): IdentityEvent => ({
   type: 'ApiKeyIssued',
   data: { key_id: hash, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } },
 });
+const revokedKey = (hash: string): IdentityEvent => ({
+  type: 'ApiKeyRevoked',
+  data: { key_id: hash, key_hash: hash, principal: { type: 'agent', uid: 'a-1' } },
+});
 const liveFactory = {
   status: 'live' as const,
   uid: 'f-1',
@@ -66,15 +70,39 @@ describe('agent identity decider', () => {
       )
       .thenThrows(Forbidden));
 
-  it('revokes every key of the agent in the same event that deletes it', () =>
+  it('revokes every live key of the agent in the same event that deletes it', () =>
     spec
-      .given([created, key('h1'), key('h2')])
+      .given([created, key('h1'), key('h2'), key('h3'), revokedKey('h2')])
       .when({ type: 'DeleteIdentity', data: { uid: 'a-1' } })
-      .then([{ type: 'AgentIdentityDeleted', data: { revoked_key_hashes: ['h1', 'h2'] } }]));
+      .then([
+        { type: 'AgentIdentityDeleted', data: { revoked_key_hashes: ['h1', 'h3'], revoked_key_ids: ['h1', 'h3'] } },
+      ]));
+
+  it('revokes one key, the last one too, for the people of its team only', () => {
+    const revoke = { type: 'RevokeAgentApiKey' as const, data: { uid: 'a-1', key_id: 'h1' } };
+    spec
+      .given([created, key('h1')])
+      .when(revoke)
+      .then([
+        { type: 'ApiKeyRevoked', data: { key_id: 'h1', key_hash: 'h1', principal: { type: 'agent', uid: 'a-1' } } },
+      ]);
+    spec
+      .given([created, key('h1'), revokedKey('h1')])
+      .when(revoke)
+      .thenThrows(NotFound);
+    spec
+      .given([created, key('h1')])
+      .when(revoke, userContext('u-2', { 't-2': 'admin' }))
+      .thenThrows(NotFound);
+    spec
+      .given([created, key('h1')])
+      .when(revoke, { ...userContext(), actor: { type: 'agent', uid: 'a-1' } })
+      .thenThrows(Forbidden);
+  });
 
   it('issues no key for a deleted agent', () =>
     spec
       .given([created, { type: 'AgentIdentityDeleted', data: { uid: 'a-1', revoked_key_hashes: [] } }])
-      .when({ type: 'IssueAgentApiKey', data: { uid: 'a-1', key_id: 'k', key_hash: 'h' } })
+      .when({ type: 'IssueAgentApiKey', data: { uid: 'a-1', key: { key_id: 'k', key_hash: 'h' } } })
       .thenThrows(NotFound));
 });

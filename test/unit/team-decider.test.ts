@@ -47,4 +47,59 @@ describe('team decider', () => {
       .thenThrows(Conflict));
 
   it('answers not found for a team that does not exist', () => spec.given([]).when(add('u-2')).thenThrows(NotFound));
+
+  describe('removing members', () => {
+    const remove = (user_uid: string) => ({ type: 'RemoveMember' as const, data: { team_uid: 't-1', user_uid } });
+    const admin2: TeamEvent = { type: 'MemberAdded', data: { team_uid: 't-1', user_uid: 'u-3', role: 'admin' } };
+
+    it('lets an admin remove a member, with the role they had', () =>
+      spec
+        .given([...created, member])
+        .when(remove('u-2'))
+        .then([{ type: 'MemberRemoved', data: { team_uid: 't-1', user_uid: 'u-2', role: 'member' } }]));
+
+    it('lets a member leave, but not remove anyone else', () => {
+      spec
+        .given([...created, member])
+        .when(remove('u-2'), userContext('u-2'))
+        .then([{ type: 'MemberRemoved', data: { user_uid: 'u-2' } }]);
+      spec
+        .given([...created, member, admin2])
+        .when(remove('u-3'), userContext('u-2'))
+        .thenThrows(Forbidden);
+    });
+
+    it('never removes the last admin, who may go once there is another', () => {
+      spec
+        .given([...created, member])
+        .when(remove('u-1'))
+        .thenThrows(Conflict, /last admin/);
+      spec
+        .given([...created, member, admin2])
+        .when(remove('u-1'))
+        .then([{ type: 'MemberRemoved', data: { user_uid: 'u-1', role: 'admin' } }]);
+      spec
+        .given([
+          ...created,
+          admin2,
+          { type: 'MemberRemoved', data: { team_uid: 't-1', user_uid: 'u-3', role: 'admin' } },
+        ])
+        .when(remove('u-1'))
+        .thenThrows(Conflict);
+    });
+
+    it('knows no member it does not have, and hides the team from strangers and removed members', () => {
+      spec.given(created).when(remove('u-9')).thenThrows(NotFound);
+      spec.given(created).when(remove('u-1'), userContext('u-9')).thenThrows(NotFound);
+      const left: TeamEvent = { type: 'MemberRemoved', data: { team_uid: 't-1', user_uid: 'u-2', role: 'member' } };
+      spec
+        .given([...created, member, left])
+        .when(remove('u-2'), userContext('u-2'))
+        .thenThrows(NotFound);
+      spec
+        .given([...created, member, left])
+        .when(add('u-2'))
+        .then([{ type: 'MemberAdded' }]);
+    });
+  });
 });

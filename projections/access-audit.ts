@@ -1,0 +1,120 @@
+/**
+ * Every grant and revocation of access to a team, for GET /teams/{team_uid}/audit: the team's
+ * memberships and invitations, its agents (creation, on_behalf_of, deletion) and their keys, and
+ * the keys of its members while they are members (a user's key opens each of the user's teams).
+ * One entry per event and team, in log order; the event's metadata says who, when and in which
+ * request. Entries show no hash of any key or code.
+ *
+ * Two kinds of helper documents say whom a key event concerns: `agent:<uid>` (its team) and
+ * `user:<uid>` (the user's teams now). They have no `team_uid`, so no team's entries include them.
+ */
+import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
+import type { Docs } from '../src/projector/projection.js';
+import { projection } from '../src/projector/projection.js';
+import type { IdentityEvent } from '../commands/identity/events.js';
+import type { TeamEvent } from '../commands/team/events.js';
+import type { UserEvent } from '../commands/user/events.js';
+
+export interface AuditEntryDoc {
+  [field: string]: unknown;
+  team_uid: string;
+  /** The log position as text that sorts as the log does: the key of a page. */
+  order: string;
+  event_id: string;
+  position: string;
+  stream: string;
+  revision: number;
+  type: string;
+  occurred_at: string;
+  actor: { type: 'user' | 'agent' | 'system'; uid: string };
+  correlation_id: string;
+  causation_id: string | null;
+  request_id: string | null;
+  /** What the event granted or took away, without hashes. */
+  data: Record<string, unknown>;
+}
+
+type HelperDoc = { agent_team?: string; user_teams?: string[] };
+type Doc = AuditEntryDoc | HelperDoc;
+
+const agentDoc = (uid: string) => `agent:${uid}`;
+const userDoc = (uid: string) => `user:${uid}`;
+
+function entry(docs: Docs<Doc>, team_uid: string, e: RecordedEvent, data: Record<string, unknown>): void {
+  const { position } = e;
+  docs.put(`${e.id}:${team_uid}`, {
+    team_uid,
+    order: positionKey(position),
+    event_id: e.id,
+    position: position.commit.toString(),
+    stream: e.stream,
+    revision: Number(e.revision),
+    type: e.type,
+    occurred_at: e.metadata.occurred_at,
+    actor: e.metadata.actor,
+    correlation_id: e.metadata.correlation_id,
+    causation_id: e.metadata.causation_id,
+    request_id: e.metadata.request_id,
+    data,
+  } satisfies AuditEntryDoc);
+}
+
+/** The teams a key of this principal opens now. */
+async function teamsOf(docs: Docs<Doc>, principal: { type: 'user' | 'agent'; uid: string }): Promise<string[]> {
+  if (principal.type === 'agent') {
+    const agent = (await docs.get(agentDoc(principal.uid))) as HelperDoc | null;
+    return agent?.agent_team ? [agent.agent_team] : [];
+  }
+  return ((await docs.get(userDoc(principal.uid))) as HelperDoc | null)?.user_teams ?? [];
+}
+
+export const accessAuditProjection = projection<TeamEvent | UserEvent | IdentityEvent, Doc>({
+  name: 'access_audit',
+  version: 1,
+  indexes: [['team_uid', 'order']],
+  on: {
+    TeamCreated: (e, docs) => entry(docs, e.data.uid, e, { uid: e.data.uid, name: e.data.name }),
+    MemberAdded: async (e, docs) => {
+      entry(docs, e.data.team_uid, e, { ...e.data });
+      const teams = (await teamsOf(docs, { type: 'user', uid: e.data.user_uid })).filter((t) => t !== e.data.team_uid);
+      docs.put(userDoc(e.data.user_uid), { user_teams: [...teams, e.data.team_uid] });
+    },
+    MemberRemoved: async (e, docs) => {
+      entry(docs, e.data.team_uid, e, { ...e.data });
+      const teams = await teamsOf(docs, { type: 'user', uid: e.data.user_uid });
+      docs.put(userDoc(e.data.user_uid), { user_teams: teams.filter((t) => t !== e.data.team_uid) });
+    },
+    InvitationIssued: (e, docs) => entry(docs, e.data.team_uid, e, { uid: e.data.uid, team_uid: e.data.team_uid }),
+    AgentIdentityCreated: (e, docs) => {
+      const { uid, team_uid, profile } = e.data;
+      entry(docs, team_uid, e, {
+        uid,
+        team_uid,
+        name: profile.name,
+        agent_type: profile.agent_type,
+        on_behalf_of_enabled: profile.on_behalf_of_enabled ?? null,
+      });
+      docs.put(agentDoc(uid), { agent_team: team_uid });
+    },
+    // Acting on users' behalf is a grant; the rest of an agent's profile is not access.
+    AgentIdentityUpdated: async (e, docs) => {
+      if (!('on_behalf_of_enabled' in e.data.changes)) return;
+      const on_behalf_of_enabled = e.data.changes.on_behalf_of_enabled ?? null;
+      for (const team of await teamsOf(docs, { type: 'agent', uid: e.data.uid }))
+        entry(docs, team, e, { uid: e.data.uid, on_behalf_of_enabled });
+    },
+    AgentIdentityDeleted: async (e, docs) => {
+      const data = { uid: e.data.uid, revoked_key_ids: e.data.revoked_key_ids ?? null };
+      for (const team of await teamsOf(docs, { type: 'agent', uid: e.data.uid })) entry(docs, team, e, data);
+    },
+    ApiKeyIssued: async (e, docs) => {
+      const { key_id, principal, label, last4, expires_at } = e.data;
+      const data = { key_id, principal, label: label ?? null, last4: last4 ?? null, expires_at: expires_at ?? null };
+      for (const team of await teamsOf(docs, principal)) entry(docs, team, e, data);
+    },
+    ApiKeyRevoked: async (e, docs) => {
+      const { key_id, principal } = e.data;
+      for (const team of await teamsOf(docs, principal)) entry(docs, team, e, { key_id, principal });
+    },
+  },
+});
