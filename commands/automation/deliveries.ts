@@ -16,7 +16,6 @@ import {
   type AutomationDoc,
   automationsProjection,
   type DeliveryDoc,
-  deliveryKey,
 } from '../../projections/automations.js';
 import { factoriesProjection } from '../../projections/factories.js';
 import { liveFactory } from '../factory/live.js';
@@ -75,7 +74,7 @@ async function acceptedDelivery(
   deliveryId: string,
 ): Promise<RecordedEvent<DeliveryAccepted>> {
   const events =
-    doc && doc.kind === 'delivery' && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
+    doc && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
   const accepted = events.find(
     (e) => e.type === 'DeliveryAccepted' && (e.data as DeliveryAccepted['data']).delivery_id === deliveryId,
   );
@@ -119,8 +118,9 @@ function verdict(automation: AutomationDoc, webhookUid: string, body: unknown) {
 
 export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
-  const automations = rt.readModel<AutomationDoc>(automationsProjection);
-  const deliveryDoc = (id: string) => automations.get(deliveryKey(id)) as Promise<DeliveryDoc | null>;
+  const automations = rt.readModel(automationsProjection);
+  const deliveries = rt.readTable(automationsProjection, 'deliveries');
+  const deliveryDoc = (id: string) => deliveries.get(id);
 
   const tags = ['automations'];
   api.post(

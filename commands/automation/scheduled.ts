@@ -94,11 +94,11 @@ async function firedFor(
 ): Promise<Array<{ id: string; factory_uid: string }>> {
   if (fired.for.kind === 'automation') return [{ id: fired.for.automation_id, factory_uid: fired.for.factory_uid }];
   const docs = await findAll(rt.readModel(automationsProjection), {
-    filter: { kind: 'automation', schedule_ids: { $has: fired.id } },
+    filter: { schedule_ids: { $has: fired.id } },
     sort: [['id', 'asc']],
     limit: 500,
   });
-  return docs.map((d) => ({ id: d.id as string, factory_uid: d.factory_uid as string }));
+  return docs.map((d) => ({ id: d.id, factory_uid: d.factory_uid }));
 }
 
 async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFired>): Promise<void> {
