@@ -13,7 +13,7 @@ import { NotFound } from '../src/kernel/errors.js';
 import { findAll } from '../src/readstore/paging.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
+import { artifactsProjection} from '../projections/artifacts.js';
 import {
   type ConversationItem,
   conversationKey,
@@ -66,7 +66,7 @@ const transcriptOf = (conversationId: string, runId: string | null, items: Conve
 export default function conversationQueries(api: Api, rt: Runtime): void {
   const store = rt.readModel<ConversationItem>(conversationMessagesProjection);
   const runs = rt.readModel(runsProjection);
-  const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
+  const artifacts = rt.readModel(artifactsProjection);
 
   /** Every turn and message matching `filter`, in log order. */
   async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
@@ -151,8 +151,7 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       await visibleConversation(req, conversation_id);
       const shot = await artifacts.get(screenshot_uid);
       if (
-        shot?.kind !== 'artifact' ||
-        shot.artifact_type !== 'SCREENSHOT' ||
+        shot?.artifact_type !== 'SCREENSHOT' ||
         shot.conversation_id !== conversation_id ||
         !shot.blob
       ) {
