@@ -60,7 +60,12 @@ async function marked(webhooks: Docs<WebhookDoc>, triggers: readonly Trigger[]):
 }
 
 /** Moves automation `id` from the webhooks it named to the ones it names now. */
-async function relink(webhooks: Docs<WebhookDoc>, id: string, before: ReadonlySet<string>, after: ReadonlySet<string>): Promise<void> {
+async function relink(
+  webhooks: Docs<WebhookDoc>,
+  id: string,
+  before: ReadonlySet<string>,
+  after: ReadonlySet<string>,
+): Promise<void> {
   for (const uid of new Set([...before, ...after])) {
     if (before.has(uid) === after.has(uid)) continue;
     const webhook = await webhooks.get(uid);

@@ -57,7 +57,10 @@ export interface Runtime {
   /** The collection a projection keeps, typed by its documents. */
   readModel<D extends Doc>(projection: Projection<never, D>): Collection<D>;
   /** A table a projection keeps beside its read model (see projection.ts). */
-  readTable<T extends Tables, K extends keyof T & string>(projection: Projection<never, Doc, T>, table: K): Collection<T[K]>;
+  readTable<T extends Tables, K extends keyof T & string>(
+    projection: Projection<never, Doc, T>,
+    table: K,
+  ): Collection<T[K]>;
   /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
   state: StreamStates;
   /** Starts the reactors; each waits for the read models to show an event before reacting. */

@@ -9,7 +9,7 @@ import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
-import { tasksProjection} from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { taskFactoryParams, taskParams, taskResource, taskResources } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';

@@ -81,8 +81,7 @@ export async function replayInto(
     position: START,
     guarded: false,
   }));
-  const fresh = () =>
-    written.map((t) => projectionBatch(t.projection, t.collection, (name) => docs.collection(name)));
+  const fresh = () => written.map((t) => projectionBatch(t.projection, t.collection, (name) => docs.collection(name)));
   let [batches, pending, count, position] = [fresh(), 0, 0, START];
   for (let last = false; !last; ) {
     const page = (await events.readAll(position, READ_PAGE, types)).filter(
@@ -144,7 +143,8 @@ export async function rebuildProjections(
   const count = await replayInto(events, docs, projections, shadows, null, onProgress, onSetAside);
   // Tables first: the read model's own collection brings its checkpoint, which a live projector watches.
   for (const [i, p] of projections.entries()) {
-    for (const { name } of collectionsOf(p, shadows[i]!).reverse()) await docs.promote(name, name.replace(shadows[i]!, collectionOf(p)));
+    for (const { name } of collectionsOf(p, shadows[i]!).reverse())
+      await docs.promote(name, name.replace(shadows[i]!, collectionOf(p)));
   }
   return count;
 }
@@ -164,7 +164,10 @@ export async function verifyProjection(
   const live = collectionOf(projection);
   const shadow = `${live}__verify`;
   const checkpoint = (await docs.readCheckpoint(live)) ?? START;
-  const pairs = collectionsOf(projection, live).map((c, i) => ({ ...c, shadow: collectionsOf(projection, shadow)[i]!.name }));
+  const pairs = collectionsOf(projection, live).map((c, i) => ({
+    ...c,
+    shadow: collectionsOf(projection, shadow)[i]!.name,
+  }));
   try {
     await replayInto(events, docs, [projection], [shadow], checkpoint, () => {});
     const differences: Difference[] = [];

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
 import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
-import { tasksProjection} from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { taskResources } from '../../commands/task/resource.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import type { Collection } from '../../src/readstore/port.js';
