@@ -23,7 +23,7 @@ import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
  */
 export const seqOf = (e: Pick<RecordedEvent, 'position'>, part: 0 | 1 = 0) => `${positionKey(e.position)}:${part}`;
 
-export interface ConversationRunsDoc {
+interface ConversationRunsDoc {
   [field: string]: unknown;
   conversation_id: string;
   run_ids: string[];
