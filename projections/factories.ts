@@ -2,6 +2,7 @@
 import { projection } from '../src/projector/projection.js';
 import type { FactoryEvent, Repository } from '../commands/factory/events.js';
 import type { IdentityEvent } from '../commands/identity/events.js';
+import type { DefinitionEvent } from '../commands/branch/events.js';
 
 export interface FactoryDoc {
   [field: string]: unknown;
@@ -14,11 +15,13 @@ export interface FactoryDoc {
   /** The newest FOREMAN agent linked to the factory, if any. */
   foreman_uid: string | null;
   creator: { uid: string };
+  /** The definition version in force, when one was applied (absent on documents made before). */
+  definition?: { version: number; state: 'applying' | 'applied'; branch_uid: string; applied_at: string };
   created_at: string;
   updated_at: string;
 }
 
-export const factoriesProjection = projection<FactoryEvent | IdentityEvent, FactoryDoc>({
+export const factoriesProjection = projection<FactoryEvent | IdentityEvent | DefinitionEvent, FactoryDoc>({
   name: 'factories',
   version: 1,
   indexes: [['team_uid', 'name']],
@@ -37,6 +40,20 @@ export const factoriesProjection = projection<FactoryEvent | IdentityEvent, Fact
       const { profile } = e.data;
       if (profile.agent_type === 'FOREMAN' && profile.factory_uid)
         docs.patch(profile.factory_uid, { foreman_uid: e.data.uid });
+    },
+    FactoryDefinitionApplied: (e, docs) =>
+      docs.patch(e.data.factory_uid, {
+        definition: {
+          version: e.data.version,
+          state: 'applying',
+          branch_uid: e.data.branch_uid,
+          applied_at: e.metadata.occurred_at,
+        },
+      }),
+    FactoryDefinitionCompleted: async (e, docs) => {
+      const factory = await docs.get(e.data.factory_uid);
+      if (factory?.definition?.version === e.data.version)
+        docs.patch(e.data.factory_uid, { definition: { ...factory.definition, state: 'applied' } });
     },
   },
 });

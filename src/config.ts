@@ -23,6 +23,11 @@ const schema = z.object({
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /** Factory branches (propose, review and apply definitions); `false` answers their routes 403 `feature_not_available`. */
+  FACTORY_BRANCHES: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** How often a worker heartbeats; it loses its runs after 3 missed intervals (fractions allowed, for tests). */
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(3600).default(10),
   /** How long a worker has to acknowledge a run it was handed before the run is queued again. */

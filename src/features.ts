@@ -3,9 +3,11 @@
  * `src/` that names a feature; adding a feature is its folder and one line here.
  */
 import { automationFeature } from '../commands/automation/index.js';
+import { branchFeature } from '../commands/branch/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
+import { factoryFileFeature } from '../commands/factoryfile/index.js';
 import { identityFeature } from '../commands/identity/index.js';
 import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
@@ -33,4 +35,6 @@ export const features: readonly Feature[] = [
   webhookFeature,
   automationFeature,
   scheduleFeature,
+  factoryFileFeature,
+  branchFeature,
 ];

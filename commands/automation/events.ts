@@ -23,6 +23,8 @@ export interface AutomationFields {
   agent: string | null;
   enabled: boolean;
   triggers: Trigger[];
+  /** Run settings its runs start with (an automation file's execution overrides); absent: the agent's. */
+  config?: Record<string, unknown> | null;
 }
 
 export type AutomationEvent =

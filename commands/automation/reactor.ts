@@ -130,6 +130,7 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
             prompt: automationPrompt(automation, webhook, delivery.delivery_id),
             title: automation.name,
             ...(agent ? { agent_identity_uid: agent } : {}),
+            ...(automation.config ? { config: automation.config } : {}),
             team: true,
             interactive: false,
             mode: 'normal',

@@ -132,6 +132,7 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
           prompt,
           title: automation.name,
           ...(agent ? { agent_identity_uid: agent } : {}),
+          ...(automation.config ? { config: automation.config } : {}),
           team: true,
           interactive: false,
           mode: 'normal',

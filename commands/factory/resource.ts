@@ -14,6 +14,15 @@ export const factoryResource = z.object({
   repositories: z.array(z.object({ owner: z.string(), repo: z.string() })),
   foreman_agent_uid: z.string().nullable().describe('The newest live FOREMAN agent of the factory'),
   creator: z.object({ uid: z.string() }),
+  definition: z
+    .object({
+      version: z.number().int(),
+      state: z.enum(['applying', 'applied']),
+      branch_uid: z.string(),
+      applied_at: z.string(),
+    })
+    .nullable()
+    .describe('The definition version in force (GET /factory/{factory_uid}/definition); null before the first apply'),
   created_at: z.string(),
   updated_at: z.string(),
 });
@@ -29,6 +38,7 @@ export const toFactoryResource = (f: FactoryDoc): z.infer<typeof factoryResource
   repositories: f.repositories,
   foreman_agent_uid: f.foreman_uid,
   creator: f.creator,
+  definition: f.definition ?? null,
   created_at: f.created_at,
   updated_at: f.updated_at,
 });

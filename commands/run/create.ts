@@ -14,7 +14,7 @@ import { environmentStream } from '../environment/events.js';
 import { identityDecider } from '../identity/decider.js';
 import { assertUsableModel, modelDecider } from '../model/decider.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { identityStream } from '../identity/events.js';
+import { type AgentProfile, identityStream } from '../identity/events.js';
 import { runDecider, type RunView } from './decider.js';
 import {
   type Artifact,
@@ -48,6 +48,26 @@ export interface CreateRunOptions {
 }
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
+
+/**
+ * The run's settings, resolved when it is created (reference notes §2.3: the run's own, then its
+ * agent's): the agent's model, environment, worker host, runner and harness fill what the run's
+ * config leaves out. Kept with the run, so changing the agent later leaves the run as it was.
+ */
+function withAgentSettings(
+  config: NonNullable<RunRequest['config']> | null,
+  agent: AgentProfile | null,
+): NonNullable<RunRequest['config']> | null {
+  if (!agent) return config;
+  const fill: Record<string, unknown> = {};
+  if (agent.base_model) fill.model_id = agent.base_model;
+  if (agent.environment_id) fill.environment_id = agent.environment_id;
+  if (agent.worker_host) fill.worker_host = agent.worker_host;
+  if (agent.default_runner_uid) fill.runner_id = agent.default_runner_uid;
+  if (agent.harness) fill.harness = agent.harness;
+  const merged = { ...fill, ...(config ?? {}) };
+  return Object.keys(merged).length ? (merged as NonNullable<RunRequest['config']>) : config;
+}
 
 const defaultTitle = (request: RunRequest) => {
   const text = request.prompt?.trim() || request.skill || request.config?.skill_spec || 'Agent run';
@@ -84,12 +104,14 @@ export async function createRun(
   }
 
   let factory_uid = options.factory_uid ?? null;
+  let agentProfile: AgentProfile | null = null;
   if (request.agent_identity_uid) {
     if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
     const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
     if (agent.status !== 'live' || agent.team_uid !== options.team_uid)
       throw invalid('agent_identity_uid', 'no such agent in the active team');
     factory_uid ??= agent.profile.factory_uid ?? null;
+    agentProfile = agent.profile;
   }
   if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
 
@@ -105,7 +127,7 @@ export async function createRun(
     });
   }
 
-  const config = request.config ?? null;
+  const config = withAgentSettings(request.config ?? null, agentProfile);
   assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
   const environment = config?.environment_id;
   if (environment) {

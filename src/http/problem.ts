@@ -66,7 +66,16 @@ const FASTIFY_CLIENT_ERRORS: Record<string, [number, string, string]> = {
 
 export function errorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (error instanceof DomainError) {
-    return sendProblem(reply, error.status, error.code, error.title, error.message, error.errors, error.retryable);
+    return sendProblem(
+      reply,
+      error.status,
+      error.code,
+      error.title,
+      error.message,
+      error.errors,
+      error.retryable,
+      error.extensions,
+    );
   }
   if (hasZodFastifySchemaValidationErrors(error)) {
     const errors = error.validation.map((v) => ({

@@ -10,6 +10,8 @@ export interface FieldError {
 export class DomainError extends Error {
   /** Whether the same request may succeed later (problem+json `retryable`); unset when it says nothing. */
   retryable?: boolean;
+  /** Members of the problem beyond the common ones (RFC 9457 extensions), such as a validation's diagnostics. */
+  extensions?: Record<string, unknown>;
 
   constructor(
     readonly status: number,

@@ -1,0 +1,210 @@
+/**
+ * Planning a definition version: which uid each resource of the files stands for (the one the
+ * definition in force gave it; else a live resource of the factory with that name, taken over;
+ * else a new one), what the version retires, and every check that needs the service's state
+ * (models, environments, team secrets, webhook UIDs, limits). A version with a problem is not
+ * decided: its diagnostics are the answer, and the definition in force stays.
+ */
+import { timeOrderedId } from '../../src/ids.js';
+import type { Runtime } from '../../src/runtime.js';
+import { sealerFor } from '../../src/sealing.js';
+import { identitiesProjection } from '../../projections/identities.js';
+import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
+import { automationsDecider } from '../automation/decider.js';
+import { automationsStream } from '../automation/events.js';
+import { environmentDecider } from '../environment/decider.js';
+import { environmentStream } from '../environment/events.js';
+import type { LiveFactory } from '../factory/live.js';
+import {
+  canonicalJson,
+  type Definition,
+  RESOURCE_KINDS,
+  type ResourceKind,
+  resourceHashes,
+  type StateReference,
+} from '../factoryfile/definition.js';
+import { type Diagnostic, diagnostic } from '../factoryfile/diagnostics.js';
+import { identityDecider } from '../identity/decider.js';
+import { identityStream } from '../identity/events.js';
+import { modelDecider } from '../model/decider.js';
+import { MODELS_STREAM } from '../model/events.js';
+import { teamSecretsDecider } from '../secret/decider.js';
+import { teamSecretsStream } from '../secret/events.js';
+import { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider } from '../webhook/decider.js';
+import { webhooksStream } from '../webhook/events.js';
+import { assertUsableSecret } from '../webhook/secrets.js';
+import type { AppliedData, DefinitionState } from './decider.js';
+import type { BranchContent, ManagedResource } from './events.js';
+import { changesOf } from './resource.js';
+
+export type Planned = Omit<AppliedData, 'version'>;
+
+export async function planVersion(
+  rt: Runtime,
+  factory: LiveFactory,
+  branch: { uid: string; name: string; content: BranchContent },
+  definition: Definition,
+  references: readonly StateReference[],
+  current: DefinitionState,
+): Promise<{ planned: Planned; diagnostics: [] } | { planned: null; diagnostics: Diagnostic[] }> {
+  const diagnostics: Diagnostic[] = [];
+  const [automations, webhooks, secrets, catalogue, agents] = await Promise.all([
+    rt.state(automationsDecider, automationsStream(factory.uid)),
+    rt.state(webhooksDecider, webhooksStream(factory.uid)),
+    rt.state(teamSecretsDecider, teamSecretsStream(factory.team_uid)),
+    rt.state(modelDecider, MODELS_STREAM),
+    rt
+      .readModel(identitiesProjection)
+      .find({ filter: { factory_uid: factory.uid }, sort: [['id', 'asc']], limit: 1000 }),
+  ]);
+  const liveAgents = new Map<string, string>(); // uid -> name, told by each agent's own stream
+  for (const a of agents.items) {
+    const state = await rt.state(identityDecider, identityStream(a.uid));
+    if (state.status === 'live' && state.team_uid === factory.team_uid && state.profile.factory_uid === factory.uid)
+      liveAgents.set(a.uid, state.profile.name);
+  }
+  const liveHooks = Object.values(webhooks.webhooks).filter((w) => !w.deleted);
+  const live: Record<ResourceKind, Map<string, string>> = {
+    agents: liveAgents,
+    automations: new Map(Object.values(automations.automations).map((a) => [a.id, a.name])),
+    webhooks: new Map(liveHooks.map((w) => [w.uid, w.name])),
+    // Runners and scorers are kept by the definition itself: what it managed is what lives.
+    runners: new Map(current.resources.filter((r) => r.kind === 'runners').map((r) => [r.uid, r.name])),
+    scorers: new Map(current.resources.filter((r) => r.kind === 'scorers').map((r) => [r.uid, r.name])),
+  };
+
+  const hashes = resourceHashes(definition);
+  const resources: ManagedResource[] = [];
+  const taken = new Set<string>();
+  const unmanaged: Partial<Record<ResourceKind, Set<string>>> = {};
+  for (const kind of RESOURCE_KINDS) {
+    const managedUids = new Set(current.resources.filter((r) => r.kind === kind).map((r) => r.uid));
+    for (const spec of definition[kind]) {
+      const managed = current.resources.find((r) => r.kind === kind && r.name === spec.name);
+      let uid = managed && live[kind].has(managed.uid) ? managed.uid : undefined;
+      if (!uid) {
+        // A live resource of that name that no definition manages is taken over, keeping its uid.
+        const [adopted] = [...live[kind]].filter(([u, name]) => name === spec.name && !managedUids.has(u)).sort();
+        if (adopted && !taken.has(adopted[0])) {
+          uid = adopted[0];
+          (unmanaged[kind] ??= new Set()).add(spec.name);
+        }
+      }
+      uid ??= timeOrderedId();
+      taken.add(uid);
+      resources.push({ kind, name: spec.name, uid, hash: hashes[`${kind}/${spec.name}`]! });
+    }
+  }
+  const desired = new Set(resources.map((r) => `${r.kind}/${r.name}`));
+  const retired = current.resources
+    .filter((r) => !desired.has(`${r.kind}/${r.name}`) && live[r.kind].has(r.uid))
+    .map(({ kind, name, uid }) => ({ kind, name, uid }));
+  const uidOf = (kind: ResourceKind, name: string) => resources.find((r) => r.kind === kind && r.name === name)!.uid;
+
+  // What only the service knows.
+  const refused = (ref: StateReference, message: string) =>
+    diagnostics.push(diagnostic('FF_INVALID_REFERENCE', ref.path, `${ref.field}: ${message}`, ref));
+  const retiredHooks = new Set(retired.filter((r) => r.kind === 'webhooks').map((r) => r.uid));
+  for (const ref of references) {
+    switch (ref.kind) {
+      case 'model_id': {
+        const model = catalogue.catalogue?.models.find((m) => m.id === ref.value);
+        if (!model) refused(ref, `no model ${ref.value} in the catalogue (GET /agent/models lists them)`);
+        else if (model.disable_reason) refused(ref, `the model ${ref.value} is disabled (${model.disable_reason})`);
+        break;
+      }
+      case 'environment_id': {
+        const env = await rt.state(environmentDecider, environmentStream(ref.value));
+        if (env.status !== 'live' || env.team_uid !== factory.team_uid)
+          refused(ref, `no environment ${ref.value} in the team (GET /agent/environments lists them)`);
+        break;
+      }
+      case 'secret_name':
+        if (!Object.hasOwn(secrets.secrets, ref.value))
+          refused(ref, `no team secret ${ref.value} (POST /teams/{team_uid}/secrets makes one)`);
+        break;
+      case 'webhook_uid': {
+        const hook = Object.hasOwn(webhooks.webhooks, ref.value) ? webhooks.webhooks[ref.value] : undefined;
+        if (!hook || hook.deleted || retiredHooks.has(ref.value))
+          refused(
+            ref,
+            `no webhook ${ref.value} in this factory${hook && !hook.deleted ? ' once this version retires it' : ''}: a webhook's UID is given when its file is first applied`,
+          );
+        break;
+      }
+    }
+  }
+  const sealer = sealerFor(rt.config);
+  for (const w of definition.webhooks) {
+    const uid = uidOf('webhooks', w.name);
+    const now = Object.hasOwn(webhooks.webhooks, uid) ? webhooks.webhooks[uid] : undefined;
+    if (now && !now.deleted && (now.auth_mode !== w.auth_mode || now.signature_scheme !== w.signature_scheme))
+      diagnostics.push(
+        diagnostic(
+          'FF_INVALID_VALUE',
+          w.path,
+          `the webhook ${w.name} is ${now.auth_mode}${now.signature_scheme ? `/${now.signature_scheme}` : ''}: its authMode and signatureScheme cannot change (declare a webhook of another name, move the sender, then remove this one)`,
+        ),
+      );
+    const stored = Object.hasOwn(secrets.secrets, w.secret_name) ? secrets.secrets[w.secret_name] : undefined;
+    if (stored) {
+      try {
+        assertUsableSecret(sealer.open(stored.sealed) ?? '', w.auth_mode, w.signature_scheme);
+      } catch (error) {
+        diagnostics.push(
+          diagnostic(
+            'FF_INVALID_VALUE',
+            w.path,
+            `secretName: the team secret ${w.secret_name} cannot serve this webhook: ${(error as Error).message}`,
+          ),
+        );
+      }
+    }
+  }
+  const staying = (kind: 'webhooks' | 'automations') => {
+    const mine = new Set(resources.filter((r) => r.kind === kind).map((r) => r.uid));
+    const gone = new Set(retired.filter((r) => r.kind === kind).map((r) => r.uid));
+    return [...live[kind].keys()].filter((u) => !mine.has(u) && !gone.has(u)).length + mine.size;
+  };
+  if (staying('webhooks') > MAX_WEBHOOKS_PER_FACTORY)
+    diagnostics.push(
+      diagnostic(
+        'FF_INVALID_VALUE',
+        'factory.yaml',
+        `with the webhooks made outside the files, the factory would have more than ${MAX_WEBHOOKS_PER_FACTORY}`,
+      ),
+    );
+  if (staying('automations') > MAX_AUTOMATIONS_PER_FACTORY)
+    diagnostics.push(
+      diagnostic(
+        'FF_INVALID_VALUE',
+        'factory.yaml',
+        `with the automations made outside the files, the factory would have more than ${MAX_AUTOMATIONS_PER_FACTORY}`,
+      ),
+    );
+  if (diagnostics.length) return { planned: null, diagnostics };
+
+  const blob = await rt.blobs.put(Buffer.from(canonicalJson(definition)));
+  return {
+    diagnostics: [],
+    planned: {
+      factory_uid: factory.uid,
+      team_uid: factory.team_uid,
+      branch_uid: branch.uid,
+      branch_name: branch.name,
+      content_hash: branch.content.content_hash,
+      schema_version: branch.content.schema_version,
+      files: branch.content.files,
+      resources,
+      retired,
+      changes: changesOf(hashes, current.resources, current.factory_hash, unmanaged),
+      factory_hash: hashes['factory/factory']!,
+      definition_blob: blob,
+      factory: definition.factory,
+      runners: definition.runners.map(({ path: _path, ...runner }) => ({
+        ...runner,
+        uid: uidOf('runners', runner.name),
+      })),
+    },
+  };
+}

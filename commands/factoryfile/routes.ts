@@ -1,0 +1,149 @@
+/**
+ * The factory file schemas (GET /factory-files/schemas, …/{schema_version}, …/{document}) and
+ * POST /factory-files/validate: public, as the hosted service's are, and writing nothing. The
+ * documents are static, so their routes live with the feature rather than over a read model.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Api } from '../../src/http/api.js';
+import { noContent } from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { FILES_BODY_LIMIT, filesSchema } from './files.js';
+import { diagnosticSchema } from './resource.js';
+import {
+  CURRENT_SCHEMA_VERSION,
+  etagOf,
+  SCHEMA_DOCUMENTS,
+  SCHEMA_VERSIONS,
+  type SchemaDocument,
+  type SchemaVersion,
+  schemaDocuments,
+} from './schemas.js';
+import { validateFiles } from './validate.js';
+
+const jsonDocument = z.record(z.string(), z.unknown()).describe('A JSON Schema 2020-12 document');
+
+const versionList = z.object({
+  current_version: z.string(),
+  versions: z.array(z.object({ schema_version: z.string(), schema_url: z.string() })),
+});
+const bundle = z.object({
+  schema_version: z.string(),
+  documents: z.record(z.string(), jsonDocument).describe('By file name; their `$id`s and `$ref`s are relative'),
+});
+
+const stateReference = z.object({
+  kind: z.enum(['model_id', 'environment_id', 'secret_name', 'webhook_uid']),
+  value: z.string(),
+  path: z.string(),
+  field: z.string(),
+  line: z.number().int(),
+  column: z.number().int(),
+});
+
+const validation = z.object({
+  valid: z.boolean(),
+  schema_version: z.string(),
+  diagnostics: z.array(diagnosticSchema),
+  deferred_resolutions: z
+    .array(z.object({ path: z.string(), field: z.string(), kind: z.string() }))
+    .describe('Names resolved to ids when applied; none here (triggers take ids)'),
+  state_dependent_checks_not_run: z
+    .array(stateReference)
+    .describe('What only an apply checks against the team: models, environments, secrets, webhook UIDs'),
+  validation_scope: z.object({
+    parser: z.string(),
+    state_independent: z.enum(['checked', 'not_run']),
+    state_dependent: z.literal('not_checked'),
+  }),
+});
+
+const versionParams = z.object({ schema_version: z.string().max(50) });
+const documentParams = versionParams.extend({ document: z.string().max(100) });
+const notModified = { 304: noContent('Not modified: the ETag given in If-None-Match is current') };
+
+/** Answers `body` with its ETag, or 304 when the client has it (If-None-Match). */
+function withEtag(req: FastifyRequest, reply: FastifyReply, body: unknown) {
+  const etag = etagOf(body);
+  reply.header('etag', etag).header('cache-control', 'public, max-age=300');
+  const given = req.headers['if-none-match'];
+  const tags = (given ?? '').split(',').map((t) => t.trim().replace(/^W\//, ''));
+  if (tags.includes(etag) || tags.includes('*')) return reply.code(304).send(null);
+  return reply.code(200).send(body);
+}
+
+const known = (version: string): SchemaVersion => {
+  if (!(SCHEMA_VERSIONS as readonly string[]).includes(version)) throw new NotFound('schema version', version);
+  return version as SchemaVersion;
+};
+
+export default function factoryFileRoutes(api: Api, rt: Runtime): void {
+  const tags = ['factory files'];
+  const open = { config: { public: true } } as const;
+
+  api.get(
+    '/factory-files/schemas',
+    { ...open, schema: { response: { 200: versionList, ...notModified }, tags, security: [] } },
+    async (req, reply) =>
+      withEtag(req, reply, {
+        current_version: CURRENT_SCHEMA_VERSION,
+        versions: SCHEMA_VERSIONS.map((v) => ({
+          schema_version: v,
+          schema_url: `${rt.config.publicBaseUrl}/api/v1/factory-files/schemas/${v}`,
+        })),
+      }),
+  );
+
+  api.get(
+    '/factory-files/schemas/:schema_version',
+    { ...open, schema: { params: versionParams, response: { 200: bundle, ...notModified }, tags, security: [] } },
+    async (req, reply) => {
+      const version = known(req.params.schema_version);
+      return withEtag(req, reply, { schema_version: version, documents: schemaDocuments[version] });
+    },
+  );
+
+  api.get(
+    '/factory-files/schemas/:schema_version/:document',
+    {
+      ...open,
+      schema: { params: documentParams, response: { 200: jsonDocument, ...notModified }, tags, security: [] },
+    },
+    async (req, reply) => {
+      const version = known(req.params.schema_version);
+      const name = req.params.document;
+      if (!(SCHEMA_DOCUMENTS as readonly string[]).includes(name)) throw new NotFound('schema document', name);
+      return withEtag(req, reply, schemaDocuments[version][name as SchemaDocument]);
+    },
+  );
+
+  api.post(
+    '/factory-files/validate',
+    {
+      ...open,
+      bodyLimit: FILES_BODY_LIMIT,
+      schema: {
+        body: z.object({ files: filesSchema }).strict(),
+        response: { 200: validation },
+        tags,
+        security: [],
+      },
+    },
+    async (req) => {
+      const result = validateFiles(req.body.files);
+      return {
+        valid: result.valid,
+        schema_version: result.schema_version,
+        diagnostics: result.diagnostics,
+        deferred_resolutions: [],
+        state_dependent_checks_not_run: result.state_dependent,
+        validation_scope: {
+          parser: 'shopfloor',
+          state_independent: 'checked' as const,
+          state_dependent: 'not_checked' as const,
+        },
+      };
+    },
+  );
+}
