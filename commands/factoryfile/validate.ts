@@ -155,7 +155,9 @@ function triggerDiagnostics(file: Parsed): Diagnostic[] {
     const path = error.path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
     const code: DiagnosticCode =
       path[2] === 'filter' ? 'FF_INVALID_FILTER' : path[2] === 'event' ? 'FF_INVALID_EVENT' : 'FF_INVALID_TRIGGER';
-    return diagnostic(code, file.path, `${error.path}: ${error.message}`, file.source.locate(path, 'value'));
+    // A filter key that is not one stands at its key; a bad value at the value.
+    const at = file.source.locate(path, typeof path.at(-1) === 'string' && path.length > 3 ? 'key' : 'value');
+    return diagnostic(code, file.path, `${error.path}: ${error.message}`, at);
   });
 }
 

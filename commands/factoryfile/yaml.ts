@@ -115,7 +115,9 @@ export function parseStrictYaml(
         if (!pair) return position;
         const key = pair.key as Node;
         const value = pair.value as Node | null;
-        position = posOf((last && part === 'key' ? key : (value ?? key)).range![0]);
+        // A block mapping or list stands where its key does; a scalar or flow value where it is.
+        const block = (isMap(value) || isSeq(value)) && !value.flow;
+        position = posOf((last && (part === 'key' || block) ? key : (value ?? key)).range![0]);
         node = value;
       } else if (isSeq(node) && typeof segment === 'number' && node.items[segment]) {
         const item = node.items[segment] as Node;

@@ -11,15 +11,17 @@ export type Files = Record<string, string>;
 export function fixture(name: string): Files {
   const dir = path.join(FIXTURES, name);
   const walk = (d: string): string[] =>
-    fs.readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
-  return Object.fromEntries(walk(dir).map((p) => [path.relative(dir, p).split(path.sep).join('/'), fs.readFileSync(p, 'utf8')]));
+    fs
+      .readdirSync(d, { withFileTypes: true })
+      .flatMap((e) => (e.isDirectory() ? walk(path.join(d, e.name)) : [path.join(d, e.name)]));
+  return Object.fromEntries(
+    walk(dir).map((p) => [path.relative(dir, p).split(path.sep).join('/'), fs.readFileSync(p, 'utf8')]),
+  );
 }
 
 /** Files with some replaced (a string), added, or removed (null). */
 export const variant = (files: Files, changes: Record<string, string | null>): Files =>
-  Object.fromEntries(
-    Object.entries({ ...files, ...changes }).filter((e): e is [string, string] => e[1] !== null),
-  );
+  Object.fromEntries(Object.entries({ ...files, ...changes }).filter((e): e is [string, string] => e[1] !== null));
 
 /** As a request body carries them. */
 export const asList = (files: Files) => Object.entries(files).map(([p, content]) => ({ path: p, content }));
