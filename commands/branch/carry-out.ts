@@ -84,10 +84,7 @@ function profileOf(
 }
 
 /** The run settings an automation's own declarations give its runs (the agent's own fill the rest). */
-function runConfigOf(
-  automation: AutomationSpec,
-  runnerUid: (name: string) => string,
-): Record<string, unknown> | null {
+function runConfigOf(automation: AutomationSpec, runnerUid: (name: string) => string): Record<string, unknown> | null {
   const o = automation.overrides;
   const config: Record<string, unknown> = {};
   if (o.harness?.model && o.harness.model !== 'auto') config.model_id = o.harness.model;

@@ -97,4 +97,3 @@ export type DefinitionEvent =
 export const branchStream = (uid: string) => `branch-${uid}`;
 export const branchNameStream = (factoryUid: string, nameHash: string) => `branchname-${factoryUid}-${nameHash}`;
 export const definitionStream = (factoryUid: string) => `definition-${factoryUid}`;
-

@@ -42,18 +42,22 @@ const stateReference = z.object({
   column: z.number().int(),
 });
 
+/** The checks only an apply makes, against the team's state: listed on every answer, clean or not. */
+const STATE_DEPENDENT_CHECKS = ['model_ids', 'environment_ids', 'secret_names', 'webhook_uids'];
+
 const validation = z.object({
-  valid: z.boolean(),
-  schema_version: z.string(),
+  valid: z.boolean().describe('No parser or state-independent problem; it does not promise the apply'),
+  schema_version: z.string().describe("The version factory.yaml declares, or the current one when it declares none"),
   diagnostics: z.array(diagnosticSchema),
   deferred_resolutions: z
     .array(z.object({ path: z.string(), field: z.string(), kind: z.string() }))
     .describe('Names resolved to ids when applied; none here (triggers take ids)'),
-  state_dependent_checks_not_run: z
+  state_dependent_checks_not_run: z.array(z.string()).describe('The checks only an apply makes'),
+  state_dependent_references: z
     .array(stateReference)
-    .describe('What only an apply checks against the team: models, environments, secrets, webhook UIDs'),
+    .describe('Extension: each value those checks will look at, and where it stands'),
   validation_scope: z.object({
-    parser: z.string(),
+    parser: z.enum(['checked', 'not_run']),
     state_independent: z.enum(['checked', 'not_run']),
     state_dependent: z.literal('not_checked'),
   }),
@@ -90,7 +94,7 @@ export default function factoryFileRoutes(api: Api, rt: Runtime): void {
         current_version: CURRENT_SCHEMA_VERSION,
         versions: SCHEMA_VERSIONS.map((v) => ({
           schema_version: v,
-          schema_url: `${rt.config.publicBaseUrl}/api/v1/factory-files/schemas/${v}`,
+          schema_url: `/api/v1/factory-files/schemas/${v}`,
         })),
       }),
   );
@@ -137,10 +141,11 @@ export default function factoryFileRoutes(api: Api, rt: Runtime): void {
         schema_version: result.schema_version,
         diagnostics: result.diagnostics,
         deferred_resolutions: [],
-        state_dependent_checks_not_run: result.state_dependent,
+        state_dependent_checks_not_run: STATE_DEPENDENT_CHECKS,
+        state_dependent_references: result.state_dependent,
         validation_scope: {
-          parser: 'shopfloor',
-          state_independent: 'checked' as const,
+          parser: 'checked' as const,
+          state_independent: result.parsed ? ('checked' as const) : ('not_run' as const),
           state_dependent: 'not_checked' as const,
         },
       };

@@ -34,7 +34,6 @@ import {
   CURRENT_SCHEMA_VERSION,
   type FileSchema,
   type SchemaError,
-  type SchemaVersion,
   validatorFor,
 } from './schemas.js';
 import { parseMarkdown, parseStrictYaml, type YamlPath, type YamlSource } from './yaml.js';
@@ -46,7 +45,10 @@ export interface FactoryFile {
 
 export interface ValidationResult {
   valid: boolean;
-  schema_version: SchemaVersion;
+  /** The version factory.yaml declares, or the current one when it declares none. */
+  schema_version: string;
+  /** Whether the files could be read (a factory.yaml of this version): else only the layout was checked. */
+  parsed: boolean;
   diagnostics: Diagnostic[];
   /** What only the service can check, at apply: each reference and where it stands. */
   state_dependent: StateReference[];
@@ -249,6 +251,8 @@ function defaultsOf(factory: Json): ExecutionSettings {
 export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
   const diagnostics: Diagnostic[] = [];
   const add = (d: Diagnostic) => diagnostics.push(d);
+  let declaredVersion: string = CURRENT_SCHEMA_VERSION;
+  let parsedTree = false;
   const result = (definition: Definition | null, state_dependent: StateReference[] = []): ValidationResult => {
     const sorted = diagnostics.sort(byPosition);
     const shown = sorted.slice(0, MAX_DIAGNOSTICS);
@@ -260,7 +264,8 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
       );
     return {
       valid: sorted.length === 0,
-      schema_version: CURRENT_SCHEMA_VERSION,
+      schema_version: declaredVersion,
+      parsed: parsedTree,
       diagnostics: shown,
       state_dependent: definition ? state_dependent : [],
       definition: sorted.length === 0 ? definition : null,
@@ -299,6 +304,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
     found.forEach(add);
     if (!source) continue;
     const p: Parsed = { path: file.path, role, source, value: source.value, body, content: file.content };
+    if (role.kind === 'factory' && typeof p.value.schemaVersion === 'string') declaredVersion = p.value.schemaVersion;
     if (role.kind === 'factory' && p.value.schemaVersion !== CURRENT_SCHEMA_VERSION) {
       const version = p.value.schemaVersion;
       add(
@@ -326,6 +332,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
     parsed.push(p);
   }
   const factory = parsed.find((p) => p.role.kind === 'factory');
+  parsedTree = factory !== undefined;
   const of = <K extends FileRole['kind']>(kind: K) =>
     parsed.filter((p): p is Parsed & { role: Extract<FileRole, { kind: K }> } => p.role.kind === kind);
 

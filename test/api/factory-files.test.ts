@@ -107,9 +107,10 @@ describe('POST /factory-files/validate', () => {
       schema_version: 'v1alpha1',
       diagnostics: [],
       deferred_resolutions: [],
-      validation_scope: { parser: 'shopfloor', state_independent: 'checked', state_dependent: 'not_checked' },
+      state_dependent_checks_not_run: ['model_ids', 'environment_ids', 'secret_names', 'webhook_uids'],
+      validation_scope: { parser: 'checked', state_independent: 'checked', state_dependent: 'not_checked' },
     });
-    expect(res.json().state_dependent_checks_not_run).toContainEqual({
+    expect(res.json().state_dependent_references).toContainEqual({
       kind: 'model_id',
       value: 'claude-4-5-haiku',
       path: 'scorers/task-compliance/scorer.md',
@@ -127,7 +128,16 @@ describe('POST /factory-files/validate', () => {
     expect(res.json()).toMatchObject({
       valid: false,
       diagnostics: [{ code: 'FF_TAG', path: 'factory.yaml', line: 7, column: 8, message: expect.any(String) }],
-      state_dependent_checks_not_run: [],
+      state_dependent_checks_not_run: ['model_ids', 'environment_ids', 'secret_names', 'webhook_uids'],
+      state_dependent_references: [],
+    });
+    // A version this server does not know is echoed back, and only the layout is checked.
+    const v2 = edit(fixture('sdlc-issue-to-pr'), 'factory.yaml', 'schemaVersion: v1alpha1', 'schemaVersion: v2');
+    expect((await t.call('POST', '/factory-files/validate', { files: asList(v2) }, null)).json()).toMatchObject({
+      valid: false,
+      schema_version: 'v2',
+      diagnostics: [{ code: 'FF_UNSUPPORTED_VERSION', line: 2, column: 16 }],
+      validation_scope: { parser: 'checked', state_independent: 'not_run' },
     });
   });
 

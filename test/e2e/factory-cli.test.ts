@@ -40,7 +40,9 @@ describe.sequential('shopfloor factory', () => {
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toBe('');
     // Only factory.yaml and the definition's folders are read: not the README, not CI settings.
-    expect(res.stderr).toContain(`a valid v1alpha1 definition (${Object.keys(fixture('sdlc-issue-to-pr')).length} files)`);
+    expect(res.stderr).toContain(
+      `a valid v1alpha1 definition (${Object.keys(fixture('sdlc-issue-to-pr')).length} files)`,
+    );
   });
 
   it('validate: exit 1 with one file:line:column CODE message line per problem', async () => {

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const FIXTURES = fileURLToPath(new URL('../fixtures/factory-files', import.meta.url));
+const FIXTURES = fileURLToPath(new URL('../fixtures/factory-files', import.meta.url));
 
 export type Files = Record<string, string>;
 
