@@ -47,7 +47,7 @@ const STATE_DEPENDENT_CHECKS = ['model_ids', 'environment_ids', 'secret_names', 
 
 const validation = z.object({
   valid: z.boolean().describe('No parser or state-independent problem; it does not promise the apply'),
-  schema_version: z.string().describe("The version factory.yaml declares, or the current one when it declares none"),
+  schema_version: z.string().describe('The version factory.yaml declares, or the current one when it declares none'),
   diagnostics: z.array(diagnosticSchema),
   deferred_resolutions: z
     .array(z.object({ path: z.string(), field: z.string(), kind: z.string() }))
@@ -82,7 +82,7 @@ const known = (version: string): SchemaVersion => {
   return version as SchemaVersion;
 };
 
-export default function factoryFileRoutes(api: Api, rt: Runtime): void {
+export default function factoryFileRoutes(api: Api, _rt: Runtime): void {
   const tags = ['factory files'];
   const open = { config: { public: true } } as const;
 

@@ -30,12 +30,7 @@ import {
 } from './definition.js';
 import { byPosition, type Diagnostic, type DiagnosticCode, diagnostic } from './diagnostics.js';
 import { type FileRole, roleOf } from './layout.js';
-import {
-  CURRENT_SCHEMA_VERSION,
-  type FileSchema,
-  type SchemaError,
-  validatorFor,
-} from './schemas.js';
+import { CURRENT_SCHEMA_VERSION, type FileSchema, type SchemaError, validatorFor } from './schemas.js';
 import { parseMarkdown, parseStrictYaml, type YamlPath, type YamlSource } from './yaml.js';
 
 export interface FactoryFile {

@@ -49,6 +49,49 @@ function refusedTokens(text: string, lines: LineCounter, at: (p: Position) => Po
   return found;
 }
 
+/** How deep a factory file may nest (its schemas need a handful of levels; a parser's stack needs a bound). */
+const MAX_DEPTH = 64;
+
+/**
+ * Where the text nests deeper than MAX_DEPTH, found by a scan that needs no stack: flow brackets
+ * outside quotes and comments, block indentation and `- ` markers. Null when it does not.
+ */
+function tooDeep(text: string): Position | null {
+  let depth = 0;
+  let line = 0;
+  let lineStart = 0;
+  let quote: '"' | "'" | null = null;
+  const blockDepth = (start: number) => {
+    let indent = 0;
+    while (text[start + indent] === ' ') indent++;
+    let markers = 0;
+    while (/^[-?:] /.test(text.slice(start + indent + 2 * markers, start + indent + 2 * markers + 2))) markers++;
+    return indent / 2 + markers;
+  };
+  for (let i = -1; i < text.length; i++) {
+    const c = i < 0 ? '\n' : text[i]!;
+    if (c === '\n') {
+      line++;
+      lineStart = i + 1;
+      if (blockDepth(lineStart) > MAX_DEPTH) return { line, column: 1 };
+      continue;
+    }
+    if (quote) {
+      if (c === '\\' && quote === '"') i++;
+      else if (c === quote) quote = null;
+      continue;
+    }
+    const tokenStart = i === lineStart || /[\s[{,:]/.test(text[i - 1]!);
+    if ((c === '"' || c === "'") && tokenStart) quote = c;
+    else if (c === '#' && (i === lineStart || /\s/.test(text[i - 1]!)))
+      while (i + 1 < text.length && text[i + 1] !== '\n') i++;
+    else if (c === '[' || c === '{') {
+      if (++depth > MAX_DEPTH) return { line, column: i - lineStart + 1 };
+    } else if ((c === ']' || c === '}') && depth > 0) depth--;
+  }
+  return null;
+}
+
 /**
  * Parses `text` (the file `file`, or its front matter starting at line `firstLine`) strictly.
  * `empty` is the value of a document with nothing in it (front matter may be empty; a file not).
@@ -60,6 +103,33 @@ export function parseStrictYaml(
 ): { source: YamlSource | null; diagnostics: Diagnostic[] } {
   const lines = new LineCounter();
   const at = (p: Position): Position => ({ line: p.line + firstLine - 1, column: p.column });
+  const deep = tooDeep(text);
+  if (deep)
+    return {
+      source: null,
+      diagnostics: [
+        diagnostic('FF_INVALID_YAML', file, `the document nests deeper than ${MAX_DEPTH} levels`, at(deep)),
+      ],
+    };
+  try {
+    return parseChecked(text, file, lines, at, empty);
+  } catch (error) {
+    // A stack the depth scan did not foresee: the file is refused, not the request.
+    if (!(error instanceof RangeError)) throw error;
+    return {
+      source: null,
+      diagnostics: [diagnostic('FF_INVALID_YAML', file, 'the document nests too deeply', at(START))],
+    };
+  }
+}
+
+function parseChecked(
+  text: string,
+  file: string,
+  lines: LineCounter,
+  at: (p: Position) => Position,
+  empty: Record<string, unknown> | undefined,
+): { source: YamlSource | null; diagnostics: Diagnostic[] } {
   const posOf = (offset: number): Position => {
     const { line, col } = lines.linePos(offset);
     return at({ line, column: col });

@@ -336,6 +336,20 @@ describe('the rules across files', () => {
     ]);
   });
 
+  it('refuses a document nested past 64 levels as a diagnostic, before any parser recursion', () => {
+    for (const [content, line, column] of [
+      ['['.repeat(200_000), 1, 65],
+      ['- '.repeat(100_000), 1, 1],
+      [`a:\n${Array.from({ length: 5000 }, (_, i) => `${' '.repeat(i + 1)}b:`).join('\n')}`, 130, 1],
+    ] as const) {
+      const files = variant(example, { 'runners/linux-build.yaml': content });
+      expect(at(files)).toEqual([{ code: 'FF_INVALID_YAML', path: 'runners/linux-build.yaml', line, column }]);
+    }
+    // Brackets inside quotes and comments are not nesting.
+    const quoted = edit(example, 'runners/linux-build.yaml', 'npm ci', `"${'['.repeat(100)}" # ${'{'.repeat(100)}`);
+    expect(validate(quoted).valid).toBe(true);
+  });
+
   it("ignores documentation beside the resources, and keeps a skill's supporting files", () => {
     const files = variant(example, {
       'README.md': '# Acme',
