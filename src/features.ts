@@ -10,6 +10,7 @@ import { identityFeature } from '../commands/identity/index.js';
 import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
 import { scheduleFeature } from '../commands/schedule/index.js';
+import { scorerFeature } from '../commands/scorer/index.js';
 import { secretFeature } from '../commands/secret/index.js';
 import { skillFeature } from '../commands/skill/index.js';
 import { taskFeature } from '../commands/task/index.js';
@@ -33,4 +34,5 @@ export const features: readonly Feature[] = [
   webhookFeature,
   automationFeature,
   scheduleFeature,
+  scorerFeature,
 ];

@@ -22,6 +22,7 @@ import {
   type RunCreatedData,
   type RunSchedule,
   type RunSource,
+  type SealedContext,
   runStream,
 } from './events.js';
 import type { RunRequest } from './schema.js';
@@ -45,6 +46,10 @@ export interface CreateRunOptions {
   artifacts?: Artifact[];
   /** The scheduled agent whose firing starts the run. */
   schedule?: RunSchedule;
+  /** Files of any type the run starts with, as attachments of its prompt (a judge's rubric and conversation). */
+  files?: Array<{ file_name: string; mime_type: string; bytes: Buffer }>;
+  /** Text for the worker alone, sealed (see RunCreatedData). */
+  sealed_context?: SealedContext;
 }
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
@@ -105,6 +110,12 @@ export async function createRun(
     });
   }
 
+  for (const f of options.files ?? []) {
+    const { file_name, mime_type, bytes } = f;
+    const blob = await rt.blobs.put(bytes);
+    attachments.push({ attachment_id: timeOrderedId(), file_name, mime_type, size_bytes: bytes.length, blob });
+  }
+
   const config = request.config ?? null;
   assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
   const environment = config?.environment_id;
@@ -139,6 +150,7 @@ export async function createRun(
     schedule_id: options.schedule?.schedule_id ?? null,
     ...(options.schedule ? { schedule: options.schedule } : {}),
     attachments,
+    ...(options.sealed_context ? { sealed_context: options.sealed_context } : {}),
   };
   const { state } = await rt.handle(
     runStream(run_id),

@@ -113,7 +113,15 @@ export type RunCreatedData = {
   /** The scheduled agent that started it, as it was named at the firing. */
   schedule?: RunSchedule;
   attachments: Attachment[];
+  /**
+   * Text for the worker only, sealed under a destroyable key (src/keyring.ts): the assignment
+   * appends it to the prompt when the run is handed out, while the key lives; the run's records
+   * never hold it open (a self-improvement run's judge reasons).
+   */
+  sealed_context?: SealedContext;
 };
+
+export type SealedContext = { subject: string; sealed: string; withdrawn: string };
 
 export type RunEvent =
   | { type: 'RunCreated'; data: RunCreatedData }

@@ -1,7 +1,7 @@
 /** Bodies, parameters and answers of the worker API, with every limit it enforces. */
 import { z } from 'zod';
 import { booleanParam, uidParam } from '../../src/http/schemas.js';
-import { FINISH_STATES, RUN_STATES } from '../run/events.js';
+import { FINISH_STATES, RUN_SOURCES, RUN_STATES } from '../run/events.js';
 import { runModeSchema } from '../run/schema.js';
 
 const MAX_WAIT_SECONDS = 30;
@@ -321,6 +321,7 @@ export const assignmentSchema = z
       .nullable()
       .describe('A PENDING run goes back to the queue at this moment unless claimed; null once claimed'),
     title: z.string(),
+    source: z.enum(RUN_SOURCES).describe('What started the run: RUN_SCORER runs are judges, which report a judgement'),
     prompt: z.string().describe('What this execution is to do: the prompt, or the follow-up that resumed the run'),
     mode: runModeSchema,
     resumed: z.boolean().describe('True when this execution continues an ended run (a follow-up started it)'),
