@@ -6,7 +6,7 @@
 import { projection } from '../src/projector/projection.js';
 import type { ScoringEvent, SelfImprovementEvent } from '../commands/scorer/events.js';
 
-export interface LiveScore {
+interface LiveScore {
   attempt_id: string;
   classification: string;
   score: number;

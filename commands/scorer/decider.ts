@@ -59,7 +59,7 @@ export function visibleScorer(state: ScorerState, uid: string, context: Pick<Dec
   return state;
 }
 
-export const fieldsOf = (s: LiveScorer): ScorerFields => ({
+const fieldsOf = (s: LiveScorer): ScorerFields => ({
   name: s.name,
   description: s.description,
   scoring_prompt: s.scoring_prompt,

@@ -9,7 +9,7 @@
  * event; deleting the scorer destroys the key, so the events stay as they are and the text is gone.
  */
 
-export type ScopeMode = 'all_agents' | 'selected_agents';
+type ScopeMode = 'all_agents' | 'selected_agents';
 
 export interface Classification {
   value: string;
@@ -31,7 +31,7 @@ export interface JudgeConfig {
   secrets: Array<{ name: string }> | null;
 }
 
-export interface SelfImprovementConfig {
+interface SelfImprovementConfig {
   enabled: boolean;
   /** Unreviewed failures of one agent that start a self-improvement run (1–50). */
   failed_run_threshold: number;
@@ -97,7 +97,7 @@ export interface Dollars {
 export const NO_DOLLARS: Dollars = { inference: 0, compute: 0, platform: 0, total: 0 };
 
 /** The live score a new one replaced, so read models can take it out of their counts. */
-export interface ReplacedScore {
+interface ReplacedScore {
   attempt_id: string;
   score: number;
   scored_at: string;
@@ -162,7 +162,7 @@ export const scoringStream = (scorerUid: string, runId: string) => `scoring-${sc
 
 // ---- self-improvement ------------------------------------------------------------------------
 
-export interface ReviewedFailure {
+interface ReviewedFailure {
   run_id: string;
   attempt_id: string;
   classification: string;

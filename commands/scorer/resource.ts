@@ -10,9 +10,9 @@ import type { JudgeConfig, ScopeAgent } from './events.js';
 
 // ---- bounds ------------------------------------------------------------------------------------
 
-export const MAX_CLASSIFICATIONS = 20;
-export const MAX_SCOPE_AGENTS = 100;
-export const MAX_RUBRIC = 50_000;
+const MAX_CLASSIFICATIONS = 20;
+const MAX_SCOPE_AGENTS = 100;
+const MAX_RUBRIC = 50_000;
 /** A judge's reasoning is kept up to this many bytes of UTF-8 (the hosted service's 8 KB). */
 export const MAX_REASON_BYTES = 8 * 1024;
 const MAX_MCP_SERVERS = 20;
@@ -201,7 +201,7 @@ export const scorerResource = z.object({
 
 export type ScorerResource = z.infer<typeof scorerResource>;
 
-export const passRateSummary = z.object({
+const passRateSummary = z.object({
   pass_count: z.int(),
   fail_count: z.int(),
   pass_rate: z.number().nullable().describe('pass_count / (pass_count + fail_count); null without scores'),

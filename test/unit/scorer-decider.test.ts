@@ -321,7 +321,10 @@ describe('scoring decider (the attempts of one scorer on one run)', () => {
       .given([started('a1', 'automatic')])
       .when(end('a1', 'e1', 0.1, 'FAILED'))
       .then([
-        { type: 'ScoringJudgeRunEnded', data: { first: true, cost: { inference: 0.1, total: 0.1 } } },
+        {
+          type: 'ScoringJudgeRunEnded',
+          data: { first: true, cost: { inference: 0.1, compute: 0, platform: 0, total: 0.1 } },
+        },
         { type: 'ScoringAttemptFailed', data: { error: expect.stringMatching(/ended FAILED/) } },
       ]);
     const ended = [started('a1', 'automatic'), scored('a1', 1, T0)];
@@ -341,7 +344,12 @@ describe('scoring decider (the attempts of one scorer on one run)', () => {
     spec
       .given([...ended, once])
       .when(end('a1', 'e2', 0.25))
-      .then([{ type: 'ScoringJudgeRunEnded', data: { first: false, cost: { inference: 0.15, total: 0.15 } } }]);
+      .then([
+        {
+          type: 'ScoringJudgeRunEnded',
+          data: { first: false, cost: { inference: 0.15, compute: 0, platform: 0, total: 0.15 } },
+        },
+      ]);
     spec
       .given([started('a1', 'automatic')])
       .when({ type: 'FailAttempt', data: { attempt_id: 'a1', error: 'x' } })
