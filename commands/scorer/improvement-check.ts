@@ -45,15 +45,20 @@ async function agentsOf(rt: Runtime, scorer: LiveScorer): Promise<string[]> {
 }
 
 /**
- * One check: starts the self-improvement runs that are due. `adHoc` (the "run now" of one scorer)
- * starts one for every agent with at least one unreviewed failure. Returns how many it started.
+ * One check: starts the self-improvement runs that are due, of every scorer or of `only` one;
+ * `run_now` (the "run now" of one scorer) starts one for every agent with at least one unreviewed
+ * failure. Returns how many it started.
  */
-export async function checkSelfImprovement(rt: Runtime, adHoc?: { scorer_uid: string }): Promise<number> {
+export async function checkSelfImprovement(
+  rt: Runtime,
+  only?: { scorer_uid: string; run_now?: boolean },
+): Promise<number> {
   const now = rt.clock.now();
   const results = rt.readModel(scoringResultsProjection);
   const keyring = keyringFor(rt.config);
-  const uids = adHoc
-    ? [adHoc.scorer_uid]
+  const adHoc = only?.run_now === true;
+  const uids = only
+    ? [only.scorer_uid]
     : (
         await findAll(rt.readModel(scorersProjection), {
           filter: { self_improvement_enabled: true },

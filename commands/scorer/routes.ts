@@ -445,7 +445,7 @@ export default function scorerRoutes(normalize: Normalize) {
             'Conflict',
             'self-improvement is not enabled for this scorer',
           );
-        return { started: await checkSelfImprovement(rt, { scorer_uid }) };
+        return { started: await checkSelfImprovement(rt, { scorer_uid, run_now: true }) };
       },
     );
 
