@@ -25,7 +25,7 @@ export const scorersProjection = projection<ScorerEvent, ScorerDoc>({
   ],
   on: {
     ScorerCreated: (e, docs) => {
-      const { version, ...fields } = e.data;
+      const { version, created_at: _created, ...fields } = e.data;
       docs.put(e.data.uid, {
         ...fields,
         version,

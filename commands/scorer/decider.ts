@@ -12,7 +12,7 @@ export type ScorerCommand =
   | { type: 'UpdateScorer'; data: { uid: string; changes: Partial<ScorerFields> } }
   | { type: 'DeleteScorer'; data: { uid: string } };
 
-export type LiveScorer = ScorerCreatedData & { status: 'live'; version: number };
+export type LiveScorer = ScorerCreatedData & { status: 'live'; version: number; created_at: string };
 
 export type ScorerState =
   | { status: 'none' }
@@ -81,8 +81,7 @@ export const scorerDecider: Decider<ScorerCommand, ScorerEvent, ScorerState> = {
   evolve: (state, event) => {
     switch (event.type) {
       case 'ScorerCreated': {
-        const { version, ...data } = event.data;
-        return { status: 'live', ...data, version };
+        return { status: 'live', ...event.data };
       }
       case 'ScorerUpdated':
         return state.status === 'live' ? { ...state, ...event.data.changes, version: event.data.version } : state;
@@ -99,7 +98,7 @@ export const scorerDecider: Decider<ScorerCommand, ScorerEvent, ScorerState> = {
         if (state.status !== 'none') throw new Conflict(`scorer ${command.data.uid} exists`);
         assertManager(command.data.team_uid, context);
         assertValid(command.data);
-        return [{ type: 'ScorerCreated', data: { ...command.data, version: 1 } }];
+        return [{ type: 'ScorerCreated', data: { ...command.data, version: 1, created_at: context.now } }];
       }
       case 'UpdateScorer': {
         const s = visibleScorer(state, command.data.uid, context);

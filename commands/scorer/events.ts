@@ -56,7 +56,8 @@ export interface ScorerFields {
 export type ScorerCreatedData = ScorerFields & { uid: string; factory_uid: string; team_uid: string };
 
 export type ScorerEvent =
-  | { type: 'ScorerCreated'; data: ScorerCreatedData & { version: number } }
+  /** `created_at`: automatic judging takes runs that finish from then on (a replay of older ones starts nothing). */
+  | { type: 'ScorerCreated'; data: ScorerCreatedData & { version: number; created_at: string } }
   /** The fields given replace those of the scorer (a scope in full); each update is a new version. */
   | { type: 'ScorerUpdated'; data: { uid: string; version: number; changes: Partial<ScorerFields> } }
   /**

@@ -115,10 +115,13 @@ async function startAutomaticAttempts(rt: Runtime, event: RecordedEvent<RunEvent
     limit: 100,
   });
   if (!scorers.length || !(await conversationReader(rt, normalize).hasConversation(run.run_id))) return;
-  const context: CommandContext = { ...reactionContext(event, rt.clock.now()), actor: scorersActor };
+  // Decided as of the run's finish, not of the reaction: a replay of the log (a new read store)
+  // decides the same, and starts nothing for scorers made after the run finished.
+  const finished = event.metadata.occurred_at;
+  const context: CommandContext = { ...reactionContext(event, new Date(finished)), actor: scorersActor };
   for (const doc of scorers) {
     const scorer = await rt.state(scorerDecider, scorerStream(doc.uid));
-    if (scorer.status !== 'live') continue;
+    if (scorer.status !== 'live' || scorer.created_at > finished) continue;
     const agent = inScope(scorer, run.agent_uid);
     if (!agent || !sampled(scorer.uid, run.run_id, scorer.sampling_rate)) continue;
     await rt.execute(

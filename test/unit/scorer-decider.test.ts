@@ -29,7 +29,10 @@ const fields: ScorerFields = {
   self_improvement: { enabled: false, failed_run_threshold: 25 },
 };
 const ids = { uid: 's-1', factory_uid: 'f-1', team_uid: 't-1' };
-const created: ScorerEvent = { type: 'ScorerCreated', data: { ...fields, ...ids, version: 1 } };
+const created: ScorerEvent = {
+  type: 'ScorerCreated',
+  data: { ...fields, ...ids, version: 1, created_at: '2026-01-01T00:00:00.000Z' },
+};
 const agentContext = {
   ...userContext(),
   actor: { type: 'agent' as const, uid: 'a-1' },

@@ -107,7 +107,10 @@ const reviewed: SelfImprovementEvent = {
 };
 
 const history = recorded([
-  { type: 'ScorerCreated', data: { ...scorer, version: 1 } } satisfies ScorerEvent,
+  {
+    type: 'ScorerCreated',
+    data: { ...scorer, version: 1, created_at: '2026-05-01T00:00:00.000Z' },
+  } satisfies ScorerEvent,
   { type: 'ScorerUpdated', data: { uid: 's-1', version: 2, changes: { threshold: 1 } } } satisfies ScorerEvent,
   started('a-1', 'automatic', '2026-05-01T10:00:00.000Z'),
   scored('a-1', 1, '2026-05-01T10:05:00.000Z'),
