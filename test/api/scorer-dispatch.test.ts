@@ -108,6 +108,33 @@ describe('manual dispatch', () => {
     expect(metrics).toMatchObject({ score_count: 1, pass_count: 1 });
   });
 
+  it('pages results newest attempt first, and answers a run_id filter whole', async () => {
+    const { factory, agent, scorer, worker, runId } = await scene();
+    const runs = [runId];
+    for (let i = 0; i < 2; i++) {
+      const id = await agentRun(t, agent.uid);
+      await worker.execute(await worker.claimWhere((r) => r.run_id === id));
+      runs.push(id);
+    }
+    for (const run of runs)
+      await t.call('POST', `/factory/${factory}/scorers/${scorer.uid}/dispatch`, { run_ids: [run] });
+    const url = `/factory/${factory}/scorers/${scorer.uid}/results`;
+    type Row = { run_id: string; attempted_at: string; attempt_id: string };
+    const first = (await t.call('GET', `${url}?limit=2`)).json();
+    expect(first.results).toHaveLength(2);
+    expect(first.results[0]).toMatchObject({ status: 'in_flight', is_in_flight: true, trigger: 'manual' });
+    expect(first.page_info.has_next_page).toBe(true);
+    const next = (await t.call('GET', `${url}?limit=2&cursor=${first.page_info.next_cursor}`)).json();
+    expect(next.results).toHaveLength(1);
+    expect(next.page_info).toEqual({ has_next_page: false, next_cursor: null });
+    const all: Row[] = [...first.results, ...next.results];
+    expect(all.map((r) => r.run_id).sort()).toEqual([...runs].sort());
+    const key = (r: Row) => `${r.attempted_at} ${r.attempt_id}`;
+    expect(all.map(key)).toEqual(all.map(key).sort().reverse());
+    const some = (await t.call('GET', `${url}?run_id=${runs[0]}&run_id=%20${runs[2]}%20&run_id=nope`)).json();
+    expect(some.results.map((r: Row) => r.run_id).sort()).toEqual([runs[0], runs[2]].sort());
+  });
+
   it('checks the whole selection before any job starts, naming every refused item', async () => {
     const { factory, agent, scorer, worker, runId } = await scene();
     const other = await factoryAgent(t, factory, 'Reviewer');
