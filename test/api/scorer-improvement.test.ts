@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSelfImprovement } from '../../commands/scorer/improvement-check.js';
 import { manualClock } from '../../src/clock.js';
 import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../helpers/scorer-fixtures.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../helpers/scorer-fixtures.js';
 import { eventually, newFactory } from '../helpers/task-fixtures.js';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -88,6 +88,7 @@ describe('self-improvement', () => {
     expect((await t.call('POST', url)).json()).toEqual({ started: 0 });
     await improvements(2);
     await t.call('PATCH', `/factory/${factory}/scorers/${scorer.uid}`, { self_improvement_enabled: false });
+    await quiet(t);
     await expectRefused(t, () => t.call('POST', url), 409, 'self_improvement_disabled');
   });
 });
