@@ -13,7 +13,10 @@ const teamParams = z.object({ team_uid: uidParam });
 const secretParams = z.object({ team_uid: uidParam, secret_name: z.string().max(100) });
 const createBody = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -'),
+    name: z
+      .string()
+      .max(100)
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -'),
     value: z.string().min(1).max(4096),
   })
   .strict();

@@ -33,6 +33,7 @@ import type { Api } from '../../src/http/api.js';
 
 const deliveryIdHeader = z
   .string()
+  .max(100)
   .superRefine((v, ctx) => {
     const error = deliveryIdHeaderError(v);
     if (error) ctx.addIssue({ code: 'custom', message: error });
@@ -42,7 +43,10 @@ const deliveryIdHeader = z
 
 const name = z.string().trim().min(1).max(200);
 const secret = z.string().max(1024);
-const secretName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -');
+const secretName = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -');
 
 const createBody = z
   .object({
