@@ -9,14 +9,14 @@ const MAX_CAPABILITIES = 50;
 const MAX_HEARTBEAT_RUNS = 100;
 const MAX_ACKS = 1000;
 const MAX_CONTENT_BLOCKS = 200;
-/** Free-form JSON a worker reports, as JSON (each nests at most 64 levels). */
+/** How many bytes of JSON a worker may report in each free-form field (each nests at most 64 levels). */
 export const REPORT_BOUNDS = {
   /** A timeline entry's `detail`. */
   timelineDetail: 64 * 1024,
   /** An action's `input`, an action result's `output`, an event block's `data`. */
   blockJson: 64 * 1024,
-  /** A message's `content`, every block together. */
-  messageContent: 1024 * 1024,
+  /** A message's `content`, every block together: room for the reference worker's batches (64K characters and a line) escaped. */
+  messageContent: 512 * 1024,
   /** An external reference's `metadata`: room for its 20 keys and values. */
   artifactMetadata: 32 * 1024,
   /** A usage report. */
@@ -108,8 +108,9 @@ export const messageBody = z
     step_id: z.string().min(1).max(128).nullable().optional(),
     parent_step_id: z.string().min(1).max(128).nullable().optional(),
     role: z.enum(['user', 'assistant', 'tool', 'system']),
+    // The size of all blocks together; the depth is each block's (only its free parts nest), so a breach names it.
     content: boundedJson(
-      { maxBytes: REPORT_BOUNDS.messageContent },
+      { maxBytes: REPORT_BOUNDS.messageContent, maxDepth: Number.POSITIVE_INFINITY },
       z.array(contentBlock).min(1).max(MAX_CONTENT_BLOCKS),
     ),
   })

@@ -98,6 +98,7 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
  * The OpenAPI document shows the bounds as `x-max-bytes` and `x-max-depth`.
  */
 export function boundedJson<T extends z.ZodType = z.ZodUnknown>(bounds: JsonBounds, inner?: T) {
+  const maxDepth = bounds.maxDepth ?? MAX_JSON_DEPTH;
   return z
     .preprocess(
       (value, ctx) => {
@@ -107,5 +108,5 @@ export function boundedJson<T extends z.ZodType = z.ZodUnknown>(bounds: JsonBoun
       },
       (inner ?? z.unknown()) as T,
     )
-    .meta({ 'x-max-bytes': bounds.maxBytes, 'x-max-depth': bounds.maxDepth ?? MAX_JSON_DEPTH });
+    .meta({ 'x-max-bytes': bounds.maxBytes, ...(Number.isFinite(maxDepth) ? { 'x-max-depth': maxDepth } : {}) });
 }
