@@ -17,7 +17,7 @@ const MAX_MATCHER_VALUES = 100;
  * A trigger's `filter` as JSON, checked before its rules are: 64 KB (its `payload` part has its own,
  * smaller limits, FILTER_LIMITS), nested at most 64 levels.
  */
-export const TRIGGER_FILTER_MAX_BYTES = 64 * 1024;
+const TRIGGER_FILTER_MAX_BYTES = 64 * 1024;
 
 const GITHUB_PR = ['repos', 'base_branches', 'pr_numbers', 'paths', 'assignees', 'authors', 'labels'];
 const LINEAR_ISSUE = [

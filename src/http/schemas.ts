@@ -41,7 +41,7 @@ export interface JsonBounds {
 
 const KB = 1024;
 /** `1 KB`, `64 KB`, `1 MiB`: how a bound reads in a message. */
-export const byteSize = (n: number) =>
+const byteSize = (n: number) =>
   n >= KB * KB && n % (KB * KB) === 0 ? `${n / (KB * KB)} MiB` : n % KB === 0 ? `${n / KB} KB` : `${n} bytes`;
 
 /**
