@@ -16,7 +16,9 @@ const createBody = z
     name: z
       .string()
       .max(100)
-      .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -'),
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -')
+      // A name is a key of the team's secrets: this one would set their prototype instead.
+      .refine((n) => n !== '__proto__', 'a secret cannot be named __proto__'),
     value: z.string().min(1).max(4096),
   })
   .strict();

@@ -104,7 +104,7 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
     scheme: SignatureScheme | null,
   ) => {
     const state = await rt.state(teamSecretsDecider, teamSecretsStream(teamUid));
-    const stored = state.secrets[secretName];
+    const stored = Object.hasOwn(state.secrets, secretName) ? state.secrets[secretName] : undefined;
     if (!stored)
       throw new InvalidRequest(`no team secret named ${secretName}`, [
         { path: 'body.secretName', message: 'no such team secret' },
