@@ -146,7 +146,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       }
       case 'RunResumed': {
         const { message, mode, attachments } = event.data;
-        const files = attachments.flatMap((id) => run.prepared[id] ?? []);
+        const files = attachments.flatMap((id) => (Object.hasOwn(run.prepared, id) ? run.prepared[id]! : []));
         return {
           ...run,
           status_message: null,
@@ -179,7 +179,8 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     switch (command.type) {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
-        const unknown = attachments.filter((id) => !(id in run.prepared));
+        // Own keys only: `constructor` was never prepared.
+        const unknown = attachments.filter((id) => !Object.hasOwn(run.prepared, id));
         if (unknown.length)
           throw new Unprocessable(
             `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,

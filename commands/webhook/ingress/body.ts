@@ -1,7 +1,7 @@
 /** Reads a request body up to a hard limit without ever holding more than limit + one chunk. */
 import type { IncomingMessage } from 'node:http';
 
-const MAX_WEBHOOK_BODY_BYTES = 262_144;
+export const MAX_WEBHOOK_BODY_BYTES = 262_144;
 
 export type BodyRead = { ok: true; bytes: Buffer } | { ok: false; size_bytes: number };
 

@@ -7,7 +7,7 @@
  *   4. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit)
  *   5. signature schemes: the provider signature over the raw body → 401 (counted)
  *   6. delivery rate of authenticated senders, 60 a minute → 429
- *   7. JSON → 400
+ *   7. JSON, nested at most 64 levels → 400
  *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
  * Rejections at 3, 4, 5 and 7 are logged; 404 and 429 are not (they would let anyone fill the log).
  * A signed delivery's identity comes from what its signature covers only (verify.ts), never from
@@ -19,6 +19,7 @@ import { timeOrderedId } from '../../../src/ids.js';
 import { z } from 'zod';
 import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
 import { sendProblem } from '../../../src/http/problem.js';
+import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/http/schemas.js';
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
@@ -29,7 +30,7 @@ import {
   deliveryStream,
   rejectedDeliveriesStream,
 } from '../events.js';
-import { readLimitedBody } from './body.js';
+import { MAX_WEBHOOK_BODY_BYTES, readLimitedBody } from './body.js';
 import { slidingWindow } from './rate-limit.js';
 import { firstHeader, safeEqual, signedDeliveryId, type Verified, verifySignature } from './verify.js';
 import type { Api } from '../../../src/http/api.js';
@@ -45,10 +46,13 @@ const tokenParams = z.object({
   token: z.string().max(2048).describe('The secret of a url_token webhook: the URL itself is the credential'),
 });
 
-/** Any JSON value; the handler reads the raw bytes itself (signatures cover them), whatever the Content-Type. */
-const anyJson = z
-  .unknown()
-  .describe('Any JSON value (object, array or scalar), at most 262,144 bytes; the Content-Type is not enforced');
+/**
+ * Any JSON value; the handler reads the raw bytes itself (signatures cover them), whatever the
+ * Content-Type, and checks the bounds itself (step 7): this schema documents them.
+ */
+const anyJson = boundedJson({ maxBytes: MAX_WEBHOOK_BODY_BYTES }).describe(
+  `Any JSON value (object, array or scalar), at most 262,144 bytes, nested at most ${MAX_JSON_DEPTH} levels; the Content-Type is not enforced`,
+);
 
 const accepted = z.object({
   delivery_id: z.string().describe('This attempt, as the delivery log names it (also for a Duplicate)'),
@@ -193,11 +197,14 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
     deliveries.hit(uid, Date.now());
 
-    // 7. Any JSON value.
+    // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would fail.
     const json = parseJson(body);
-    if (!json.ok) {
+    // Its size was bounded as raw bytes (step 4); only the depth is left to check.
+    const tooDeep = json.ok ? jsonBoundsProblem(json.value, { maxBytes: Number.POSITIVE_INFINITY }) : null;
+    if (!json.ok || tooDeep) {
       await reject('invalid_json', body.length);
-      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
+      const detail = tooDeep ? `a webhook body ${tooDeep}` : 'the body is not valid UTF-8 JSON';
+      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', detail);
     }
 
     // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.
