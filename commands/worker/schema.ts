@@ -1,9 +1,11 @@
 /** Bodies and parameters of the worker API, with every limit it enforces. */
 import { z } from 'zod';
+import { LONGEST_LONG_POLL_SECONDS } from '../../src/config.js';
 import { booleanParam, uidParam } from '../../src/http/schemas.js';
 import { FINISH_STATES } from '../run/events.js';
 
-const MAX_WAIT_SECONDS = 30;
+/** The idle timeout of every connection is above it (src/config.ts). */
+const MAX_WAIT_SECONDS = LONGEST_LONG_POLL_SECONDS;
 const MAX_CAPABILITIES = 50;
 const MAX_HEARTBEAT_RUNS = 100;
 const MAX_ACKS = 1000;

@@ -13,6 +13,7 @@ import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import type { Api } from './api.js';
+import { listenerOptions, redactUrl, watchClients } from './listener.js';
 import { errorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
 import './principal.js';
@@ -32,13 +33,12 @@ const withProblems: typeof jsonSchemaTransform = (route) => {
   return out;
 };
 
-/** Tokens in a URL path (webhook url_token) never reach the logs. */
-const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
-
 export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   const principals = features.find((f) => f.principals)?.principals?.(rt);
   if (!principals) throw new Error('no feature resolves API keys to principals');
   const app = Fastify({
+    // Timeouts, header size and the default body limit (listener.ts).
+    ...listenerOptions(rt.config, rt.log),
     loggerInstance: rt.log,
     // Long path parameters reach the route schemas (and a problem+json 400) instead of a bare 414.
     routerOptions: { maxParamLength: 1000 },
@@ -53,6 +53,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializer(rt.config.RESPONSE_SCHEMAS === 'strict'));
   app.setErrorHandler(errorHandler);
+  watchClients(app, rt.config, rt.log);
 
   // Remember every route's path so that a wrong method answers 405 rather than 404.
   const routes: Array<{ method: string; pattern: RegExp }> = [];

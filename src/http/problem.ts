@@ -30,6 +30,31 @@ export const problemSchema = z.object({
   retryable: z.boolean().optional(),
 });
 
+/** The problem document, as JSON; `instance` is the request's path. */
+export function problemJson(
+  status: number,
+  code: string,
+  title: string,
+  detail: string,
+  instance: string,
+  errors?: FieldError[],
+  retryable?: boolean,
+  extensions?: Record<string, unknown>,
+): string {
+  const problem: Problem = {
+    type: PROBLEM_TYPE_BASE + code,
+    title,
+    status,
+    detail,
+    instance,
+    code,
+    ...(errors ? { errors } : {}),
+    ...(retryable !== undefined ? { retryable } : {}),
+    ...extensions,
+  };
+  return JSON.stringify(problem);
+}
+
 export function sendProblem(
   reply: FastifyReply,
   status: number,
@@ -41,18 +66,23 @@ export function sendProblem(
   /** Members of this problem type beyond the common ones (RFC 9457 extensions). */
   extensions?: Record<string, unknown>,
 ): FastifyReply {
-  const problem: Problem = {
-    type: PROBLEM_TYPE_BASE + code,
-    title,
-    status,
-    detail,
-    instance: reply.request.url.split('?')[0]!,
-    code,
-    ...(errors ? { errors } : {}),
-    ...(retryable !== undefined ? { retryable } : {}),
-    ...extensions,
-  };
-  return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
+  const instance = reply.request.url.split('?')[0]!;
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(problemJson(status, code, title, detail, instance, errors, retryable, extensions));
+}
+
+/** "1 MiB", "256 KiB", "74.7 MiB": how a limit is named in answers. */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
+  }
+  return `${n} bytes`;
 }
 
 /** Fastify's own client errors (body parsing, content type) keep their status. */

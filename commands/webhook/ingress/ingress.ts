@@ -141,6 +141,10 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
 
     // 4. The raw body, never more than the limit.
     const read = await readLimitedBody(req.raw);
+    // Cut off (the client left, or the request timeout answered it): no one is there to answer.
+    if (!read.ok && !read.too_large) {
+      return sendProblem(reply, 400, 'body_incomplete', 'Incomplete body', 'the body did not arrive');
+    }
     if (!read.ok) {
       await reject('too_large', read.size_bytes);
       reply.header('connection', 'close');
