@@ -53,6 +53,9 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializer(rt.config.RESPONSE_SCHEMAS === 'strict'));
   app.setErrorHandler(errorHandler);
+  // JSON routes take JSON: a text/plain body is a 415 like any other type no route parses, not a string
+  // for the schema to refuse (the webhook ingress and worker uploads have parsers of their own).
+  app.removeContentTypeParser('text/plain');
   watchClients(app, rt.config, rt.log);
 
   // Remember every route's path so that a wrong method answers 405 rather than 404.

@@ -87,8 +87,6 @@ export function formatBytes(n: number): string {
 
 /** Fastify's own client errors (body parsing, content type) keep their status. */
 const FASTIFY_CLIENT_ERRORS: Record<string, [number, string, string]> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'Unsupported media type'],
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'Payload too large'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request', 'Invalid request'],
@@ -110,6 +108,33 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       'Invalid request',
       'The request did not match the schema',
       errors,
+    );
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // The rest of the body is not read: the connection closes after the answer.
+    const limit = request.routeOptions.bodyLimit;
+    reply.header('connection', 'close');
+    return sendProblem(
+      reply,
+      413,
+      'payload_too_large',
+      'Payload too large',
+      `the body of ${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} is at most ${formatBytes(limit)} (${limit.toLocaleString('en-US')} bytes)`,
+      undefined,
+      undefined,
+      { limit_bytes: limit },
+    );
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    return sendProblem(
+      reply,
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      type ? `this route does not read a body of type ${type}` : 'a body needs a Content-Type',
     );
   }
   const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
