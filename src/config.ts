@@ -46,6 +46,9 @@ const schema = z.object({
     .optional(),
   /** Failed webhook authentications allowed per webhook and minute before the ingress answers 429. */
   WEBHOOK_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(100000).default(30),
+  /** Concurrent webhook bodies read before their sender is authenticated (signature webhooks), in all and per webhook. */
+  WEBHOOK_CONCURRENT_BODY_READS: z.coerce.number().int().min(1).max(100000).default(128),
+  WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK: z.coerce.number().int().min(1).max(100000).default(16),
   /** The request line and headers must arrive within this time (Node's headersTimeout). */
   HTTP_HEADERS_TIMEOUT_SECONDS: seconds(10),
   /** The whole request, body included, must arrive within this time (Node's requestTimeout); answering takes what it takes. */

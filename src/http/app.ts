@@ -14,6 +14,7 @@ import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import type { Api } from './api.js';
 import { listenerOptions, redactUrl, watchClients } from './listener.js';
+import { countedInsteadOfLogged } from './throttled-log.js';
 import { errorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
 import './principal.js';
@@ -76,6 +77,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
 
   app.addHook('onResponse', async (req, reply) => {
+    if (countedInsteadOfLogged(req)) return;
     req.log.info(
       {
         method: req.method,

@@ -14,7 +14,8 @@ export type TroubleKind =
   | 'headers_too_large'
   | 'malformed_request'
   | 'body_aborted'
-  | 'connection_refused';
+  | 'connection_refused'
+  | 'ingress_busy';
 
 const MESSAGES: Record<TroubleKind, string> = {
   request_timeout: 'a request did not arrive in time and was answered 408',
@@ -22,6 +23,7 @@ const MESSAGES: Record<TroubleKind, string> = {
   malformed_request: 'a malformed request was answered 400',
   body_aborted: 'a client closed its connection before its request body arrived',
   connection_refused: 'a connection was closed at once: the server holds HTTP_MAX_CONNECTIONS',
+  ingress_busy: 'the webhook ingress reads as many unauthenticated bodies as it may and answered 503',
 };
 
 const THROTTLE_WINDOW_MS = 1000;
@@ -29,7 +31,17 @@ const THROTTLE_WINDOW_MS = 1000;
 export interface ThrottledLog {
   /** One event of `kind`; `fields` describe it, and are logged when this event gets a line of its own. */
   note(kind: TroubleKind, fields?: Record<string, unknown>): void;
+  /**
+   * A request refused by a protection (the ingress bound): counted here instead of
+   * having its own request line, so that a flood of them writes a line a second, not one each.
+   */
+  refused(kind: TroubleKind, req: object, fields?: Record<string, unknown>): void;
 }
+
+const countedInstead = new WeakSet<object>();
+
+/** Whether this request was counted in a throttled line instead of its own request line. */
+export const countedInsteadOfLogged = (req: object): boolean => countedInstead.has(req);
 
 const byLogger = new WeakMap<Logger, ThrottledLog>();
 
@@ -57,6 +69,10 @@ function createThrottledLog(log: Logger): ThrottledLog {
   };
 
   const throttled: ThrottledLog = {
+    refused(kind, req, fields) {
+      countedInstead.add(req);
+      throttled.note(kind, fields);
+    },
     note(kind, fields = {}) {
       const counted = open.get(kind);
       if (counted !== undefined) {

@@ -1,12 +1,14 @@
 /**
  * The listener's limits on a real socket: what Node refuses before Fastify sees a request (431,
- * 408, malformed requests) is answered as a problem document. Timeouts are short here
- * (HTTP_*_SECONDS accept fractions).
+ * 408, malformed requests) is answered as a problem document, and the webhook ingress reads only
+ * so many unauthenticated bodies at once. Timeouts are short here (HTTP_*_SECONDS accept fractions).
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { deliveryLog, makeHook, type Hook } from './ingress-helpers.js';
 
 let t: TestApp;
 let port: number;
@@ -15,6 +17,8 @@ beforeAll(async () => {
   t = await startTestApp({
     HTTP_HEADERS_TIMEOUT_SECONDS: '0.5',
     HTTP_REQUEST_TIMEOUT_SECONDS: '1',
+    WEBHOOK_CONCURRENT_BODY_READS: '3',
+    WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK: '2',
   });
   await t.app.listen({ port: 0, host: '127.0.0.1' });
   port = (t.app.server.address() as AddressInfo).port;
@@ -45,6 +49,14 @@ function raw(data: string): Promise<RawAnswer> {
       );
       resolve({ status: Number(statusLine.split(' ')[1]), headers, body, ms: Date.now() - started });
     });
+  });
+}
+
+/** Opens a connection that sends the headers and the start of a body, and holds it there. */
+function stalled(data: string): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(data, () => resolve(socket)));
+    socket.on('error', reject);
   });
 }
 
@@ -85,5 +97,60 @@ describe('what Node refuses before Fastify', () => {
     expect(body.instance).toBe('/api/v1/invitations/redeem');
     expect(res.ms).toBeGreaterThanOrEqual(950);
     expect(res.ms).toBeLessThan(4_000);
+  });
+});
+
+describe('the bound on unauthenticated webhook bodies', () => {
+  const slowDelivery = (hook: Hook) =>
+    `POST /webhooks/w/${hook.uid} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"partial":`;
+
+  it('over the bound per webhook, or in all, a 503 with Retry-After at once; token webhooks are not bound', async () => {
+    const signed = () => makeHook(t, { authMode: 'signature', signatureScheme: 'standard_webhooks' });
+    const [a, b, c] = [await signed(), await signed(), await signed()];
+
+    const held = [await stalled(slowDelivery(a)), await stalled(slowDelivery(a))];
+    // Two of a's bodies are being read: a third waits for neither a slot nor its body.
+    const third = await raw(slowDelivery(a));
+    const problem = expectProblemText(third, 503, 'ingress_busy');
+    expect(problem.retryable).toBe(true);
+    expect(third.headers['retry-after']).toBe('5');
+    expect(third.ms).toBeLessThan(500);
+
+    // b has slots of its own, until the bound of all (3) is reached.
+    held.push(await stalled(slowDelivery(b)));
+    expectProblemText(await raw(slowDelivery(c)), 503, 'ingress_busy');
+    // A token webhook authenticates before its body is read, so it does not wait for a slot.
+    const token = await makeHook(t);
+    const delivered = await fetch(`http://127.0.0.1:${port}/webhooks/w/${token.uid}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token.secret}` },
+      body: '{"ok":true}',
+    });
+    expect(delivered.status).toBe(202);
+
+    // The slots come back when the bodies are cut off (here the senders leave; else the timeout).
+    for (const socket of held) socket.destroy();
+    const payload = '{"event":"ping"}';
+    const id = 'msg_after_the_stall';
+    const at = new Date();
+    for (let i = 0; ; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/webhooks/w/${c.uid}`, {
+        method: 'POST',
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(c.secret!).sign(id, at, payload),
+        },
+        body: payload,
+      });
+      if (res.status === 202) break;
+      expect(res.status).toBe(503);
+      expect(i).toBeLessThan(50);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    // Refused or cut off, a delivery is not one: only the accepted ones are in the logs.
+    expect((await deliveryLog(t, a)).deliveries).toEqual([]);
+    expect((await deliveryLog(t, b)).deliveries).toEqual([]);
+    expect((await deliveryLog(t, c)).deliveries.map((d) => d.status)).toEqual(['accepted']);
   });
 });
