@@ -1,11 +1,13 @@
 /** Configuration from the environment, validated once at start-up. */
 import path from 'node:path';
+import v8 from 'node:v8';
 import { z } from 'zod';
 
 /** The longest wait of a worker's long poll (`POST /agent/workers/{id}/claim?wait_seconds=`). */
 export const LONGEST_LONG_POLL_SECONDS = 30;
 
 const seconds = (fallback: number, min = 0.1) => z.coerce.number().min(min).max(3600).default(fallback);
+const whole = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
 const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -66,6 +68,10 @@ const schema = z.object({
     .default(16 * 1024),
   /** Connections beyond this many are closed as they arrive, so that clients cannot use up the process's descriptors. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  /** Load shedding: answer 503 while the event loop's mean delay, the V8 heap used or the RSS is over these (0: not checked). */
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: whole(1000),
+  LOAD_SHED_HEAP_USED_BYTES: whole(Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9)),
+  LOAD_SHED_RSS_BYTES: whole(0),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

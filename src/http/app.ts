@@ -14,6 +14,7 @@ import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import type { Api } from './api.js';
 import { listenerOptions, redactUrl, watchClients } from './listener.js';
+import { shedLoad } from './load-shedding.js';
 import { countedInsteadOfLogged } from './throttled-log.js';
 import { errorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
@@ -58,6 +59,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   // for the schema to refuse (the webhook ingress and worker uploads have parsers of their own).
   app.removeContentTypeParser('text/plain');
   watchClients(app, rt.config, rt.log);
+  await shedLoad(app, rt.config, rt.log);
 
   // Remember every route's path so that a wrong method answers 405 rather than 404.
   const routes: Array<{ method: string; pattern: RegExp }> = [];
@@ -105,7 +107,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true }, config: { notShed: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     const notReady = (detail: string, extensions?: Record<string, unknown>) =>
       sendProblem(reply, 503, 'not_ready', 'Not ready', detail, undefined, undefined, extensions);

@@ -15,6 +15,7 @@ export type TroubleKind =
   | 'malformed_request'
   | 'body_aborted'
   | 'connection_refused'
+  | 'load_shed'
   | 'ingress_busy';
 
 const MESSAGES: Record<TroubleKind, string> = {
@@ -23,6 +24,7 @@ const MESSAGES: Record<TroubleKind, string> = {
   malformed_request: 'a malformed request was answered 400',
   body_aborted: 'a client closed its connection before its request body arrived',
   connection_refused: 'a connection was closed at once: the server holds HTTP_MAX_CONNECTIONS',
+  load_shed: 'the server is overloaded and answered 503',
   ingress_busy: 'the webhook ingress reads as many unauthenticated bodies as it may and answered 503',
 };
 
@@ -32,7 +34,7 @@ export interface ThrottledLog {
   /** One event of `kind`; `fields` describe it, and are logged when this event gets a line of its own. */
   note(kind: TroubleKind, fields?: Record<string, unknown>): void;
   /**
-   * A request refused by a protection (the ingress bound): counted here instead of
+   * A request refused by a protection (load shedding, the ingress bound): counted here instead of
    * having its own request line, so that a flood of them writes a line a second, not one each.
    */
   refused(kind: TroubleKind, req: object, fields?: Record<string, unknown>): void;
