@@ -118,7 +118,9 @@ describe('thousands of slow unauthenticated clients', () => {
     const agentKey = (await call(server, 'POST', `/agent/identities/${agent}/api-keys`)).body!.api_key as string;
     const worker = (await call(server, 'POST', '/agent/workers', { host: 'e2e' }, agentKey)).body!.worker_id;
 
-    const logBefore = server.stdout().length + server.stderr().length;
+    // The setup's log lines have all arrived once the last one has (pino writes them in order).
+    await server.waitForOutput(/"url":"\/api\/v1\/agent\/workers","principal":"agent:[^"]+","status":201/);
+    const [outBefore, errBefore] = [server.stdout().length, server.stderr().length];
     const fdsBefore = serverFds();
     let fdsPeak = fdsBefore ?? 0;
     const fdSampler = setInterval(() => (fdsPeak = Math.max(fdsPeak, serverFds() ?? 0)), 100);
@@ -226,7 +228,7 @@ describe('thousands of slow unauthenticated clients', () => {
 
     // The log: a handful of throttled lines, whose counts add up to what the clients saw.
     await sleep(1_500); // the last throttle window closes
-    const log = (server.stdout() + server.stderr()).slice(logBefore).split('\n').filter(Boolean);
+    const log = (server.stdout().slice(outBefore) + server.stderr().slice(errBefore)).split('\n').filter(Boolean);
     const lines = log.map(
       (l) => JSON.parse(l) as { level: number; msg: string; url?: string; kind?: string; count?: number },
     );
@@ -235,8 +237,9 @@ describe('thousands of slow unauthenticated clients', () => {
     expect(counted('ingress_busy')).toBe(busy.length);
     expect(counted('request_timeout')).toBe(timedOut.length + headersOnly.length);
     // A line per request served meanwhile (10 reads, the delivery, the long poll); none per refused or cut-off client.
-    // (The worker's announce, just before, may be logged after the mark.)
-    const requestLines = lines.filter((l) => l.msg === 'request' && l.url !== '/api/v1/agent/workers');
+    const requestLines = lines.filter((l) => l.msg === 'request');
+    expect(requestLines.filter((l) => l.url === '/api/v1/factory')).toHaveLength(latencies.length);
+    expect(requestLines.filter((l) => l.url?.startsWith(`/webhooks/w/${target.uid}`))).toEqual([]);
     expect(requestLines).toHaveLength(latencies.length + 2);
     expect(lines.filter((l) => l.kind).length).toBeLessThanOrEqual(20);
 
