@@ -37,8 +37,11 @@ const SHUTDOWN_GRACE_MS = 10_000;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
-/** Sockets the server cut itself (a timeout, a refused request): their end is not the client's abort. */
-const cutByServer = new WeakSet<Socket>();
+/**
+ * Sockets the server cut itself, so that their end is not taken for the client's abort: `answered`
+ * by the clientError handler (and logged there), or `idle` (nothing moved for the idle timeout).
+ */
+const cutByServer = new WeakMap<Socket, 'answered' | 'idle'>();
 
 /** Fastify's server options for the listener; `log` is the server's logger. */
 export function listenerOptions(config: Config, log: Logger) {
@@ -95,7 +98,7 @@ function clientErrorHandler(config: Config, trouble: ThrottledLog) {
       `the request is not valid HTTP/1.1 (${error.code ?? error.message})`,
       'malformed_request',
     ];
-    cutByServer.add(socket);
+    cutByServer.set(socket, 'answered');
     trouble.note(kind, { remote: socket.remoteAddress, error: error.code });
     // A request Fastify is handling (a body arriving too slowly) has its response on the socket.
     const res = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
@@ -134,11 +137,18 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
     app.server.once('close', () => clearTimeout(cut));
     done();
   });
+  // The idle timeout (and the keep-alive one) closes the socket as Node would, but says so first.
+  app.server.on('timeout', (socket: Socket) => {
+    cutByServer.set(socket, 'idle');
+    socket.destroy();
+  });
   app.addHook('onRequestAbort', (req, done) => {
+    const cut = cutByServer.get(req.raw.socket);
+    const what = { method: req.method, url: redactUrl(req.url) };
+    // A request in flight on which nothing moved for HTTP_IDLE_TIMEOUT_SECONDS: a stalled body, a hung handler.
+    if (cut === 'idle') trouble.note('idle_timeout', what);
     // A client that hangs up after sending its whole request (a worker ending a long poll) aborted no body.
-    if (!req.raw.complete && !cutByServer.has(req.raw.socket) && !graceOver) {
-      trouble.note('body_aborted', { method: req.method, url: redactUrl(req.url) });
-    }
+    else if (cut === undefined && !graceOver && !req.raw.complete) trouble.note('body_aborted', what);
     done();
   });
 }

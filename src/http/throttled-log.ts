@@ -14,6 +14,7 @@ export type TroubleKind =
   | 'headers_too_large'
   | 'malformed_request'
   | 'body_aborted'
+  | 'idle_timeout'
   | 'connection_refused'
   | 'load_shed'
   | 'ingress_busy';
@@ -23,6 +24,7 @@ const MESSAGES: Record<TroubleKind, string> = {
   headers_too_large: 'a request line or headers too large was answered 431',
   malformed_request: 'a malformed request was answered 400',
   body_aborted: 'a client closed its connection before its request body arrived',
+  idle_timeout: 'a connection with a request in flight was idle for HTTP_IDLE_TIMEOUT_SECONDS and was closed',
   connection_refused: 'a connection was closed at once: the server holds HTTP_MAX_CONNECTIONS',
   load_shed: 'the server is overloaded and answered 503',
   ingress_busy: 'the webhook ingress reads as many unauthenticated bodies as it may and answered 503',
