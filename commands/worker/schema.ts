@@ -1,10 +1,12 @@
 /** Bodies, parameters and answers of the worker API, with every limit it enforces. */
 import { z } from 'zod';
+import { LONGEST_LONG_POLL_SECONDS } from '../../src/config.js';
 import { booleanParam, boundedJson, uidParam } from '../../src/http/schemas.js';
 import { FINISH_STATES, RUN_STATES } from '../run/events.js';
 import { runModeSchema } from '../run/schema.js';
 
-const MAX_WAIT_SECONDS = 30;
+/** The idle timeout of every connection is above it (src/config.ts). */
+const MAX_WAIT_SECONDS = LONGEST_LONG_POLL_SECONDS;
 const MAX_CAPABILITIES = 50;
 const MAX_HEARTBEAT_RUNS = 100;
 const MAX_ACKS = 1000;
@@ -51,7 +53,10 @@ export const heartbeatBody = z
   })
   .strict();
 
-const repoName = z.string().regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo');
+const repoName = z
+  .string()
+  .max(201)
+  .regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo');
 
 /** The skills a worker found in the repositories it serves; each report replaces those repositories' skills. */
 export const skillsBody = z
