@@ -30,10 +30,21 @@ export type OutboundWebhookCommand =
   | { type: 'UpdateOutboundWebhook'; data: { uid: string; team_uid: string; changes: Partial<OutboundWebhookFields> } }
   | { type: 'RotateOutboundWebhookSecret'; data: { uid: string; team_uid: string; secret: string } }
   | { type: 'DeleteOutboundWebhook'; data: { uid: string; team_uid: string } }
-  /** The dispatcher's report of one attempt; `disable_after_ms` is the configured disable window. */
+  /**
+   * The dispatcher's report of one attempt (made `at`); `disable_after_ms` is the configured
+   * disable window; `gave_up_since` is set when the attempt was a delivery's last (its retries ran
+   * out), to when that delivery was first attempted.
+   */
   | {
       type: 'RecordEndpointHealth';
-      data: { uid: string; team_uid: string; ok: boolean; at: string; disable_after_ms: number };
+      data: {
+        uid: string;
+        team_uid: string;
+        ok: boolean;
+        at: string;
+        disable_after_ms: number;
+        gave_up_since: string | null;
+      };
     };
 
 /** A user admin of the team manages its endpoints; other members see them; others do not know them. */
@@ -137,11 +148,14 @@ export const outboundWebhookDecider: Decider<OutboundWebhookCommand, OutboundWeb
       case 'RecordEndpointHealth': {
         const e = state.endpoints[uid];
         if (!e) return [];
-        const { ok, at, disable_after_ms } = command.data;
+        const { ok, at, disable_after_ms, gave_up_since } = command.data;
         if (ok) return e.failing_since ? [{ type: 'OutboundWebhookRecovered', data: { uid, team_uid } }] : [];
         if (!e.failing_since) return [{ type: 'OutboundWebhookFailing', data: { uid, team_uid, since: at } }];
         const failedFor = Date.parse(at) - Date.parse(e.failing_since);
-        if (!e.enabled || failedFor < disable_after_ms) return [];
+        // Failing all along: for the whole window, or for every retry of a delivery that gave up.
+        const throughout =
+          failedFor >= disable_after_ms || (gave_up_since !== null && e.failing_since <= gave_up_since);
+        if (!e.enabled || !throughout) return [];
         const hours = Math.round((failedFor / 3_600_000) * 10) / 10;
         return [
           {

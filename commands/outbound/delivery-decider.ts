@@ -13,7 +13,12 @@ export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'abandoned';
 
 export type DeliveryState =
   | { status: 'none' }
-  | (Scheduled & { status: DeliveryStatus; attempts: number; next_attempt_at: string | null });
+  | (Scheduled & {
+      status: DeliveryStatus;
+      attempts: number;
+      next_attempt_at: string | null;
+      first_attempt_at: string | null;
+    });
 
 export type DeliveryCommand =
   | { type: 'ScheduleDelivery'; data: Scheduled }
@@ -25,12 +30,18 @@ export const deliveryDecider: Decider<DeliveryCommand, OutboundDeliveryEvent, De
 
   evolve: (state, event) => {
     if (event.type === 'OutboundDeliveryScheduled')
-      return { ...event.data, status: 'pending', attempts: 0, next_attempt_at: event.data.scheduled_at };
+      return {
+        ...event.data,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: event.data.scheduled_at,
+        first_attempt_at: null,
+      };
     if (state.status === 'none') return state;
     if (event.type === 'OutboundDeliveryAbandoned') return { ...state, status: 'abandoned', next_attempt_at: null };
-    const { attempt, outcome, next_attempt_at } = event.data;
+    const { attempt, outcome, next_attempt_at, at } = event.data;
     const status: DeliveryStatus = outcome === 'retry' ? 'pending' : outcome;
-    return { ...state, attempts: attempt, status, next_attempt_at };
+    return { ...state, attempts: attempt, status, next_attempt_at, first_attempt_at: state.first_attempt_at ?? at };
   },
 
   decide: (command, state) => {
