@@ -12,7 +12,7 @@ export interface InboxEntryDoc extends InboxNotificationDoc {
   is_read: boolean;
 }
 
-export const entryId = (notificationUid: string, userUid: string) => `${notificationUid}:${userUid}`;
+const entryId = (notificationUid: string, userUid: string) => `${notificationUid}:${userUid}`;
 
 export const inboxEntriesProjection = projection<InboxEvent, InboxEntryDoc>({
   name: 'inbox_entries',

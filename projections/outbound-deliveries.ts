@@ -5,7 +5,7 @@
 import { projection } from '../src/projector/projection.js';
 import type { OutboundDeliveryEvent, OutboundEventType } from '../commands/outbound/events.js';
 
-export interface DeliveryAttemptDoc {
+interface DeliveryAttemptDoc {
   attempt: number;
   at: string;
   status_code: number | null;

@@ -19,7 +19,7 @@ import {
   toDeliveryResource,
   toOutboundWebhookResource,
 } from '../commands/outbound/resource.js';
-import { MAX_ENDPOINTS_PER_TEAM } from '../commands/outbound/decider.js';
+import { MAX_ENDPOINTS_PER_TEAM } from '../commands/outbound/events.js';
 import { outboundDeliveriesProjection } from '../projections/outbound-deliveries.js';
 import { outboundWebhooksProjection } from '../projections/outbound-webhooks.js';
 

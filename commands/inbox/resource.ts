@@ -26,7 +26,7 @@ const question = z.object({
   recommended_option_index: z.int().optional(),
 });
 
-export const inboxItem = z.object({
+const inboxItem = z.object({
   notification_uid: z.string(),
   factory_uid: z.string().nullable().describe('Null only for `webhook_disabled` (a team notification)'),
   factory_task_uid: z.string().nullable().describe('Null only for `webhook_disabled`'),

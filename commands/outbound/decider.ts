@@ -5,11 +5,9 @@
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
-import type { OutboundWebhookEvent, OutboundWebhookFields } from './events.js';
+import { MAX_ENDPOINTS_PER_TEAM, type OutboundWebhookEvent, type OutboundWebhookFields } from './events.js';
 
-export const MAX_ENDPOINTS_PER_TEAM = 20;
-
-export interface Endpoint extends OutboundWebhookFields {
+interface Endpoint extends OutboundWebhookFields {
   uid: string;
   team_uid: string;
   secret: string;

@@ -9,7 +9,7 @@ import type { OutboundDeliveryEvent } from './events.js';
 type Scheduled = Extract<OutboundDeliveryEvent, { type: 'OutboundDeliveryScheduled' }>['data'];
 type Attempted = Extract<OutboundDeliveryEvent, { type: 'OutboundDeliveryAttempted' }>['data'];
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'abandoned';
+type DeliveryStatus = 'pending' | 'delivered' | 'failed' | 'abandoned';
 
 export type DeliveryState =
   | { status: 'none' }

@@ -26,7 +26,7 @@ const MAX_DELAY_MS = 8 * 3_600_000;
 const USER_AGENT = 'Shopfloor-Webhooks/1';
 
 /** The delay before retry `attempt + 1`: base × 4^(attempt-1), at most 8 h, ±20 % jitter. */
-export const retryDelayMs = (baseMs: number, attempt: number, jitter = Math.random()) =>
+const retryDelayMs = (baseMs: number, attempt: number, jitter = Math.random()) =>
   Math.round(Math.min(baseMs * 4 ** (attempt - 1), MAX_DELAY_MS) * (0.8 + 0.4 * jitter));
 
 const systemContext = (rt: Runtime, team_uid: string): CommandContext => ({

@@ -5,6 +5,9 @@
  * an event is scheduled for an endpoint once however often it is seen).
  */
 
+/** A team has at most this many endpoints. */
+export const MAX_ENDPOINTS_PER_TEAM = 20;
+
 /** The events an endpoint may subscribe to; `run.*`, `task.*`, `inbox.*`, `webhook.*` and `*` name groups. */
 export const OUTBOUND_EVENT_TYPES = [
   'run.queued',
@@ -56,7 +59,7 @@ export type OutboundWebhookEvent =
   /** It failed every attempt for the whole disable window: the server stops sending to it. */
   | { type: 'OutboundWebhookDisabled'; data: Place & { failing_since: string; reason: string } };
 
-export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
+type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 
 export type OutboundDeliveryEvent =
   | {
