@@ -48,6 +48,26 @@ const schema = z.object({
     .optional(),
   /** Failed webhook authentications allowed per webhook and minute before the ingress answers 429. */
   WEBHOOK_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(100000).default(30),
+  /** Outbound webhooks: ranges they may reach besides public unicast addresses (comma-separated CIDRs, e.g. `127.0.0.0/8`). */
+  OUTBOUND_ALLOWED_RANGES: z.string().default(''),
+  /** Outbound webhooks: deliveries in flight at once, per process. */
+  OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Outbound webhooks: how long an attempt waits for the receiver's answer. */
+  OUTBOUND_TIMEOUT_SECONDS: z.coerce.number().min(0.05).max(300).default(10),
+  /** Outbound webhooks: the first retry's delay; each next one is 4 times longer (at most 8 h), ±20 % jitter. */
+  OUTBOUND_RETRY_BASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(5),
+  /** Outbound webhooks: a delivery is retried until this long after it was scheduled (at least a day by default). */
+  OUTBOUND_RETRY_HOURS: z.coerce
+    .number()
+    .min(0.0001)
+    .max(24 * 30)
+    .default(24),
+  /** Outbound webhooks: an endpoint that failed every attempt this long is disabled. */
+  OUTBOUND_DISABLE_AFTER_HOURS: z.coerce
+    .number()
+    .min(0.0001)
+    .max(24 * 30)
+    .default(24),
   /** The model catalogue (YAML or JSON): models, the default, prices. Default: the one shipped. */
   MODELS_FILE: z.string().optional(),
   /** Concurrent webhook bodies read before their sender is authenticated (signature webhooks), in all and per webhook. */

@@ -196,6 +196,49 @@ export const artifactBody = z.discriminatedUnion('artifact_type', [
     .strict(),
 ]);
 
+const question = z
+  .object({
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,64}$/, '1-64 characters of [A-Za-z0-9._:-]')
+      .optional(),
+    question: z.string().trim().min(1).max(4000),
+    options: z.array(z.string().trim().min(1).max(500)).max(20).default([]),
+    type: z.enum(['single_select', 'multi_select']).default('single_select'),
+    recommended_option_index: z.int().min(0).max(19).optional(),
+  })
+  .strict()
+  .refine((q) => q.recommended_option_index === undefined || q.recommended_option_index < q.options.length, {
+    message: 'recommended_option_index must name one of the options',
+    path: ['recommended_option_index'],
+  });
+
+/** A question the run asks its requester: it waits for a follow-up, which answers it. */
+export const questionBody = z
+  .object({
+    /** Names this ask, so that a retried report asks once; the server chooses one when absent. */
+    ask_id: z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/, '1-128 characters of [A-Za-z0-9._:-]')
+      .optional(),
+    questions: z.array(question).min(1).max(10),
+  })
+  .strict();
+
+export const questionAnswer = z.object({
+  run_id: z.string(),
+  ask_id: z.string(),
+  questions: z.array(
+    z.object({
+      id: z.string(),
+      question: z.string(),
+      options: z.array(z.string()),
+      type: z.enum(['single_select', 'multi_select']),
+      recommended_option_index: z.int().optional(),
+    }),
+  ),
+});
+
 const fileName = z
   .string()
   .min(1)

@@ -37,7 +37,7 @@ export class ApiError extends Error {
 }
 
 /** The report endpoints on a held run (JSON bodies). */
-export type Report = 'claim' | 'start' | 'timeline' | 'messages' | 'artifacts' | 'usage' | 'finish';
+export type Report = 'claim' | 'start' | 'timeline' | 'messages' | 'artifacts' | 'questions' | 'usage' | 'finish';
 
 export class WorkerClient {
   constructor(

@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from './output.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf } from './output.js';
 
 /** Output is sent at most this often, or sooner when a batch fills up. */
 const FLUSH_MS = 500;
@@ -172,6 +172,14 @@ export class Execution {
   }
 
   private onLine(line: Line): void {
+    const asked = line.stream === 'stdout' ? questionOf(line.text) : null;
+    if (asked) {
+      // A protocol line, not output: the question comes after the output before it.
+      this.flush();
+      this.send('questions', { questions: [asked] });
+      this.timeline('question_asked', { question: asked.question });
+      return;
+    }
     for (const url of pullRequestUrls(line.text)) {
       if (this.prLinks.has(url)) continue;
       this.prLinks.add(url);
