@@ -200,6 +200,7 @@ const question = z
   .object({
     id: z
       .string()
+      .max(64)
       .regex(/^[A-Za-z0-9._:-]{1,64}$/, '1-64 characters of [A-Za-z0-9._:-]')
       .optional(),
     question: z.string().trim().min(1).max(4000),
@@ -219,6 +220,7 @@ export const questionBody = z
     /** Names this ask, so that a retried report asks once; the server chooses one when absent. */
     ask_id: z
       .string()
+      .max(128)
       .regex(/^[A-Za-z0-9._:-]{1,128}$/, '1-128 characters of [A-Za-z0-9._:-]')
       .optional(),
     questions: z.array(question).min(1).max(10),
