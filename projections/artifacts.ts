@@ -1,14 +1,13 @@
 /**
  * Artifacts by uid, each with what deciding who may read it needs: its run's owner team, creator
- * and executing team, its conversation, and whether it is public. A `run:<id>` document per run
- * keeps those fields until the run's artifacts arrive (artifact uids are UUIDs, never `run:`).
+ * and executing team, its conversation, and whether it is public. The table `runs` keeps those
+ * fields of each run until its artifacts arrive.
  */
 import { projection } from '../src/projector/projection.js';
 import type { Artifact, ArtifactType, RunEvent } from '../commands/run/events.js';
 
 interface RunOwnerDoc {
   [field: string]: unknown;
-  kind: 'run';
   run_id: string;
   conversation_id: string;
   team_uid: string | null;
@@ -18,7 +17,6 @@ interface RunOwnerDoc {
 
 export interface ArtifactDoc {
   [field: string]: unknown;
-  kind: 'artifact';
   artifact_uid: string;
   artifact_type: ArtifactType;
   run_id: string;
@@ -34,31 +32,27 @@ export interface ArtifactDoc {
   created_at: string;
 }
 
-const runKey = (id: string) => `run:${id}`;
-
-export const artifactsProjection = projection<RunEvent, ArtifactDoc | RunOwnerDoc>({
+export const artifactsProjection = projection<RunEvent, ArtifactDoc, { runs: RunOwnerDoc }>({
   name: 'artifacts',
-  version: 1,
+  version: 2,
   indexes: [['run_id']],
+  tables: { runs: [] },
   on: {
     RunCreated: (e, docs) => {
       const d = e.data;
-      docs.put(runKey(d.run_id), {
-        kind: 'run',
+      docs.in('runs').put(d.run_id, {
         run_id: d.run_id,
         conversation_id: d.conversation_id,
         team_uid: d.team_uid,
         creator_uid: d.creator.uid,
         executing_team_uid: d.executing_team_uid,
-      } satisfies RunOwnerDoc);
+      });
     },
     RunArtifactAdded: async (e, docs) => {
-      const run = (await docs.get(runKey(e.data.run_id))) as RunOwnerDoc | null;
-      if (!run) return;
+      const owner = await docs.in('runs').get(e.data.run_id);
+      if (!owner) return;
       const { blob, ...data } = e.data.artifact;
-      const { kind: _kind, ...owner } = run;
       docs.put(data.artifact_uid, {
-        kind: 'artifact',
         artifact_uid: data.artifact_uid,
         artifact_type: data.artifact_type,
         ...owner,
@@ -66,7 +60,7 @@ export const artifactsProjection = projection<RunEvent, ArtifactDoc | RunOwnerDo
         blob: typeof blob === 'string' ? blob : null,
         data,
         created_at: e.metadata.occurred_at,
-      } satisfies ArtifactDoc);
+      });
     },
   },
 });

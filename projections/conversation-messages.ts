@@ -8,14 +8,12 @@
  * (the prompt, prompt extensions, follow-ups) are recorded as user messages of the turn they
  * reached; the worker's messages join the turn that was running when they were recorded.
  *
- * Four kinds of documents share the collection:
- * - `conversation:<id>` the conversation's runs in order (its newest run is the last);
- * - `run:<id>`          the run's title and its current turn;
- * - `turn:<event id>`   a turn: when it started and ended, and how it ended;
- * - `<event id>`        a message.
+ * The collection holds the messages, by the id of the event that recorded each; three tables
+ * beside it: `conversations` (each conversation's runs in order, its newest run last), `runs` (a
+ * run's title and current turn) and `turns` (when each turn started and ended, and how).
  */
 import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { projection, type Docs } from '../src/projector/projection.js';
+import { type ProjectionDocs, projection } from '../src/projector/projection.js';
 import type { ConversationEvent } from '../commands/conversation/events.js';
 import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
 
@@ -25,16 +23,14 @@ import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
  */
 export const seqOf = (e: Pick<RecordedEvent, 'position'>, part: 0 | 1 = 0) => `${positionKey(e.position)}:${part}`;
 
-export interface ConversationRunsDoc {
+interface ConversationRunsDoc {
   [field: string]: unknown;
-  kind: 'conversation';
   conversation_id: string;
   run_ids: string[];
 }
 
 interface RunTurnDoc {
   [field: string]: unknown;
-  kind: 'run';
   run_id: string;
   conversation_id: string;
   title: string;
@@ -69,17 +65,18 @@ export interface MessageDoc {
   timestamp: string;
 }
 
-export type ConversationItem = ConversationRunsDoc | TurnDoc | MessageDoc;
-
-export const conversationKey = (id: string) => `conversation:${id}`;
-const runKey = (id: string) => `run:${id}`;
-const turnKey = (id: string) => `turn:${id}`;
+type Tables = { conversations: ConversationRunsDoc; runs: RunTurnDoc; turns: TurnDoc };
+type ConversationDocs = ProjectionDocs<MessageDoc, Tables>;
 
 const text = (value: string) => [{ type: 'text', text: value }];
 
-function startTurn(e: RecordedEvent, docs: Docs, run: Pick<RunTurnDoc, 'run_id' | 'conversation_id' | 'title'>) {
-  docs.put(runKey(run.run_id), { kind: 'run', ...run, turn_id: e.id } satisfies RunTurnDoc);
-  docs.put(turnKey(e.id), {
+function startTurn(
+  e: RecordedEvent,
+  docs: ConversationDocs,
+  run: Pick<RunTurnDoc, 'run_id' | 'conversation_id' | 'title'>,
+) {
+  docs.in('runs').put(run.run_id, { ...run, turn_id: e.id });
+  docs.in('turns').put(e.id, {
     kind: 'turn',
     turn_id: e.id,
     conversation_id: run.conversation_id,
@@ -89,17 +86,17 @@ function startTurn(e: RecordedEvent, docs: Docs, run: Pick<RunTurnDoc, 'run_id' 
     started_at: null,
     completed_at: null,
     summary: null,
-  } satisfies TurnDoc);
+  });
 }
 
 /** Records a message in the run's current turn (an unknown run records nothing). */
 async function record(
   e: RecordedEvent,
-  docs: Docs,
+  docs: ConversationDocs,
   runId: string,
   message: Pick<MessageDoc, 'message_id' | 'step_id' | 'parent_step_id' | 'role' | 'content'>,
 ) {
-  const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
+  const run = await docs.in('runs').get(runId);
   if (!run) return;
   docs.put(e.id, {
     kind: 'message',
@@ -109,10 +106,10 @@ async function record(
     seq: seqOf(e, 1),
     ...message,
     timestamp: e.metadata.occurred_at,
-  } satisfies MessageDoc);
+  });
 }
 
-const userMessage = (e: RecordedEvent, docs: Docs, runId: string, message: string) =>
+const userMessage = (e: RecordedEvent, docs: ConversationDocs, runId: string, message: string) =>
   message
     ? record(e, docs, runId, {
         message_id: e.id,
@@ -123,32 +120,28 @@ const userMessage = (e: RecordedEvent, docs: Docs, runId: string, message: strin
       })
     : undefined;
 
-async function endTurn(e: RecordedEvent, docs: Docs, runId: string, summary: string | null) {
-  const run = (await docs.get(runKey(runId))) as RunTurnDoc | null;
-  if (run) docs.patch(turnKey(run.turn_id), { completed_at: e.metadata.occurred_at, summary });
+async function endTurn(e: RecordedEvent, docs: ConversationDocs, runId: string, summary: string | null) {
+  const run = await docs.in('runs').get(runId);
+  if (run) docs.in('turns').patch(run.turn_id, { completed_at: e.metadata.occurred_at, summary });
 }
 
-export const conversationMessagesProjection = projection<
-  RunEvent | ConversationEvent,
-  ConversationRunsDoc | RunTurnDoc | TurnDoc | MessageDoc
->({
+const LOG_ORDER_INDEXES = [
+  ['conversation_id', 'seq'],
+  ['run_id', 'seq'],
+];
+
+export const conversationMessagesProjection = projection<RunEvent | ConversationEvent, MessageDoc, Tables>({
   name: 'conversation_messages',
-  version: 1,
-  indexes: [
-    ['conversation_id', 'seq'],
-    ['run_id', 'seq'],
-  ],
+  version: 2,
+  indexes: LOG_ORDER_INDEXES,
+  tables: { conversations: [], runs: [], turns: LOG_ORDER_INDEXES },
   on: {
     ConversationRunAdded: async (e, docs) => {
       const { conversation_id, run_id } = e.data;
-      const current = (await docs.get(conversationKey(conversation_id))) as ConversationRunsDoc | null;
+      const current = await docs.in('conversations').get(conversation_id);
       const run_ids = current?.run_ids ?? [];
       if (!run_ids.includes(run_id))
-        docs.put(conversationKey(conversation_id), {
-          kind: 'conversation',
-          conversation_id,
-          run_ids: [...run_ids, run_id],
-        });
+        docs.in('conversations').put(conversation_id, { conversation_id, run_ids: [...run_ids, run_id] });
     },
     RunCreated: async (e, docs) => {
       const { run_id, conversation_id, title, prompt } = e.data;
@@ -158,14 +151,14 @@ export const conversationMessagesProjection = projection<
     RunPromptExtended: (e, docs) => userMessage(e, docs, e.data.run_id, e.data.message),
     RunFollowupDelivered: (e, docs) => userMessage(e, docs, e.data.run_id, e.data.message),
     RunResumed: async (e, docs) => {
-      const run = (await docs.get(runKey(e.data.run_id))) as RunTurnDoc | null;
+      const run = await docs.in('runs').get(e.data.run_id);
       if (!run) return;
       startTurn(e, docs, run);
       await userMessage(e, docs, run.run_id, e.data.message);
     },
     RunStarted: async (e, docs) => {
-      const run = (await docs.get(runKey(e.data.run_id))) as RunTurnDoc | null;
-      if (run) docs.patch(turnKey(run.turn_id), { started_at: e.metadata.occurred_at });
+      const run = await docs.in('runs').get(e.data.run_id);
+      if (run) docs.in('turns').patch(run.turn_id, { started_at: e.metadata.occurred_at });
     },
     RunMessageRecorded: (e, docs) => {
       const { run_id, message_id, step_id, parent_step_id, role, content } = e.data;

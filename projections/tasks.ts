@@ -1,8 +1,8 @@
 /**
  * Live factory tasks, one document per task, each with the current top-level run of its
- * conversation (so a page of tasks resolves its current runs with one getMany). A
- * `conversation:<id>` document per conversation remembers its newest root run and bound task
- * until both are known; it has no `factory_uid`, so task lists never match it.
+ * conversation (so a page of tasks resolves its current runs with one getMany). The table
+ * `conversations` keeps, per conversation, its newest root run and its bound task, so whichever
+ * of the two comes first, the other finds it.
  */
 import { projection } from '../src/projector/projection.js';
 import type { RunEvent } from '../commands/run/events.js';
@@ -29,17 +29,15 @@ export interface TaskDoc {
   updated_at: string;
 }
 
-interface ConversationLinkDoc {
+export interface ConversationLinkDoc {
   [field: string]: unknown;
   latest_root_run_id: string | null;
   task_uid: string | null;
 }
 
-export const conversationKey = (conversationId: string) => `conversation:${conversationId}`;
-
-export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc | ConversationLinkDoc>({
+export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc, { conversations: ConversationLinkDoc }>({
   name: 'tasks',
-  version: 1,
+  version: 2,
   // A board shows one stage per column: the stage filter seeks, newest first.
   indexes: [
     ['factory_uid', 'created_at'],
@@ -47,22 +45,20 @@ export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc | Conver
     ['factory_uid', 'stage', 'created_at'],
     ['conversation_id'],
   ],
+  tables: { conversations: [] },
   on: {
     RunCreated: async (e, docs) => {
       if (e.data.parent_run_id !== null) return;
-      const key = conversationKey(e.data.conversation_id);
-      const link = (await docs.get(key)) as ConversationLinkDoc | null;
-      docs.put(key, {
-        latest_root_run_id: e.data.run_id,
-        task_uid: link?.task_uid ?? null,
-      } satisfies ConversationLinkDoc);
+      const links = docs.in('conversations');
+      const link = await links.get(e.data.conversation_id);
+      links.put(e.data.conversation_id, { latest_root_run_id: e.data.run_id, task_uid: link?.task_uid ?? null });
       // A new top-level run does not bump updated_at: only changes to the task itself do.
       if (link?.task_uid) docs.patch(link.task_uid, { current_run_id: e.data.run_id });
     },
     TaskCreated: async (e, docs) => {
       const d = e.data;
-      const key = conversationKey(d.conversation_id);
-      const link = (await docs.get(key)) as ConversationLinkDoc | null;
+      const links = docs.in('conversations');
+      const link = await links.get(d.conversation_id);
       docs.put(d.uid, {
         uid: d.uid,
         factory_uid: d.factory_uid,
@@ -80,19 +76,16 @@ export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc | Conver
         created_at: e.metadata.occurred_at,
         updated_at: e.metadata.occurred_at,
       } satisfies TaskDoc);
-      docs.put(key, {
-        latest_root_run_id: link?.latest_root_run_id ?? null,
-        task_uid: d.uid,
-      } satisfies ConversationLinkDoc);
+      links.put(d.conversation_id, { latest_root_run_id: link?.latest_root_run_id ?? null, task_uid: d.uid });
     },
     TaskUpdated: (e, docs) => docs.patch(e.data.uid, { ...e.data.changes, updated_at: e.metadata.occurred_at }),
     TaskStageChanged: (e, docs) => docs.patch(e.data.uid, { stage: e.data.to, updated_at: e.metadata.occurred_at }),
     TaskCancelled: (e, docs) => docs.patch(e.data.uid, { stage: 'CANCELLED', updated_at: e.metadata.occurred_at }),
     TaskDeleted: async (e, docs) => {
       docs.delete(e.data.uid);
-      const key = conversationKey(e.data.conversation_id);
-      const link = (await docs.get(key)) as ConversationLinkDoc | null;
-      if (link?.task_uid === e.data.uid) docs.put(key, { ...link, task_uid: null });
+      const links = docs.in('conversations');
+      const link = await links.get(e.data.conversation_id);
+      if (link?.task_uid === e.data.uid) links.put(e.data.conversation_id, { ...link, task_uid: null });
     },
   },
 });

@@ -1,13 +1,14 @@
 /**
- * The delivery log of each webhook. A webhook's deliveries form a queue in log order: a head
- * document knows the oldest, the newest and how many, and each delivery names the one after it.
+ * The delivery log of each webhook. A webhook's deliveries form a queue in log order: its head (in
+ * the table `heads`) knows the oldest, the newest and how many, and each delivery names the one
+ * after it.
  * Entries leave from the oldest end once they are both beyond the newest 50 and more than 7 days
  * older than the newest delivery (event time, so a rebuild prunes the same entries). So a delivery
  * costs a few document writes however long the log grows (at the rate limit, 7 days hold about
  * 600k entries).
  */
 import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { projection, type Docs } from '../src/projector/projection.js';
+import { type ProjectionDocs, projection } from '../src/projector/projection.js';
 import type { DeliveryEvent } from '../commands/webhook/events.js';
 
 export type DeliveryStatus =
@@ -27,7 +28,6 @@ export const deliveryLabels: Record<DeliveryStatus, string> = {
 
 export interface DeliveryDoc {
   [field: string]: unknown;
-  kind: 'delivery';
   webhook_uid: string;
   factory_uid: string;
   team_uid: string;
@@ -45,7 +45,6 @@ export interface DeliveryDoc {
 
 interface LogHeadDoc {
   [field: string]: unknown;
-  kind: 'head';
   webhook_uid: string;
   oldest: string;
   newest: string;
@@ -59,19 +58,17 @@ interface LogHeadDoc {
 const DELIVERY_LOG_KEEP_COUNT = 50;
 const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
 
-const headId = (webhookUid: string) => `head:${webhookUid}`;
-
 async function record(
   e: RecordedEvent<DeliveryEvent>,
-  docs: Docs,
+  docs: ProjectionDocs<DeliveryDoc, { heads: LogHeadDoc }>,
   fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of'>,
 ) {
   const { webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at } = e.data;
-  const head = (await docs.get(headId(webhook_uid))) as LogHeadDoc | null;
+  const heads = docs.in('heads');
+  const head = await heads.get(webhook_uid);
   const applied = positionKey(e.position);
   if (head && head.applied >= applied) return;
   docs.put(delivery_id, {
-    kind: 'delivery',
     webhook_uid,
     factory_uid,
     team_uid,
@@ -80,34 +77,34 @@ async function record(
     received_at,
     ...fields,
     next: null,
-  } satisfies DeliveryDoc);
+  });
   if (head) docs.patch(head.newest, { next: delivery_id });
 
   const newestAt = head && head.newest_at > received_at ? head.newest_at : received_at;
   let oldest = head?.oldest ?? delivery_id;
   let count = (head?.count ?? 0) + 1;
   while (count > DELIVERY_LOG_KEEP_COUNT) {
-    const entry = (await docs.get(oldest)) as DeliveryDoc;
+    const entry = (await docs.get(oldest))!;
     if (Date.parse(newestAt) - Date.parse(entry.received_at) <= DELIVERY_LOG_KEEP_MS) break;
     docs.delete(oldest);
     oldest = entry.next!;
     count--;
   }
-  docs.put(headId(webhook_uid), {
-    kind: 'head',
+  heads.put(webhook_uid, {
     webhook_uid,
     oldest,
     newest: delivery_id,
     newest_at: newestAt,
     count,
     applied,
-  } satisfies LogHeadDoc);
+  });
 }
 
-export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc | LogHeadDoc>({
+export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc, { heads: LogHeadDoc }>({
   name: 'webhook_deliveries',
-  version: 2,
-  indexes: [['webhook_uid', 'kind', 'received_at']],
+  version: 3,
+  indexes: [['webhook_uid', 'received_at']],
+  tables: { heads: [] },
   on: {
     DeliveryAccepted: (e, docs) =>
       record(e, docs, {

@@ -59,13 +59,12 @@ const artifactResponse = z.object({
 });
 
 export default function artifactQueries(api: Api, rt: Runtime): void {
-  const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
+  const artifacts = rt.readModel(artifactsProjection);
   const resolve = principalResolver(rt);
 
   /** The artifact if the caller may read it; `anonymous` tells whether it was read without a credential. */
   async function readable(req: FastifyRequest, uid: string): Promise<{ artifact: ArtifactDoc; anonymous: boolean }> {
-    const doc = await artifacts.get(uid);
-    const artifact = doc?.kind === 'artifact' ? doc : null;
+    const artifact = await artifacts.get(uid);
     if (artifact?.public) return { artifact, anonymous: true };
     const key = bearer(req);
     if (!key) throw new Unauthorized();

@@ -28,7 +28,7 @@ export default function automationQueries(api: Api, rt: Runtime): void {
       const factory = await visibleFactory(factories, req, req.params.factory_uid);
       // A factory has at most MAX_AUTOMATIONS_PER_FACTORY automations: one page holds them all.
       const page = await automations.find({
-        filter: { kind: 'automation', factory_uid: factory.uid },
+        filter: { factory_uid: factory.uid },
         sort: [
           ['name', 'asc'],
           ['id', 'asc'],

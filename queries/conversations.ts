@@ -13,15 +13,8 @@ import { NotFound } from '../src/kernel/errors.js';
 import { findAll } from '../src/readstore/paging.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
-import {
-  type ConversationItem,
-  conversationKey,
-  conversationMessagesProjection,
-  type ConversationRunsDoc,
-  type MessageDoc,
-  type TurnDoc,
-} from '../projections/conversation-messages.js';
+import { artifactsProjection } from '../projections/artifacts.js';
+import { conversationMessagesProjection, type MessageDoc, type TurnDoc } from '../projections/conversation-messages.js';
 import { runsProjection, type RunDoc } from '../projections/runs.js';
 import { filenameOf, viewerOf } from './artifacts.js';
 import { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
@@ -47,7 +40,7 @@ const ownerOf = (run: RunDoc) => ({
   executing_team_uid: run.executing_team_uid,
 });
 
-const transcriptOf = (conversationId: string, runId: string | null, items: ConversationItem[]) => ({
+const transcriptOf = (conversationId: string, runId: string | null, items: Array<TurnDoc | MessageDoc>) => ({
   conversation_id: conversationId,
   ...(runId ? { run_id: runId } : {}),
   messages: items
@@ -64,22 +57,23 @@ const transcriptOf = (conversationId: string, runId: string | null, items: Conve
 });
 
 export default function conversationQueries(api: Api, rt: Runtime): void {
-  const store = rt.readModel<ConversationItem>(conversationMessagesProjection);
+  const messages = rt.readModel(conversationMessagesProjection);
+  const turns = rt.readTable(conversationMessagesProjection, 'turns');
+  const conversations = rt.readTable(conversationMessagesProjection, 'conversations');
   const runs = rt.readModel(runsProjection);
-  const artifacts = rt.readModel<ArtifactDoc>(artifactsProjection);
+  const artifacts = rt.readModel(artifactsProjection);
 
-  /** Every turn and message matching `filter`, in log order. */
+  /** Every turn and message matching `filter`, in log order (a turn before the message that opens it). */
   async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
-    return (await findAll(store, {
-      filter: { ...filter, kind: { $in: ['turn', 'message'] } },
-      sort: LOG_ORDER,
-      limit: PAGE,
-    })) as Array<TurnDoc | MessageDoc>;
+    const [t, m] = await Promise.all([
+      findAll(turns, { filter, sort: LOG_ORDER, limit: PAGE }),
+      findAll(messages, { filter, sort: LOG_ORDER, limit: PAGE }),
+    ]);
+    return [...t, ...m].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
   }
 
   async function conversationRuns(id: string): Promise<string[]> {
-    const doc = await store.get(conversationKey(id));
-    return doc?.kind === 'conversation' ? (doc as ConversationRunsDoc).run_ids : [];
+    return (await conversations.get(id))?.run_ids ?? [];
   }
 
   async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
@@ -150,12 +144,7 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       const { conversation_id, screenshot_uid } = req.params;
       await visibleConversation(req, conversation_id);
       const shot = await artifacts.get(screenshot_uid);
-      if (
-        shot?.kind !== 'artifact' ||
-        shot.artifact_type !== 'SCREENSHOT' ||
-        shot.conversation_id !== conversation_id ||
-        !shot.blob
-      ) {
+      if (shot?.artifact_type !== 'SCREENSHOT' || shot.conversation_id !== conversation_id || !shot.blob) {
         throw new NotFound('screenshot', screenshot_uid);
       }
       const mime = typeof shot.data.mime_type === 'string' ? shot.data.mime_type : 'image/png';

@@ -20,7 +20,7 @@ import type { Runtime } from '../src/runtime.js';
 import { STAGES, taskStream } from '../commands/task/events.js';
 import { factoriesProjection } from '../projections/factories.js';
 import { runsProjection } from '../projections/runs.js';
-import { conversationKey, tasksProjection, type TaskDoc } from '../projections/tasks.js';
+import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';
 import { taskFactoryParams, taskParams, taskResource, taskResources } from '../commands/task/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
@@ -59,15 +59,16 @@ const listResponse = z.object({ tasks: z.array(taskResource), page_info: pageInf
 
 export default function taskQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
-  const tasks = rt.readModel<TaskDoc>(tasksProjection);
+  const tasks = rt.readModel(tasksProjection);
+  const conversations = rt.readTable(tasksProjection, 'conversations');
   const runs = rt.readModel(runsProjection);
   const users = rt.readModel(usersProjection);
   const resources = taskResources(rt);
 
   /** The live task bound to the conversation, if it belongs to this factory. */
   async function taskOfConversation(factoryUid: string, conversationId: string): Promise<TaskDoc | null> {
-    const link = await tasks.get(conversationKey(conversationId));
-    const task = typeof link?.task_uid === 'string' ? await tasks.get(link.task_uid) : null;
+    const link = await conversations.get(conversationId);
+    const task = link?.task_uid ? await tasks.get(link.task_uid) : null;
     return task?.factory_uid === factoryUid ? task : null;
   }
 

@@ -50,7 +50,7 @@ const deliveriesResponse = z.object({
 export default function webhookQueries(api: Api, rt: Runtime): void {
   const webhooks = rt.readModel(webhooksProjection);
   const factories = rt.readModel(factoriesProjection);
-  const deliveries = rt.readModel<DeliveryDoc>(webhookDeliveriesProjection);
+  const deliveries = rt.readModel(webhookDeliveriesProjection);
 
   const tags = ['webhooks'];
   const payloadOf = async (d: DeliveryDoc) => {
@@ -90,7 +90,7 @@ export default function webhookQueries(api: Api, rt: Runtime): void {
     async (req) => {
       const webhook = await visibleWebhook(webhooks, req, req.params.factory_uid, req.params.webhook_uid);
       const page = await deliveries.find({
-        filter: { webhook_uid: webhook.uid, kind: 'delivery' },
+        filter: { webhook_uid: webhook.uid },
         sort: DELIVERY_SORT,
         limit: req.query.limit,
         after: decodeCursor(req.query.cursor, DELIVERY_SORT),

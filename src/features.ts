@@ -6,7 +6,9 @@ import { automationFeature } from '../commands/automation/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
+import { inboxFeature } from '../commands/inbox/index.js';
 import { identityFeature } from '../commands/identity/index.js';
+import { outboundWebhookFeature } from '../commands/outbound/index.js';
 import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
 import { scheduleFeature } from '../commands/schedule/index.js';
@@ -34,5 +36,7 @@ export const features: readonly Feature[] = [
   webhookFeature,
   automationFeature,
   scheduleFeature,
+  inboxFeature,
+  outboundWebhookFeature,
   scorerFeature,
 ];

@@ -14,7 +14,7 @@ import { type CommandContext, type Handled, handleCommand, metadataOf } from './
 import type { Decider } from './kernel/decider.js';
 import { oneAtATime } from './kernel/one-at-a-time.js';
 import { foldedStreams, type StreamStates } from './kernel/stream-states.js';
-import { type AnyProjection, collectionOf, type Projection } from './projector/projection.js';
+import { type AnyProjection, collectionOf, type Projection, type Tables, tableOf } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
 import type { Collection, Doc, DocumentStore } from './readstore/port.js';
 import { openSqliteDocumentStore } from './readstore/sqlite.js';
@@ -56,6 +56,11 @@ export interface Runtime {
   ): Promise<Handled<E, S>>;
   /** The collection a projection keeps, typed by its documents. */
   readModel<D extends Doc>(projection: Projection<never, D>): Collection<D>;
+  /** A table a projection keeps beside its read model (see projection.ts). */
+  readTable<T extends Tables, K extends keyof T & string>(
+    projection: Projection<never, Doc, T>,
+    table: K,
+  ): Collection<T[K]>;
   /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
   state: StreamStates;
   /** Starts the reactors; each waits for the read models to show an event before reacting. */
@@ -116,6 +121,8 @@ export async function openRuntime(
     },
     handle,
     readModel: <D extends Doc>(p: Projection<never, D>) => docs.collection<D>(collectionOf(p)),
+    readTable: <T extends Tables, K extends keyof T & string>(p: Projection<never, Doc, T>, table: K) =>
+      docs.collection<T[K]>(tableOf(collectionOf(p), table)),
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {

@@ -12,12 +12,7 @@ import { uidParam } from '../../src/http/schemas.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type FilterFailure, matchFilter } from './filter.js';
-import {
-  type AutomationDoc,
-  automationsProjection,
-  type DeliveryDoc,
-  deliveryKey,
-} from '../../projections/automations.js';
+import { type AutomationDoc, automationsProjection, type DeliveryDoc } from '../../projections/automations.js';
 import { factoriesProjection } from '../../projections/factories.js';
 import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
@@ -74,8 +69,7 @@ async function acceptedDelivery(
   factoryUid: string,
   deliveryId: string,
 ): Promise<RecordedEvent<DeliveryAccepted>> {
-  const events =
-    doc && doc.kind === 'delivery' && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
+  const events = doc && doc.factory_uid === factoryUid ? await rt.events.readStream(doc.stream) : [];
   const accepted = events.find(
     (e) => e.type === 'DeliveryAccepted' && (e.data as DeliveryAccepted['data']).delivery_id === deliveryId,
   );
@@ -119,8 +113,9 @@ function verdict(automation: AutomationDoc, webhookUid: string, body: unknown) {
 
 export default function automationDeliveryRoutes(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
-  const automations = rt.readModel<AutomationDoc>(automationsProjection);
-  const deliveryDoc = (id: string) => automations.get(deliveryKey(id)) as Promise<DeliveryDoc | null>;
+  const automations = rt.readModel(automationsProjection);
+  const deliveries = rt.readTable(automationsProjection, 'deliveries');
+  const deliveryDoc = (id: string) => deliveries.get(id);
 
   const tags = ['automations'];
   api.post(

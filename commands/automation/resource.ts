@@ -49,7 +49,7 @@ export async function automationOf(
   id: string,
 ): Promise<AutomationDoc> {
   const automation = await automations.get(id);
-  if (automation?.kind !== 'automation' || automation.factory_uid !== factoryUid) throw new NotFound('automation', id);
+  if (automation?.factory_uid !== factoryUid) throw new NotFound('automation', id);
   return automation;
 }
 

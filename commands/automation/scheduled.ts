@@ -14,7 +14,7 @@ import { automationsProjection } from '../../projections/automations.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { createRun } from '../run/create.js';
+import { createRun, joinConversation } from '../run/create.js';
 import { runState } from '../run/state.js';
 import { scheduleDecider } from '../schedule/decider.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';
@@ -94,11 +94,11 @@ async function firedFor(
 ): Promise<Array<{ id: string; factory_uid: string }>> {
   if (fired.for.kind === 'automation') return [{ id: fired.for.automation_id, factory_uid: fired.for.factory_uid }];
   const docs = await findAll(rt.readModel(automationsProjection), {
-    filter: { kind: 'automation', schedule_ids: { $has: fired.id } },
+    filter: { schedule_ids: { $has: fired.id } },
     sort: [['id', 'asc']],
     limit: 500,
   });
-  return docs.map((d) => ({ id: d.id as string, factory_uid: d.factory_uid as string }));
+  return docs.map((d) => ({ id: d.id, factory_uid: d.factory_uid }));
 }
 
 async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFired>): Promise<void> {
@@ -116,7 +116,11 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
       throw error;
     }
     const run_id = derivedId(event, `automation-run:${id}`);
-    if (await runState(rt, run_id)) continue;
+    const started = await runState(rt, run_id);
+    if (started) {
+      await joinConversation(rt, started, context);
+      continue;
+    }
     const foreman = await foremanOf(rt, rt.readModel(identitiesProjection), factory);
     const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
     const prompt = [

@@ -158,14 +158,20 @@ export async function createRun(
     { type: 'CreateRun', data, artifacts: options.artifacts },
     context,
   );
+  await joinConversation(rt, state as RunView, context);
+  return state as RunView;
+}
+
+/**
+ * The second step of creating a run: its conversation lists it. Idempotent, so a reaction that
+ * finds its run already created (a crash came between the two appends) finishes the creation.
+ */
+export async function joinConversation(rt: Runtime, run: RunView, context: CommandContext): Promise<void> {
+  const { conversation_id, run_id, team_uid, creator } = run.created;
   await rt.execute(
     conversationStream(conversation_id),
     conversationDecider,
-    {
-      type: 'AddRun',
-      data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },
-    },
+    { type: 'AddRun', data: { conversation_id, run_id, team_uid, creator_uid: creator.uid } },
     context,
   );
-  return state as RunView;
 }

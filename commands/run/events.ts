@@ -81,6 +81,15 @@ export type Artifact = {
   [field: string]: unknown;
 };
 
+/** One question a run asks its requester (`InboxItem.questions` of the hosted service); an empty `options` asks for free text. */
+export type RunQuestion = {
+  id: string;
+  question: string;
+  options: string[];
+  type: 'single_select' | 'multi_select';
+  recommended_option_index?: number;
+};
+
 /** A scheduled run's schedule (`RunItem.schedule`); `rrule` is set instead of a cron line for RRULE schedules. */
 export type RunSchedule = { schedule_id: string; schedule_name: string; cron_schedule: string | null; rrule?: string };
 
@@ -146,6 +155,8 @@ export type RunEvent =
       };
     }
   | { type: 'RunArtifactAdded'; data: { run_id: string; artifact: Artifact } }
+  /** The run asks its requester something; a follow-up answers it (see commands/inbox). */
+  | { type: 'RunQuestionAsked'; data: { run_id: string; ask_id: string; questions: RunQuestion[] } }
   /** A file uploaded ahead of a follow-up; the follow-up names it by `attachment_id`. */
   | { type: 'RunAttachmentPrepared'; data: { run_id: string; attachment: Attachment } }
   | { type: 'RunUsageReported'; data: { run_id: string; usage: Record<string, unknown> } }

@@ -8,7 +8,6 @@ import { findAll } from '../../src/readstore/paging.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import {
-  type ConversationItem,
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
@@ -43,22 +42,25 @@ export interface JudgedConversation {
 
 /** Reads conversations from the read models, as the conversation endpoints do. */
 export function conversationReader(rt: Runtime, normalize: Normalize) {
-  const items = rt.readModel<ConversationItem>(conversationMessagesProjection);
+  const messages = rt.readModel(conversationMessagesProjection);
+  const turns = rt.readTable(conversationMessagesProjection, 'turns');
   const runs = rt.readModel(runsProjection);
-  const ofRun = async (runId: string, conversationId: string) =>
-    normalize(
-      conversationId,
-      (await findAll(items, {
-        filter: { run_id: runId, kind: { $in: ['turn', 'message'] } },
-        sort: LOG_ORDER,
-        limit: 500,
-      })) as Array<TurnDoc | MessageDoc>,
+  const ofRun = async (runId: string, conversationId: string) => {
+    const [t, m] = await Promise.all([
+      findAll(turns, { filter: { run_id: runId }, sort: LOG_ORDER, limit: 500 }),
+      findAll(messages, { filter: { run_id: runId }, sort: LOG_ORDER, limit: 500 }),
+    ]);
+    // In log order, a turn before the message that opens it (their seq says so).
+    const items: Array<TurnDoc | MessageDoc> = [...t, ...m].sort((a, b) =>
+      a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0,
     );
+    return normalize(conversationId, items);
+  };
   return {
     /** Whether the run's agent said anything: a message of its worker (the prompt alone is no conversation). */
     async hasConversation(runId: string): Promise<boolean> {
-      const page = await items.find({
-        filter: { run_id: runId, kind: 'message', role: { $ne: 'user' } },
+      const page = await messages.find({
+        filter: { run_id: runId, role: { $ne: 'user' } },
         sort: LOG_ORDER,
         limit: 1,
       });

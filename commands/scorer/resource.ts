@@ -3,6 +3,7 @@
  * results and scores, and the bodies of the scorer routes with every bound they enforce.
  */
 import { z } from 'zod';
+import { boundedJson } from '../../src/http/schemas.js';
 import type { ScorerDoc } from '../../projections/scorers.js';
 import type { ScoringResultDoc } from '../../projections/scoring-results.js';
 import { isoDuration } from '../run/resource.js';
@@ -16,33 +17,14 @@ const MAX_RUBRIC = 50_000;
 /** A judge's reasoning is kept up to this many bytes of UTF-8 (the hosted service's 8 KB). */
 export const MAX_REASON_BYTES = 8 * 1024;
 const MAX_MCP_SERVERS = 20;
-const MAX_MCP_SERVER_BYTES = 16 * 1024;
-const MAX_JSON_DEPTH = 16;
-
-/** JSON nesting depth of a value (`{}` and `[]` count one level each). */
-function depthOf(value: unknown): number {
-  let deepest = 0;
-  const pending: Array<[unknown, number]> = [[value, 0]];
-  for (let item = pending.pop(); item; item = pending.pop()) {
-    const [v, d] = item;
-    if (v === null || typeof v !== 'object') continue;
-    deepest = Math.max(deepest, d + 1);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Object.values(v)) pending.push([child, d + 1]);
-  }
-  return deepest;
-}
-
-/** A free-form JSON object bounded in size and depth (the platform's boundedJson is not on main yet). */
-const boundedObject = (maxBytes: number) =>
-  z
-    .record(z.string().max(200), z.unknown())
-    .refine((v) => depthOf(v) <= MAX_JSON_DEPTH, `nests at most ${MAX_JSON_DEPTH} levels deep`)
-    .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= maxBytes, `at most ${maxBytes / 1024} KB of JSON`);
+/** As an agent's `mcp_servers` (commands/identity/schema.ts). */
+const MAX_MCP_SERVERS_BYTES = 64 * 1024;
+const MAX_MCP_SERVERS_DEPTH = 16;
 
 export const uuid = z
   .string()
   .trim()
+  .max(64)
   .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, 'a UUID')
   .refine((u) => !/^[0-]+$/.test(u), 'a nonzero UUID')
   .transform((u) => u.toLowerCase());
@@ -64,10 +46,12 @@ const agentRef = z
 const judgeConfigBody = z
   .object({
     default_runner_uid: z.string().trim().min(1).max(128).nullish(),
-    mcp_servers: z
-      .record(z.string().min(1).max(100), boundedObject(MAX_MCP_SERVER_BYTES))
-      .refine((m) => Object.keys(m).length <= MAX_MCP_SERVERS, `at most ${MAX_MCP_SERVERS} MCP servers`)
-      .nullish(),
+    mcp_servers: boundedJson(
+      { maxBytes: MAX_MCP_SERVERS_BYTES, maxDepth: MAX_MCP_SERVERS_DEPTH },
+      z
+        .record(z.string().min(1).max(100), z.record(z.string(), z.unknown()))
+        .refine((m) => Object.keys(m).length <= MAX_MCP_SERVERS, `at most ${MAX_MCP_SERVERS} MCP servers`),
+    ).nullish(),
     secrets: z
       .array(z.object({ name: z.string().trim().min(1).max(200) }).strict())
       .max(50)

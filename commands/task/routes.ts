@@ -9,7 +9,7 @@ import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
-import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { taskFactoryParams, taskParams, taskResource, taskResources } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
@@ -42,7 +42,7 @@ const patchBody = z
 const cleared = (d: string | null | undefined) => (d === '' ? null : d);
 
 export default function taskRoutes(api: Api, rt: Runtime): void {
-  const tasks = rt.readModel<TaskDoc>(tasksProjection);
+  const tasks = rt.readModel(tasksProjection);
   const identities = rt.readModel(identitiesProjection);
   const resources = taskResources(rt);
   /** The task as the read model shows it now that the command's events are projected. */

@@ -60,5 +60,8 @@ export async function preparedAttachments(
 ): Promise<Assignment['attachments']> {
   if (!ids.length) return [];
   const x = await rt.state(runDecider, runStream(runId));
-  return withLinks(rt, x.status === 'live' ? ids.flatMap((id) => x.prepared[id] ?? []) : []);
+  return withLinks(
+    rt,
+    x.status === 'live' ? ids.flatMap((id) => (Object.hasOwn(x.prepared, id) ? x.prepared[id]! : [])) : [],
+  );
 }

@@ -41,6 +41,6 @@ export async function projectAsOf(
   events: readonly RecordedEvent[],
   id: string,
 ): Promise<Doc | null> {
-  const writes = await applyEvents(projection, 'as_of', empty, events);
+  const writes = await applyEvents(projection, 'as_of', () => empty, events);
   return writes.findLast((w) => w.id === id)?.doc ?? null;
 }

@@ -9,7 +9,7 @@
  */
 import type { Position, RecordedEvent } from '../eventstore/port.js';
 import type { Collection, Doc, DocWrite } from '../readstore/port.js';
-import type { AnyProjection, Docs } from './projection.js';
+import { type AnyProjection, type Docs, tableOf } from './projection.js';
 
 interface Entry {
   /** False while the stored document has not been read: `patches` wait to be applied to it. */
@@ -133,25 +133,43 @@ const applyPatches = (doc: Doc | null, patches: Doc[]): Doc | null =>
  * A projection's pending changes over any number of events, applied a page at a time, until
  * `writes()` hands them over: events die with their page, only the touched documents stay.
  */
-export function projectionBatch(projection: AnyProjection, collection: string, stored: Collection) {
-  const batch = new DocBatch(stored);
+export function projectionBatch(projection: AnyProjection, collection: string, open: (name: string) => Collection) {
+  const batch = new DocBatch(open(collection));
+  // Its tables, each a batch of its own, opened when a handler first reaches for one.
+  const tables = new Map<string, DocBatch>();
+  const docs = Object.assign(batch, {
+    in(table: string): Docs {
+      if (!projection.tables?.[table]) throw new Error(`${projection.name} has no table ${table}`);
+      let t = tables.get(table);
+      if (!t) {
+        t = new DocBatch(open(tableOf(collection, table)));
+        t.begin(batch.position);
+        tables.set(table, t);
+      }
+      return t;
+    },
+  });
   const failed: Failed[] = [];
   return {
     async apply(events: readonly RecordedEvent[]): Promise<void> {
       for (const event of events) {
         const handler = projection.on[event.type];
         if (!handler) continue;
-        batch.begin(event.position);
+        for (const b of [batch, ...tables.values()]) b.begin(event.position);
         try {
-          await handler(event, batch);
+          await handler(event, docs);
         } catch (error) {
           if (error instanceof StoreReadFailed) throw error.error;
-          batch.undo();
+          for (const b of [batch, ...tables.values()]) b.undo();
           failed.push({ event, error });
         }
       }
     },
-    writes: (): Promise<DocWrite[]> => batch.writes(collection),
+    async writes(): Promise<DocWrite[]> {
+      const own = await batch.writes(collection);
+      const others = await Promise.all([...tables].map(([table, t]) => t.writes(tableOf(collection, table))));
+      return [...own, ...others.flat()];
+    },
     /** The events whose handlers threw, in log order: none of their changes is in `writes()`. */
     failed: (): readonly Failed[] => failed,
   };
@@ -164,10 +182,10 @@ export function projectionBatch(projection: AnyProjection, collection: string, s
 export async function applyEvents(
   projection: AnyProjection,
   collection: string,
-  stored: Collection,
+  open: (name: string) => Collection,
   events: readonly RecordedEvent[],
 ): Promise<DocWrite[]> {
-  const batch = projectionBatch(projection, collection, stored);
+  const batch = projectionBatch(projection, collection, open);
   await batch.apply(events);
   const [failed] = batch.failed();
   if (failed) throw failed.error;

@@ -70,7 +70,7 @@ const commitOf = ({ target, writes, setAside, position }: Part): CheckpointedWri
 async function partOf(docs: DocumentStore, target: Target, events: readonly RecordedEvent[]): Promise<Part | null> {
   const fresh = events.filter((e) => comparePositions(e.position, target.position) > 0);
   if (fresh.length === 0) return null;
-  const batch = projectionBatch(target.projection, target.collection, docs.collection(target.collection));
+  const batch = projectionBatch(target.projection, target.collection, (name) => docs.collection(name));
   await batch.apply(fresh);
   return {
     target,

@@ -22,7 +22,7 @@ import { CheckpointMoved, type DocumentStore, type SetAsideEvent } from '../read
 import { DomainError, ReadModelFailed } from '../kernel/errors.js';
 import { commitIsolated, type Target } from './isolate.js';
 import { replayInto } from './rebuild.js';
-import { type AnyProjection, collectionOf } from './projection.js';
+import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
 
 /** Catching up, large batches fold many changes of one document into one write. */
 const BATCH_SIZE = 5000;
@@ -91,7 +91,8 @@ export class Projector {
 
   async start(): Promise<void> {
     for (const t of this.targets) {
-      await this.docs.ensureCollection(t.collection, t.projection.indexes);
+      for (const { name, indexes } of collectionsOf(t.projection, t.collection))
+        await this.docs.ensureCollection(name, indexes);
       t.position = (await this.docs.readCheckpoint(t.collection)) ?? START;
     }
     this.processed = minPosition(this.targets.map((t) => t.position));
@@ -280,10 +281,11 @@ export class Projector {
 
   /** Blue/green: once the current versions have caught up, older versions' collections go. */
   private async dropOldVersions(): Promise<void> {
-    const current = new Set(this.projections.map(collectionOf));
+    const current = new Set(this.projections.flatMap((p) => collectionsOf(p, collectionOf(p)).map((c) => c.name)));
     const names = new Set(this.projections.map((p) => p.name));
     for (const c of await this.docs.listCollections()) {
-      const m = /^(.+)_v\d+$/.exec(c);
+      // A version's own collection and its tables; never a rebuild's or a check's shadow.
+      const m = /^(.+)_v\d+(?:__(?!rebuild$|verify$)[a-z][a-z0-9]*(?:_[a-z0-9]+)*)?$/.exec(c);
       if (m && names.has(m[1]!) && !current.has(c)) {
         this.log.info({ collection: c }, 'dropping superseded read model version');
         await this.docs.drop(c);

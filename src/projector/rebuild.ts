@@ -7,7 +7,7 @@ import { comparePositions, START, type EventStore, type Position, type RecordedE
 import type { Doc, DocumentStore, SetAsideEvent } from '../readstore/port.js';
 import { projectionBatch } from './batch.js';
 import { commitIsolated, mayBeRefusal, setAsideOf, type Target } from './isolate.js';
-import { type AnyProjection, collectionOf } from './projection.js';
+import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
 
 /**
  * Large commits fold more changes of one document into one write. Events are read in smaller
@@ -67,9 +67,11 @@ export async function replayInto(
   onProgress: (p: Progress) => void,
   onSetAside: OnSetAside = () => {},
 ): Promise<number> {
-  for (const target of targets) {
-    await docs.drop(target);
-    await docs.ensureCollection(target, []);
+  for (const [i, target] of targets.entries()) {
+    for (const { name } of collectionsOf(projections[i]!, target)) {
+      await docs.drop(name);
+      await docs.ensureCollection(name, []);
+    }
   }
   const head = until ?? (await events.headPosition());
   const types = handledTypes(projections);
@@ -79,7 +81,7 @@ export async function replayInto(
     position: START,
     guarded: false,
   }));
-  const fresh = () => written.map((t) => projectionBatch(t.projection, t.collection, docs.collection(t.collection)));
+  const fresh = () => written.map((t) => projectionBatch(t.projection, t.collection, (name) => docs.collection(name)));
   let [batches, pending, count, position] = [fresh(), 0, 0, START];
   for (let last = false; !last; ) {
     const page = (await events.readAll(position, READ_PAGE, types)).filter(
@@ -120,7 +122,8 @@ export async function replayInto(
   // Everything up to the head was read, also past the last event handled.
   await docs.commitAll(targets.map((target) => ({ writes: [], checkpoint: target, position: head })));
   // Indexes built once over the loaded documents cost far less than kept up to date while loading.
-  for (const [i, target] of targets.entries()) await docs.ensureCollection(target, projections[i]!.indexes);
+  for (const [i, target] of targets.entries())
+    for (const { name, indexes } of collectionsOf(projections[i]!, target)) await docs.ensureCollection(name, indexes);
   return count;
 }
 
@@ -138,7 +141,11 @@ export async function rebuildProjections(
 ): Promise<number> {
   const shadows = projections.map((p) => `${collectionOf(p)}__rebuild`);
   const count = await replayInto(events, docs, projections, shadows, null, onProgress, onSetAside);
-  for (const [i, p] of projections.entries()) await docs.promote(shadows[i]!, collectionOf(p));
+  // Tables first: the read model's own collection brings its checkpoint, which a live projector watches.
+  for (const [i, p] of projections.entries()) {
+    for (const { name } of collectionsOf(p, shadows[i]!).reverse())
+      await docs.promote(name, name.replace(shadows[i]!, collectionOf(p)));
+  }
   return count;
 }
 
@@ -157,14 +164,23 @@ export async function verifyProjection(
   const live = collectionOf(projection);
   const shadow = `${live}__verify`;
   const checkpoint = (await docs.readCheckpoint(live)) ?? START;
+  const pairs = collectionsOf(projection, live).map((c, i) => ({
+    ...c,
+    shadow: collectionsOf(projection, shadow)[i]!.name,
+  }));
   try {
     await replayInto(events, docs, [projection], [shadow], checkpoint, () => {});
-    // A never-written collection is a missing table on some stores: make sure both exist.
-    await docs.ensureCollection(shadow, []);
-    await docs.ensureCollection(live, projection.indexes);
-    return await diff(docs, live, shadow);
+    const differences: Difference[] = [];
+    for (const { name, indexes, shadow: rebuilt } of pairs) {
+      // A never-written collection is a missing table on some stores: make sure both exist.
+      await docs.ensureCollection(rebuilt, []);
+      await docs.ensureCollection(name, indexes);
+      const found = await diff(docs, name, rebuilt);
+      differences.push(...(name === live ? found : found.map((d) => ({ ...d, id: `${name}/${d.id}` }))));
+    }
+    return differences;
   } finally {
-    await docs.drop(shadow);
+    for (const { shadow: rebuilt } of pairs) await docs.drop(rebuilt);
   }
 }
 

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { startAutomationRuns } from '../../commands/automation/reactor.js';
 import type { DeliveryAccepted } from '../../commands/webhook/events.js';
-import { artifactsProjection, type ArtifactDoc } from '../../projections/artifacts.js';
+import { artifactsProjection } from '../../projections/artifacts.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -106,7 +106,7 @@ describe('an accepted delivery starts one factory run per matching automation', 
     ]);
     const [artifact] = (
       await t.rt
-        .readModel<ArtifactDoc>(artifactsProjection)
+        .readModel(artifactsProjection)
         .find({ filter: { run_id: run.run_id }, sort: [['id', 'asc']], limit: 5 })
     ).items;
     expect(JSON.parse((await t.rt.blobs.read(artifact!.blob!))!.toString())).toEqual(payload);

@@ -177,7 +177,7 @@ describe('scorer management', () => {
     [{ name: '' }, 'body.name'],
     [{ scoring_prompt: 'a rubric over 50,000 characters' }, 'body.scoring_prompt'],
     [{ failed_run_threshold: 51 }, 'body.failed_run_threshold'],
-    [{ agent_config: { mcp_servers: { deep: 'nested 40 levels deep' } } }, 'body.agent_config.mcp_servers.deep'],
+    [{ agent_config: { mcp_servers: { deep: 'nested 40 levels deep' } } }, 'body.agent_config.mcp_servers'],
     [{ unknown_field: true }, 'body'],
   ])('refuses %j naming %s, writing nothing', async (change, path) => {
     const factory = await newFactory(t);

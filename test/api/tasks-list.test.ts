@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
 import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
-import { tasksProjection, type TaskDoc } from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { taskResources } from '../../commands/task/resource.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import type { Collection } from '../../src/readstore/port.js';
@@ -220,7 +220,7 @@ describe('GET /factory/{uid}/tasks', () => {
       const resources = taskResources(t.rt);
       const docs = (
         await t.rt
-          .readModel<TaskDoc>(tasksProjection)
+          .readModel(tasksProjection)
           .find({ filter: { factory_uid: factory }, sort: [['id', 'asc']], limit: 50 })
       ).items;
       const shown = await resources.page(docs, { full_list: false, include_current_run: true });

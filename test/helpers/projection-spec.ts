@@ -8,7 +8,7 @@ import path from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
 import type { EventMetadata, NewEvent, RecordedEvent } from '../../src/eventstore/port.js';
 import { applyEvents } from '../../src/projector/batch.js';
-import { type AnyProjection, collectionOf } from '../../src/projector/projection.js';
+import { type AnyProjection, collectionOf, collectionsOf, tableOf } from '../../src/projector/projection.js';
 import type { Doc } from '../../src/readstore/port.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 
@@ -43,19 +43,22 @@ export async function project(
   const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
   const collection = collectionOf(projection);
   try {
-    await docs.ensureCollection(collection, projection.indexes);
+    for (const { name, indexes } of collectionsOf(projection, collection)) await docs.ensureCollection(name, indexes);
     for (let round = 0; round < times; round++) {
       for (let i = 0; i < events.length; i += Math.max(batchSize, 1)) {
         const batch = events.slice(i, i + Math.max(batchSize, 1));
         await docs.commit(
-          await applyEvents(projection, collection, docs.collection(collection), batch),
+          await applyEvents(projection, collection, (name) => docs.collection(name), batch),
           collection,
           batch.at(-1)!.position,
         );
       }
     }
+    // The read model's own documents by id, its tables' as `<table>/<id>`.
     const result: Record<string, Doc> = {};
     for await (const [id, doc] of docs.collection(collection).scan()) result[id] = doc;
+    for (const table of Object.keys(projection.tables ?? {}))
+      for await (const [id, doc] of docs.collection(tableOf(collection, table)).scan()) result[`${table}/${id}`] = doc;
     return result;
   } finally {
     await docs.close();

@@ -51,7 +51,6 @@ describe('artifacts projection', () => {
   it('keeps each artifact with its run’s owner, conversation and visibility, the blob apart from the data', async () => {
     const docs = await project(artifactsProjection, history);
     expect(docs['a-1']).toEqual({
-      kind: 'artifact',
       artifact_uid: 'a-1',
       artifact_type: 'FILE',
       run_id: 'r-1',

@@ -54,10 +54,9 @@ describe('automations projection', () => {
     expect(active('a-1')).toEqual([false, true]);
     expect(active('a-2')).toEqual([false]);
     expect(docs['a-3']).toBeUndefined();
-    expect(docs['webhook:w-1']).toMatchObject({ deleted: true, automation_ids: ['a-1', 'a-2'] });
-    expect(docs['webhook:w-2']).toMatchObject({ deleted: false, automation_ids: ['a-1'] });
-    expect(docs['delivery:d-1']).toMatchObject({
-      kind: 'delivery',
+    expect(docs['webhooks/w-1']).toMatchObject({ deleted: true, automation_ids: ['a-1', 'a-2'] });
+    expect(docs['webhooks/w-2']).toMatchObject({ deleted: false, automation_ids: ['a-1'] });
+    expect(docs['deliveries/d-1']).toMatchObject({
       webhook_uid: 'w-2',
       factory_uid: 'f-1',
       stream: 's',

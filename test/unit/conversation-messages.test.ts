@@ -86,7 +86,7 @@ const inLogOrder = (docs: Record<string, Record<string, unknown>>) =>
 describe('conversation messages projection', () => {
   it('keeps the conversation’s runs in order, one turn per execution and every message in its turn', async () => {
     const docs = await project(conversationMessagesProjection, history);
-    expect(docs['conversation:c-1']).toEqual({ kind: 'conversation', conversation_id: 'c-1', run_ids: ['r-1', 'r-2'] });
+    expect(docs['conversations/c-1']).toEqual({ conversation_id: 'c-1', run_ids: ['r-1', 'r-2'] });
     const turns = Object.values(docs).filter((d) => d.kind === 'turn');
     expect(turns).toHaveLength(3);
     const messages = Object.values(docs).filter((d) => d.kind === 'message');

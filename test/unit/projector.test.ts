@@ -297,6 +297,59 @@ const recording = () => {
 };
 const setAsideLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => /set aside/.test(String(l.msg)));
 
+/** Counts per key, and in a table of its own, which keys were counted how often. */
+const withTable = (version = 1) =>
+  projection<Counted, Doc, { seen: { times: number } }>({
+    name: 'tallies',
+    version,
+    indexes: [],
+    tables: { seen: [['times']] },
+    on: {
+      Counted: async (e, docs) => {
+        const doc = await docs.get(e.data.key);
+        docs.put(e.data.key, { total: ((doc?.total as number) ?? 0) + e.data.by });
+        const seen = await docs.in('seen').get(e.data.key);
+        docs.in('seen').put(e.data.key, { times: (seen?.times ?? 0) + 1 });
+      },
+    },
+  });
+
+describe('projector: read models with tables', () => {
+  it('keeps a table beside the read model, rebuilds, verifies and supersedes it with the read model', async () => {
+    const p = withTable();
+    const projector = new Projector(events, docs, [p], log);
+    await projector.start();
+    for (const key of ['x', 'y', 'x']) await count(key, 2);
+    await projector.waitFor(await events.headPosition());
+    await projector.stop();
+    expect(await docs.collection('tallies_v1').get('x')).toEqual({ total: 4 });
+    expect(await docs.collection('tallies_v1__seen').get('x')).toEqual({ times: 2 });
+
+    expect(await rebuildProjections(events, docs, [p])).toBe(3);
+    expect(await docs.collection('tallies_v1__seen').get('x')).toEqual({ times: 2 });
+    expect(await verifyProjection(events, docs, p)).toEqual([]);
+    await docs.commit(
+      [{ collection: 'tallies_v1__seen', id: 'y', doc: { times: 7 }, position: await events.headPosition() }],
+      'tallies_v1',
+      await events.headPosition(),
+    );
+    expect(await verifyProjection(events, docs, p)).toEqual([
+      { id: 'tallies_v1__seen/y', live: { times: 7 }, rebuilt: { times: 1 } },
+    ]);
+    expect(await docs.listCollections()).toEqual(['tallies_v1', 'tallies_v1__seen']);
+
+    const v2 = new Projector(events, docs, [withTable(2)], log);
+    await v2.start();
+    await v2.waitFor(await events.headPosition());
+    await expect.poll(() => docs.listCollections()).toEqual(['tallies_v2', 'tallies_v2__seen']);
+    await v2.stop();
+  });
+
+  it('refuses a table named like a shadow', () => {
+    expect(() => projection({ name: 'x', version: 1, indexes: [], tables: { rebuild: [] }, on: {} })).toThrow(/table/);
+  });
+});
+
 describe('projector: events a read model cannot apply', () => {
   it('sets aside an event its handler throws on, for that read model only, goes on past it, and keeps the record over a restart', async () => {
     const calls = { n: 0 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunCreatedData } from '../../commands/run/events.js';
-import { conversationKey, tasksProjection } from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/tasks.js';
 import { metadata, project, recorded } from '../helpers/projection-spec.js';
 
 const runCreated = (run_id: string, conversation_id: string, parent_run_id: string | null = null) => ({
@@ -78,10 +78,10 @@ describe('tasks projection', () => {
     const docs = await project(tasksProjection, history);
     expect(docs['task-2']).toBeUndefined();
     expect(docs['task-3']).toMatchObject({ conversation_id: 'c-2', current_run_id: 'r-3', stage: 'TRIAGE' });
-    expect(docs[conversationKey('c-2')]).toEqual({ latest_root_run_id: 'r-3', task_uid: 'task-3' });
-    expect(docs[conversationKey('c-1')]).toEqual({ latest_root_run_id: 'r-2', task_uid: 'task-1' });
+    expect(docs['conversations/c-2']).toEqual({ latest_root_run_id: 'r-3', task_uid: 'task-3' });
+    expect(docs['conversations/c-1']).toEqual({ latest_root_run_id: 'r-2', task_uid: 'task-1' });
     // Sub-runs never become a conversation's current run.
-    expect(docs[conversationKey('c-other')]).toBeUndefined();
+    expect(docs['conversations/c-other']).toBeUndefined();
   });
 
   it('gives the same documents applied twice, and in any batch size', async () => {

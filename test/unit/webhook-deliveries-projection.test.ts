@@ -20,7 +20,7 @@ const accepted = (n: number, at: number): DeliveryEvent => ({
 });
 const deliveries = (docs: Record<string, Record<string, unknown>>) =>
   Object.keys(docs)
-    .filter((id) => !id.startsWith('head:'))
+    .filter((id) => !id.startsWith('heads/'))
     .sort();
 const events = (list: DeliveryEvent[]) => recorded(list.map((e) => ({ ...e, metadata: metadata(e.data.received_at) })));
 
@@ -67,8 +67,8 @@ describe('webhook deliveries projection', () => {
     const list = Array.from({ length: 2000 }, (_, i) => accepted(i, base + i * 1000));
     const docs = await project(webhookDeliveriesProjection, events(list), { batchSize: 300 });
     expect(deliveries(docs)).toHaveLength(2000);
-    expect(docs['head:w']).toMatchObject({ oldest: 'd0000', newest: 'd1999', count: 2000 });
-    expect(JSON.stringify(docs['head:w']).length).toBeLessThan(300);
+    expect(docs['heads/w']).toMatchObject({ oldest: 'd0000', newest: 'd1999', count: 2000 });
+    expect(JSON.stringify(docs['heads/w']).length).toBeLessThan(300);
   });
 
   it('is idempotent: the same events twice give the same documents', async () => {

@@ -39,7 +39,16 @@ export class ApiError extends Error {
 }
 
 /** The report endpoints on a held run (JSON bodies). */
-export type Report = 'claim' | 'start' | 'timeline' | 'messages' | 'artifacts' | 'usage' | 'judgement' | 'finish';
+export type Report =
+  | 'claim'
+  | 'start'
+  | 'timeline'
+  | 'messages'
+  | 'artifacts'
+  | 'questions'
+  | 'usage'
+  | 'judgement'
+  | 'finish';
 
 export class WorkerClient {
   constructor(

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
 import { type Judgement, MAX_JUDGE_OUTPUT, parseJudgement, prepareJudge } from './judge.js';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from './output.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf } from './output.js';
 
 /** Output is sent at most this often, or sooner when a batch fills up. */
 const FLUSH_MS = 500;
@@ -224,6 +224,14 @@ export class Execution {
       // A judge's output stays here: only its answer leaves, as the judgement.
       this.judgeLines[line.stream]++;
       if (line.stream === 'stdout' && this.judgeOutput.length < MAX_JUDGE_OUTPUT) this.judgeOutput += `${line.text}\n`;
+      return;
+    }
+    const asked = line.stream === 'stdout' ? questionOf(line.text) : null;
+    if (asked) {
+      // A protocol line, not output: the question comes after the output before it.
+      this.flush();
+      this.send('questions', { questions: [asked] });
+      this.timeline('question_asked', { question: asked.question });
       return;
     }
     for (const url of pullRequestUrls(line.text)) {
