@@ -12,7 +12,7 @@ import type { Api } from '../src/http/api.js';
 
 const listQuery = z
   .object({
-    team_uid: z.string().min(1).optional(),
+    team_uid: z.string().min(1).max(128).optional(),
     search: z.string().max(200).optional(),
     limit: limitParam(),
     cursor: z.string().max(1000).optional(),

@@ -10,7 +10,7 @@ import type { Api } from '../src/http/api.js';
 /** At most this many agents per list; teams have a handful. */
 const LIST_LIMIT = 500;
 
-const listQuery = z.object({ factory_uid: z.string().min(1).optional() }).strict();
+const listQuery = z.object({ factory_uid: z.string().min(1).max(128).optional() }).strict();
 const listResponse = z.object({
   agents: z
     .array(identityResource)

@@ -38,6 +38,7 @@ export const listRunsQuery = z.looseObject({
   updated_after: dateTimeParam.optional(),
   environment_id: z
     .string()
+    .max(22)
     .refine(
       (v) => v === EMPTY_ENVIRONMENT || /^[A-Za-z0-9]{22}$/.test(v),
       `an environment ID is 22 characters [A-Za-z0-9], or ${EMPTY_ENVIRONMENT}`,
@@ -71,6 +72,8 @@ export function metadataPairs(query: Record<string, unknown>): Array<[string, st
     if (key === undefined) throw invalid(param, `unknown query parameter ${param}`);
     if (!METADATA_KEY.test(key)) throw invalid(param, 'metadata keys are 1-64 characters of [a-zA-Z0-9._-]');
     if (typeof value !== 'string') throw invalid(param, 'give each metadata key once');
+    // No stored value is longer (metadata values are at most 256 bytes).
+    if (value.length > 256) throw invalid(param, 'metadata values are at most 256 bytes');
     pairs.push([key, value]);
   }
   if (pairs.length > MAX_METADATA_FILTERS)

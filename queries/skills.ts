@@ -16,6 +16,7 @@ const query = z
   .object({
     repo: z
       .string()
+      .max(201)
       .regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo')
       .optional(),
     refresh: booleanParam,

@@ -1,6 +1,13 @@
 /** Configuration from the environment, validated once at start-up. */
 import path from 'node:path';
+import v8 from 'node:v8';
 import { z } from 'zod';
+
+/** The longest wait of a worker's long poll (`POST /agent/workers/{id}/claim?wait_seconds=`). */
+export const LONGEST_LONG_POLL_SECONDS = 30;
+
+const seconds = (fallback: number, min = 0.1) => z.coerce.number().min(min).max(3600).default(fallback);
+const whole = (fallback: number) => z.coerce.number().int().min(0).default(fallback);
 
 const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
@@ -46,17 +53,66 @@ const schema = z.object({
     .optional(),
   /** Failed webhook authentications allowed per webhook and minute before the ingress answers 429. */
   WEBHOOK_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(100000).default(30),
+  /** Outbound webhooks: ranges they may reach besides public unicast addresses (comma-separated CIDRs, e.g. `127.0.0.0/8`). */
+  OUTBOUND_ALLOWED_RANGES: z.string().default(''),
+  /** Outbound webhooks: deliveries in flight at once, per process. */
+  OUTBOUND_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Outbound webhooks: how long an attempt waits for the receiver's answer. */
+  OUTBOUND_TIMEOUT_SECONDS: z.coerce.number().min(0.05).max(300).default(10),
+  /** Outbound webhooks: the first retry's delay; each next one is 4 times longer (at most 8 h), ±20 % jitter. */
+  OUTBOUND_RETRY_BASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(5),
+  /** Outbound webhooks: a delivery is retried until this long after it was scheduled (at least a day by default). */
+  OUTBOUND_RETRY_HOURS: z.coerce
+    .number()
+    .min(0.0001)
+    .max(24 * 30)
+    .default(24),
+  /** Outbound webhooks: an endpoint that failed every attempt this long is disabled. */
+  OUTBOUND_DISABLE_AFTER_HOURS: z.coerce
+    .number()
+    .min(0.0001)
+    .max(24 * 30)
+    .default(24),
   /** The model catalogue (YAML or JSON): models, the default, prices. Default: the one shipped. */
   MODELS_FILE: z.string().optional(),
+  /** Concurrent webhook bodies read before their sender is authenticated (signature webhooks), in all and per webhook. */
+  WEBHOOK_CONCURRENT_BODY_READS: z.coerce.number().int().min(1).max(100000).default(128),
+  WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK: z.coerce.number().int().min(1).max(100000).default(16),
+  /** The request line and headers must arrive within this time (Node's headersTimeout). */
+  HTTP_HEADERS_TIMEOUT_SECONDS: seconds(10),
+  /** The whole request, body included, must arrive within this time (Node's requestTimeout); answering takes what it takes. */
+  HTTP_REQUEST_TIMEOUT_SECONDS: seconds(120),
+  /** A connection with a request in flight and nothing sent either way for this long is closed; above the longest long poll. */
+  HTTP_IDLE_TIMEOUT_SECONDS: seconds(60, LONGEST_LONG_POLL_SECONDS + 5),
+  /** An idle keep-alive connection is closed after this long (Node's default; Fastify's own is 72 s). */
+  HTTP_KEEP_ALIVE_TIMEOUT_SECONDS: seconds(5),
+  /** The request line and headers together are at most this many bytes, else 431 (Node's default). */
+  HTTP_MAX_HEADER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024)
+    .default(16 * 1024),
+  /** Connections beyond this many are closed as they arrive, so that clients cannot use up the process's descriptors. */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(1).default(10_000),
+  /** Load shedding: answer 503 while the event loop's mean delay, the V8 heap used or the RSS is over these (0: not checked). */
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: whole(1000),
+  LOAD_SHED_HEAP_USED_BYTES: whole(Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9)),
+  LOAD_SHED_RSS_BYTES: whole(0),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
+const checked = schema.refine((c) => c.HTTP_HEADERS_TIMEOUT_SECONDS <= c.HTTP_REQUEST_TIMEOUT_SECONDS, {
+  message: 'HTTP_HEADERS_TIMEOUT_SECONDS must not exceed HTTP_REQUEST_TIMEOUT_SECONDS',
+  path: ['HTTP_HEADERS_TIMEOUT_SECONDS'],
+});
+
 export type Config = z.infer<typeof schema> & { publicBaseUrl: string; webhookBaseUrl: string };
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
-  const parsed = schema.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
+  const parsed = checked.parse(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== '')));
   const publicBaseUrl = (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST}:${parsed.PORT}`).replace(/\/$/, '');
   return {
     ...parsed,

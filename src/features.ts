@@ -8,10 +8,13 @@ import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
 import { factoryFileFeature } from '../commands/factoryfile/index.js';
+import { inboxFeature } from '../commands/inbox/index.js';
 import { identityFeature } from '../commands/identity/index.js';
+import { outboundWebhookFeature } from '../commands/outbound/index.js';
 import { modelFeature } from '../commands/model/index.js';
 import { runFeature } from '../commands/run/index.js';
 import { scheduleFeature } from '../commands/schedule/index.js';
+import { scorerFeature } from '../commands/scorer/index.js';
 import { secretFeature } from '../commands/secret/index.js';
 import { skillFeature } from '../commands/skill/index.js';
 import { taskFeature } from '../commands/task/index.js';
@@ -35,6 +38,9 @@ export const features: readonly Feature[] = [
   webhookFeature,
   automationFeature,
   scheduleFeature,
+  inboxFeature,
+  outboundWebhookFeature,
+  scorerFeature,
   factoryFileFeature,
   branchFeature,
 ];

@@ -36,7 +36,8 @@ function authorize(team_uid: string, factory_uid: string, context: DecideContext
 }
 
 function live(state: AutomationsState, id: string): Automation {
-  const automation = state.automations[id];
+  // Own keys only: an id such as `constructor` names no automation.
+  const automation = Object.hasOwn(state.automations, id) ? state.automations[id] : undefined;
   if (!automation) throw new NotFound('automation', id);
   return automation;
 }
@@ -82,7 +83,8 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
     authorize(team_uid, factory_uid, context);
     switch (command.type) {
       case 'CreateAutomation': {
-        if (state.automations[id] || state.deleted.includes(id)) throw new Conflict(`automation ${id} exists`);
+        if (Object.hasOwn(state.automations, id) || state.deleted.includes(id))
+          throw new Conflict(`automation ${id} exists`);
         if (Object.keys(state.automations).length >= MAX_AUTOMATIONS_PER_FACTORY) {
           throw new LimitExceeded(`a factory has at most ${MAX_AUTOMATIONS_PER_FACTORY} automations`);
         }

@@ -14,7 +14,7 @@ import { webhookState } from '../webhook/ingress/state.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
-import { createRun } from '../run/create.js';
+import { createRun, joinConversation } from '../run/create.js';
 import type { Artifact } from '../run/events.js';
 import { runState } from '../run/state.js';
 import { foremanOf } from '../task/dispatch.js';
@@ -121,7 +121,9 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
       blob: delivery.payload_blob,
     };
     try {
-      if (!(await runState(rt, run_id))) {
+      const created = await runState(rt, run_id);
+      if (created) await joinConversation(rt, created, context);
+      else {
         // The automation names its agent; without one, the foreman runs it (reference-notes §5).
         const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
         await createRun(

@@ -14,7 +14,7 @@ import { automationsProjection } from '../../projections/automations.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { createRun } from '../run/create.js';
+import { createRun, joinConversation } from '../run/create.js';
 import { runState } from '../run/state.js';
 import { scheduleDecider } from '../schedule/decider.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';
@@ -116,7 +116,11 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
       throw error;
     }
     const run_id = derivedId(event, `automation-run:${id}`);
-    if (await runState(rt, run_id)) continue;
+    const started = await runState(rt, run_id);
+    if (started) {
+      await joinConversation(rt, started, context);
+      continue;
+    }
     const foreman = await foremanOf(rt, rt.readModel(identitiesProjection), factory);
     const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
     const prompt = [

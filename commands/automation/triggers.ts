@@ -6,12 +6,18 @@
  * service); the others are validated and stored so that definitions round-trip.
  */
 import { z } from 'zod';
+import { boundedJson } from '../../src/http/schemas.js';
 import type { FieldError } from '../../src/kernel/errors.js';
 import { validateFilter } from './filter.js';
 import type { Trigger } from './events.js';
 
 export const MAX_TRIGGERS = 20;
 const MAX_MATCHER_VALUES = 100;
+/**
+ * A trigger's `filter` as JSON, checked before its rules are: 64 KB (its `payload` part has its own,
+ * smaller limits, FILTER_LIMITS), nested at most 64 levels.
+ */
+const TRIGGER_FILTER_MAX_BYTES = 64 * 1024;
 
 const GITHUB_PR = ['repos', 'base_branches', 'pr_numbers', 'paths', 'assignees', 'authors', 'labels'];
 const LINEAR_ISSUE = [
@@ -88,7 +94,9 @@ export const triggerSchema = z
   .object({
     provider: z.string().min(1).max(50),
     event: z.string().min(1).max(100),
-    filter: z.record(z.string(), z.unknown()).nullable().optional(),
+    filter: boundedJson({ maxBytes: TRIGGER_FILTER_MAX_BYTES }, z.record(z.string(), z.unknown()))
+      .nullable()
+      .optional(),
     schedule: z
       .object({ name: z.string().trim().min(1).max(200).optional(), cron: z.string().min(1).max(200) })
       .strict()

@@ -64,7 +64,10 @@ export const updateEnvironmentBody = z
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
 
 export const environmentParams = z.object({
-  environment_id: z.string().regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]'),
+  environment_id: z
+    .string()
+    .length(22)
+    .regex(/^[A-Za-z0-9]{22}$/, 'an environment ID is exactly 22 characters [A-Za-z0-9]'),
 });
 
 const profile = z.object({ type: z.enum(['user', 'service_account']), uid: z.string() });

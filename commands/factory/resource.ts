@@ -27,7 +27,7 @@ export const factoryResource = z.object({
   updated_at: z.string(),
 });
 
-export const factoryParams = z.object({ factory_uid: z.string().min(1) });
+export const factoryParams = z.object({ factory_uid: z.string().min(1).max(128) });
 
 export const toFactoryResource = (f: FactoryDoc): z.infer<typeof factoryResource> => ({
   uid: f.uid,

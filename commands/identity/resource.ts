@@ -38,7 +38,7 @@ export const identityResource = z.object({
   updated_at: z.string(),
 });
 
-export const identityParams = z.object({ agent_uid: z.string().min(1) });
+export const identityParams = z.object({ agent_uid: z.string().min(1).max(128) });
 
 /** The hosted service's named-agent shape, with its defaults for fields never set. */
 export const toIdentityResource = (doc: IdentityDoc): z.infer<typeof identityResource> => ({

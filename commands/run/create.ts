@@ -22,6 +22,7 @@ import {
   type RunCreatedData,
   type RunSchedule,
   type RunSource,
+  type SealedContext,
   runStream,
 } from './events.js';
 import type { RunRequest } from './schema.js';
@@ -45,6 +46,10 @@ export interface CreateRunOptions {
   artifacts?: Artifact[];
   /** The scheduled agent whose firing starts the run. */
   schedule?: RunSchedule;
+  /** Files of any type the run starts with, as attachments of its prompt (a judge's rubric and conversation). */
+  files?: Array<{ file_name: string; mime_type: string; bytes: Buffer }>;
+  /** Text for the worker alone, sealed (see RunCreatedData). */
+  sealed_context?: SealedContext;
 }
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
@@ -127,6 +132,12 @@ export async function createRun(
     });
   }
 
+  for (const f of options.files ?? []) {
+    const { file_name, mime_type, bytes } = f;
+    const blob = await rt.blobs.put(bytes);
+    attachments.push({ attachment_id: timeOrderedId(), file_name, mime_type, size_bytes: bytes.length, blob });
+  }
+
   const config = withAgentSettings(request.config ?? null, agentProfile);
   assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
   const environment = config?.environment_id;
@@ -161,6 +172,7 @@ export async function createRun(
     schedule_id: options.schedule?.schedule_id ?? null,
     ...(options.schedule ? { schedule: options.schedule } : {}),
     attachments,
+    ...(options.sealed_context ? { sealed_context: options.sealed_context } : {}),
   };
   const { state } = await rt.handle(
     runStream(run_id),
@@ -168,14 +180,20 @@ export async function createRun(
     { type: 'CreateRun', data, artifacts: options.artifacts },
     context,
   );
+  await joinConversation(rt, state as RunView, context);
+  return state as RunView;
+}
+
+/**
+ * The second step of creating a run: its conversation lists it. Idempotent, so a reaction that
+ * finds its run already created (a crash came between the two appends) finishes the creation.
+ */
+export async function joinConversation(rt: Runtime, run: RunView, context: CommandContext): Promise<void> {
+  const { conversation_id, run_id, team_uid, creator } = run.created;
   await rt.execute(
     conversationStream(conversation_id),
     conversationDecider,
-    {
-      type: 'AddRun',
-      data: { conversation_id, run_id, team_uid: data.team_uid, creator_uid: data.creator.uid },
-    },
+    { type: 'AddRun', data: { conversation_id, run_id, team_uid, creator_uid: creator.uid } },
     context,
   );
-  return state as RunView;
 }

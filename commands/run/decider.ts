@@ -8,6 +8,7 @@ import {
   type RunCreatedData,
   type RunEvent,
   type RunMode,
+  type RunQuestion,
   type RunState,
   type StatusMessage,
   WORKER_LOST,
@@ -44,6 +45,7 @@ export type RunCommand =
       };
     }
   | { type: 'AddArtifact'; data: Held & { run_id: string; artifact: Artifact } }
+  | { type: 'AskQuestion'; data: Held & { run_id: string; ask_id: string; questions: RunQuestion[] } }
   | { type: 'ReportUsage'; data: Held & { run_id: string; usage: Record<string, unknown> } }
   | { type: 'AddHandoffFile'; data: Held & { run_id: string; attachment: Attachment } }
   | { type: 'FinishRun'; data: Held & { run_id: string; state: FinishState; status_message: StatusMessage | null } }
@@ -74,6 +76,8 @@ export type RunView = {
   turn: Turn;
   /** Attachments prepared for this run, by id: the only ones its follow-ups may name. */
   prepared: Record<string, Attachment>;
+  /** Questions asked and not yet answered: a follow-up answers them, and an end other than BLOCKED drops them. */
+  open_questions: Array<{ ask_id: string; questions: RunQuestion[] }>;
 };
 
 export type RunDeciderState = { status: 'none' } | RunView;
@@ -113,6 +117,7 @@ const createdView = (d: RunCreatedData): RunView => ({
   status_message: null,
   turn: { prompt: d.prompt, mode: d.mode, resumed: false, attachments: d.attachments },
   prepared: {},
+  open_questions: [],
 });
 
 /** The run moved to the state `event` leads to; no worker holds a run outside the held states. */
@@ -137,19 +142,36 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       case 'RunClaimed':
         return { ...run, held: run.held && { ...run.held, lease_expires_at: null } };
       case 'RunFinished':
-        return { ...run, status_message: event.data.status_message };
+        return {
+          ...run,
+          status_message: event.data.status_message,
+          open_questions: event.data.state === 'BLOCKED' ? run.open_questions : [],
+        };
+      case 'RunCancelled':
+        return { ...run, open_questions: [] };
       case 'RunWorkerLost':
-        return event.data.requeued ? run : { ...run, status_message: WORKER_LOST };
+        return event.data.requeued ? run : { ...run, status_message: WORKER_LOST, open_questions: [] };
+      case 'RunQuestionAsked': {
+        const { ask_id, questions } = event.data;
+        return { ...run, open_questions: [...run.open_questions, { ask_id, questions }] };
+      }
+      case 'RunFollowupDelivered':
+        return { ...run, open_questions: [] };
       case 'RunPromptExtended': {
         const { message, mode } = event.data;
-        return { ...run, turn: { ...run.turn, prompt: joined(run.turn.prompt, message), mode: mode ?? run.turn.mode } };
+        return {
+          ...run,
+          open_questions: [],
+          turn: { ...run.turn, prompt: joined(run.turn.prompt, message), mode: mode ?? run.turn.mode },
+        };
       }
       case 'RunResumed': {
         const { message, mode, attachments } = event.data;
-        const files = attachments.flatMap((id) => run.prepared[id] ?? []);
+        const files = attachments.flatMap((id) => (Object.hasOwn(run.prepared, id) ? run.prepared[id]! : []));
         return {
           ...run,
           status_message: null,
+          open_questions: [],
           turn: { prompt: message, mode: mode ?? run.turn.mode, resumed: true, attachments: files },
         };
       }
@@ -179,7 +201,8 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     switch (command.type) {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
-        const unknown = attachments.filter((id) => !(id in run.prepared));
+        // Own keys only: `constructor` was never prepared.
+        const unknown = attachments.filter((id) => !Object.hasOwn(run.prepared, id));
         if (unknown.length)
           throw new Unprocessable(
             `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
@@ -255,6 +278,12 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       case 'AddArtifact':
         heldBy(run, command.data, ['INPROGRESS']);
         return [{ type: 'RunArtifactAdded', data: { run_id, artifact: command.data.artifact } }];
+      case 'AskQuestion': {
+        heldBy(run, command.data, ['INPROGRESS']);
+        const { ask_id, questions } = command.data;
+        if (run.open_questions.some((q) => q.ask_id === ask_id)) return [];
+        return [{ type: 'RunQuestionAsked', data: { run_id, ask_id, questions } }];
+      }
       case 'ReportUsage':
         heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
         return [{ type: 'RunUsageReported', data: { run_id, usage: command.data.usage } }];

@@ -81,6 +81,15 @@ export type Artifact = {
   [field: string]: unknown;
 };
 
+/** One question a run asks its requester (`InboxItem.questions` of the hosted service); an empty `options` asks for free text. */
+export type RunQuestion = {
+  id: string;
+  question: string;
+  options: string[];
+  type: 'single_select' | 'multi_select';
+  recommended_option_index?: number;
+};
+
 /** A scheduled run's schedule (`RunItem.schedule`); `rrule` is set instead of a cron line for RRULE schedules. */
 export type RunSchedule = { schedule_id: string; schedule_name: string; cron_schedule: string | null; rrule?: string };
 
@@ -113,7 +122,15 @@ export type RunCreatedData = {
   /** The scheduled agent that started it, as it was named at the firing. */
   schedule?: RunSchedule;
   attachments: Attachment[];
+  /**
+   * Text for the worker only, sealed under a destroyable key (src/keyring.ts): the assignment
+   * appends it to the prompt when the run is handed out, while the key lives; the run's records
+   * never hold it open (a self-improvement run's judge reasons).
+   */
+  sealed_context?: SealedContext;
 };
+
+export type SealedContext = { subject: string; sealed: string; withdrawn: string };
 
 export type RunEvent =
   | { type: 'RunCreated'; data: RunCreatedData }
@@ -138,6 +155,8 @@ export type RunEvent =
       };
     }
   | { type: 'RunArtifactAdded'; data: { run_id: string; artifact: Artifact } }
+  /** The run asks its requester something; a follow-up answers it (see commands/inbox). */
+  | { type: 'RunQuestionAsked'; data: { run_id: string; ask_id: string; questions: RunQuestion[] } }
   /** A file uploaded ahead of a follow-up; the follow-up names it by `attachment_id`. */
   | { type: 'RunAttachmentPrepared'; data: { run_id: string; attachment: Attachment } }
   | { type: 'RunUsageReported'; data: { run_id: string; usage: Record<string, unknown> } }

@@ -9,7 +9,7 @@ import { reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { usersProjection } from '../../projections/users.js';
-import { createRun } from '../run/create.js';
+import { createRun, joinConversation } from '../run/create.js';
 import { runState } from '../run/state.js';
 import { scheduleDecider } from './decider.js';
 import { type ScheduleFired, scheduleStream } from './events.js';
@@ -32,9 +32,11 @@ export const scheduledRunsReactor = reactor<ScheduleFired, Runtime>({
   on: {
     ScheduleFired: async (event, rt) => {
       const { id, due_at, run_id, fields, executing_team_uid, team_uid, owner } = event.data;
-      if (event.data.for.kind !== 'agent' || (await runState(rt, run_id))) return;
+      if (event.data.for.kind !== 'agent') return;
       const teams = await ownerTeams(rt, owner);
       const context = { ...reactionContext(event, rt.clock.now()), actor: owner, teams, team_uid: executing_team_uid };
+      const started = await runState(rt, run_id);
+      if (started) return joinConversation(rt, started, context);
       try {
         if (!(executing_team_uid in teams))
           throw new DomainError(403, 'not_authorized', 'Forbidden', `the schedule's owner is no longer in its team`);

@@ -20,8 +20,8 @@ const refine = (check: (v: string) => string | null) => (v: string, ctx: z.Refin
 
 const fields = {
   name: z.string().trim().min(1).max(200),
-  cron_schedule: z.string().trim().superRefine(refine(cronProblem)),
-  rrule: z.string().trim().superRefine(refine(rruleProblem)),
+  cron_schedule: z.string().trim().max(200).superRefine(refine(cronProblem)),
+  rrule: z.string().trim().max(2000).superRefine(refine(rruleProblem)),
   prompt: z.string().max(MAX_PROMPT_LENGTH),
   enabled: z.boolean(),
   agent_config: agentConfigSchema,

@@ -26,13 +26,14 @@ export const teamSecretsDecider: Decider<TeamSecretCommand, TeamSecretEvent, Tea
       throw new Forbidden('only members of the team manage its secrets');
     switch (command.type) {
       case 'CreateTeamSecret':
-        if (command.data.name in state.secrets)
+        // Own keys only (`constructor` is in every object).
+        if (Object.hasOwn(state.secrets, command.data.name))
           throw new Conflict(`secret ${command.data.name} exists; delete it first`);
         if (Object.keys(state.secrets).length >= MAX_SECRETS_PER_TEAM)
           throw new Conflict(`a team has at most ${MAX_SECRETS_PER_TEAM} secrets`, 'limit_exceeded');
         return [{ type: 'TeamSecretCreated', data: { ...command.data, created_at: context.now } }];
       case 'DeleteTeamSecret':
-        if (!(command.data.name in state.secrets)) throw new NotFound('secret', command.data.name);
+        if (!Object.hasOwn(state.secrets, command.data.name)) throw new NotFound('secret', command.data.name);
         return [{ type: 'TeamSecretDeleted', data: command.data }];
     }
   },

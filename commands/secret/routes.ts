@@ -13,7 +13,12 @@ const teamParams = z.object({ team_uid: uidParam });
 const secretParams = z.object({ team_uid: uidParam, secret_name: z.string().max(100) });
 const createBody = z
   .object({
-    name: z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -'),
+    name: z
+      .string()
+      .max(100)
+      .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -')
+      // A name is a key of the team's secrets: this one would set their prototype instead.
+      .refine((n) => n !== '__proto__', 'a secret cannot be named __proto__'),
     value: z.string().min(1).max(4096),
   })
   .strict();

@@ -28,10 +28,11 @@ export const dispatchBody = z
     title: z.string().trim().min(1).max(500).optional(),
     ticket_ref: z
       .string()
+      .max(256)
       .regex(/^[A-Za-z][\w.-]{0,63}:\S+$/, 'a ticket reference is <source>:<id>, such as linear:PAY-123')
       .refine(metadataValue, 'at most 256 bytes')
       .optional(),
-    ticket_url: z.url().refine(metadataValue, 'at most 256 bytes').optional(),
+    ticket_url: z.url().max(256).refine(metadataValue, 'at most 256 bytes').optional(),
   })
   .strict();
 

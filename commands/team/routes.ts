@@ -68,7 +68,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
     '/teams/:team_uid/members',
     {
       schema: {
-        params: z.object({ team_uid: z.string().min(1) }),
+        params: z.object({ team_uid: z.string().min(1).max(128) }),
         body: addMemberBody,
         response: { 201: addedMember },
         tags,

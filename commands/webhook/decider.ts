@@ -23,7 +23,8 @@ export type WebhooksState = { webhooks: Record<string, WebhookState>; live: numb
 
 /** A webhook of a team the caller is not in, or a deleted one, does not exist for the caller. */
 function visible(state: WebhooksState, uid: string, context: DecideContext): WebhookState {
-  const webhook = state.webhooks[uid];
+  // Own keys only: a uid such as `constructor` names no webhook.
+  const webhook = Object.hasOwn(state.webhooks, uid) ? state.webhooks[uid] : undefined;
   if (!webhook || webhook.deleted || !(webhook.team_uid in context.teams)) throw new NotFound('webhook', uid);
   if (context.actor.type !== 'user') throw new Forbidden('only users can manage webhooks');
   return webhook;

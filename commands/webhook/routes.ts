@@ -33,6 +33,7 @@ import type { Api } from '../../src/http/api.js';
 
 const deliveryIdHeader = z
   .string()
+  .max(100)
   .superRefine((v, ctx) => {
     const error = deliveryIdHeaderError(v);
     if (error) ctx.addIssue({ code: 'custom', message: error });
@@ -42,7 +43,10 @@ const deliveryIdHeader = z
 
 const name = z.string().trim().min(1).max(200);
 const secret = z.string().max(1024);
-const secretName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -');
+const secretName = z
+  .string()
+  .max(100)
+  .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -');
 
 const createBody = z
   .object({
@@ -100,7 +104,7 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
     scheme: SignatureScheme | null,
   ) => {
     const state = await rt.state(teamSecretsDecider, teamSecretsStream(teamUid));
-    const stored = state.secrets[secretName];
+    const stored = Object.hasOwn(state.secrets, secretName) ? state.secrets[secretName] : undefined;
     if (!stored)
       throw new InvalidRequest(`no team secret named ${secretName}`, [
         { path: 'body.secretName', message: 'no such team secret' },

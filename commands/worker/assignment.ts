@@ -7,7 +7,8 @@ import type { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runDecider } from '../run/decider.js';
-import { type Attachment, runStream } from '../run/events.js';
+import { type Attachment, runStream, type SealedContext } from '../run/events.js';
+import { keyringFor } from '../../src/keyring.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
 import type { assignmentSchema } from './schema.js';
 
@@ -25,7 +26,8 @@ export async function assignmentOf(rt: Runtime, runId: string): Promise<Assignme
     state: x.state,
     lease_expires_at: x.held.lease_expires_at,
     title: c.title,
-    prompt: x.turn.prompt,
+    source: c.source,
+    prompt: x.turn.resumed || !c.sealed_context ? x.turn.prompt : withContext(rt, x.turn.prompt, c.sealed_context),
     mode: x.turn.mode,
     resumed: x.turn.resumed,
     conversation_id: c.conversation_id,
@@ -39,6 +41,10 @@ export async function assignmentOf(rt: Runtime, runId: string): Promise<Assignme
     attachments: withLinks(rt, x.turn.attachments),
   };
 }
+
+/** The prompt with the sealed context opened, or its `withdrawn` note once its key is gone. */
+const withContext = (rt: Runtime, prompt: string, c: SealedContext) =>
+  `${prompt}\n\n${keyringFor(rt.config).open(c.subject, c.sealed) ?? c.withdrawn}`;
 
 const withLinks = (rt: Runtime, attachments: Attachment[]): Assignment['attachments'] =>
   attachments.map(({ blob, ...a }) => {
@@ -54,5 +60,8 @@ export async function preparedAttachments(
 ): Promise<Assignment['attachments']> {
   if (!ids.length) return [];
   const x = await rt.state(runDecider, runStream(runId));
-  return withLinks(rt, x.status === 'live' ? ids.flatMap((id) => x.prepared[id] ?? []) : []);
+  return withLinks(
+    rt,
+    x.status === 'live' ? ids.flatMap((id) => (Object.hasOwn(x.prepared, id) ? x.prepared[id]! : [])) : [],
+  );
 }

@@ -27,6 +27,8 @@ import {
   handoffQuery,
   messageAnswer,
   messageBody,
+  questionAnswer,
+  questionBody,
   reportedArtifact,
   runParams,
   startAnswer,
@@ -134,6 +136,17 @@ export function reportRoutes(api: Api, rt: Runtime): void {
           : { artifact_uid, ...req.body };
       await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
       return reply.code(201).send(artifact);
+    },
+  );
+
+  api.post(
+    '/agent/workers/:worker_id/runs/:run_id/questions',
+    { schema: { ...schema, body: questionBody, response: { 201: questionAnswer } } },
+    async (req, reply) => {
+      const ask_id = req.body.ask_id ?? timeOrderedId();
+      const questions = req.body.questions.map((q, i) => ({ ...q, id: q.id ?? `q${i + 1}` }));
+      await report(req, (held) => ({ type: 'AskQuestion', data: { ...held, ask_id, questions } }));
+      return reply.code(201).send({ run_id: req.params.run_id, ask_id, questions });
     },
   );
 

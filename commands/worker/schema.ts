@@ -1,17 +1,35 @@
 /** Bodies, parameters and answers of the worker API, with every limit it enforces. */
 import { z } from 'zod';
-import { booleanParam, uidParam } from '../../src/http/schemas.js';
-import { FINISH_STATES, RUN_STATES } from '../run/events.js';
+import { LONGEST_LONG_POLL_SECONDS } from '../../src/config.js';
+import { booleanParam, boundedJson, uidParam } from '../../src/http/schemas.js';
+import { FINISH_STATES, RUN_SOURCES, RUN_STATES } from '../run/events.js';
 import { runModeSchema } from '../run/schema.js';
 
-const MAX_WAIT_SECONDS = 30;
+/** The idle timeout of every connection is above it (src/config.ts). */
+const MAX_WAIT_SECONDS = LONGEST_LONG_POLL_SECONDS;
 const MAX_CAPABILITIES = 50;
 const MAX_HEARTBEAT_RUNS = 100;
 const MAX_ACKS = 1000;
 const MAX_CONTENT_BLOCKS = 200;
+/** How many bytes of JSON a worker may report in each free-form field (each nests at most 64 levels). */
+export const REPORT_BOUNDS = {
+  /** A timeline entry's `detail`. */
+  timelineDetail: 64 * 1024,
+  /** An action's `input`, an action result's `output`, an event block's `data`. */
+  blockJson: 64 * 1024,
+  /** A message's `content`, every block together: room for the reference worker's batches (64K characters and a line) escaped. */
+  messageContent: 512 * 1024,
+  /** An external reference's `metadata`: room for its 20 keys and values. */
+  artifactMetadata: 32 * 1024,
+  /** A usage report. */
+  usage: 64 * 1024,
+} as const;
 
 /** Worker ids are chosen by the worker (stable names) or by the server (UUIDs). */
-const workerId = z.string().regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a worker id is 1-128 characters of [A-Za-z0-9._:-]');
+const workerId = z
+  .string()
+  .max(128)
+  .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'a worker id is 1-128 characters of [A-Za-z0-9._:-]');
 
 export const workerParams = z.object({ worker_id: workerId });
 export const runParams = z.object({ worker_id: workerId, run_id: uidParam });
@@ -35,7 +53,10 @@ export const heartbeatBody = z
   })
   .strict();
 
-const repoName = z.string().regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo');
+const repoName = z
+  .string()
+  .max(201)
+  .regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo');
 
 /** The skills a worker found in the repositories it serves; each report replaces those repositories' skills. */
 export const skillsBody = z
@@ -69,7 +90,7 @@ export const claimQuery = z
 export const timelineBody = z
   .object({
     name: z.string().trim().min(1).max(200),
-    detail: z.record(z.string(), z.unknown()).default({}),
+    detail: boundedJson({ maxBytes: REPORT_BOUNDS.timelineDetail }, z.record(z.string(), z.unknown())).default({}),
   })
   .strict();
 
@@ -86,29 +107,32 @@ const actionCategory = z.enum([
 ]);
 const name = z.string().min(1).max(200);
 
-const contentBlock = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('text'), text: z.string().max(200_000) }).strict(),
-  z
-    .object({
-      type: z.literal('action'),
-      id: z.string().min(1).max(128),
-      category: actionCategory,
-      name,
-      input: z.unknown(),
-    })
-    .strict(),
-  z
-    .object({
-      type: z.literal('action_result'),
-      action_id: z.string().min(1).max(128),
-      category: actionCategory,
-      name,
-      state: z.enum(['running', 'completed', 'failed', 'denied']),
-      output: z.unknown(),
-    })
-    .strict(),
-  z.object({ type: z.literal('event'), name, data: z.unknown() }).strict(),
-]);
+/** Free-form parts as `json` has them: bounded in requests, as recorded in answers (a pipe cannot encode). */
+const contentBlockWith = <J extends z.ZodType>(json: J) =>
+  z.discriminatedUnion('type', [
+    z.object({ type: z.literal('text'), text: z.string().max(200_000) }).strict(),
+    z
+      .object({
+        type: z.literal('action'),
+        id: z.string().min(1).max(128),
+        category: actionCategory,
+        name,
+        input: json,
+      })
+      .strict(),
+    z
+      .object({
+        type: z.literal('action_result'),
+        action_id: z.string().min(1).max(128),
+        category: actionCategory,
+        name,
+        state: z.enum(['running', 'completed', 'failed', 'denied']),
+        output: json,
+      })
+      .strict(),
+    z.object({ type: z.literal('event'), name, data: json }).strict(),
+  ]);
+const contentBlock = contentBlockWith(boundedJson({ maxBytes: REPORT_BOUNDS.blockJson }).optional());
 
 export const messageBody = z
   .object({
@@ -116,7 +140,11 @@ export const messageBody = z
     step_id: z.string().min(1).max(128).nullable().optional(),
     parent_step_id: z.string().min(1).max(128).nullable().optional(),
     role: z.enum(['user', 'assistant', 'tool', 'system']),
-    content: z.array(contentBlock).min(1).max(MAX_CONTENT_BLOCKS),
+    // The size of all blocks together; the depth is each block's (only its free parts nest), so a breach names it.
+    content: boundedJson(
+      { maxBytes: REPORT_BOUNDS.messageContent, maxDepth: Number.POSITIVE_INFINITY },
+      z.array(contentBlock).min(1).max(MAX_CONTENT_BLOCKS),
+    ),
   })
   .strict();
 
@@ -133,6 +161,7 @@ export const artifactBody = z.discriminatedUnion('artifact_type', [
       branch: z.string().max(255).default(''),
       status: z
         .string()
+        .max(32)
         .regex(/^[A-Za-z_]{1,32}$/)
         .optional(),
       title: z.string().max(500).optional(),
@@ -152,17 +181,65 @@ export const artifactBody = z.discriminatedUnion('artifact_type', [
       artifact_type: z.literal('EXTERNAL_REFERENCE'),
       reference_type: z
         .string()
+        .max(64)
         .regex(/^[a-z0-9_]{1,64}$/, 'a reference type is 1-64 characters of [a-z0-9_], like linear_issue'),
       url: httpUrl,
       title: z.string().max(500).optional(),
-      metadata: z
-        .record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]))
-        .refine((m) => Object.keys(m).length <= 20, 'at most 20 metadata keys')
-        .optional(),
+      metadata: boundedJson(
+        { maxBytes: REPORT_BOUNDS.artifactMetadata },
+        z
+          .record(z.string().max(64), z.union([z.string().max(1024), z.number(), z.boolean(), z.null()]))
+          .refine((m) => Object.keys(m).length <= 20, 'at most 20 metadata keys'),
+      ).optional(),
       ...visibility,
     })
     .strict(),
 ]);
+
+const question = z
+  .object({
+    id: z
+      .string()
+      .max(64)
+      .regex(/^[A-Za-z0-9._:-]{1,64}$/, '1-64 characters of [A-Za-z0-9._:-]')
+      .optional(),
+    question: z.string().trim().min(1).max(4000),
+    options: z.array(z.string().trim().min(1).max(500)).max(20).default([]),
+    type: z.enum(['single_select', 'multi_select']).default('single_select'),
+    recommended_option_index: z.int().min(0).max(19).optional(),
+  })
+  .strict()
+  .refine((q) => q.recommended_option_index === undefined || q.recommended_option_index < q.options.length, {
+    message: 'recommended_option_index must name one of the options',
+    path: ['recommended_option_index'],
+  });
+
+/** A question the run asks its requester: it waits for a follow-up, which answers it. */
+export const questionBody = z
+  .object({
+    /** Names this ask, so that a retried report asks once; the server chooses one when absent. */
+    ask_id: z
+      .string()
+      .max(128)
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/, '1-128 characters of [A-Za-z0-9._:-]')
+      .optional(),
+    questions: z.array(question).min(1).max(10),
+  })
+  .strict();
+
+export const questionAnswer = z.object({
+  run_id: z.string(),
+  ask_id: z.string(),
+  questions: z.array(
+    z.object({
+      id: z.string(),
+      question: z.string(),
+      options: z.array(z.string()),
+      type: z.enum(['single_select', 'multi_select']),
+      recommended_option_index: z.int().optional(),
+    }),
+  ),
+});
 
 const fileName = z
   .string()
@@ -223,7 +300,8 @@ const byModel = z
   .record(z.string().min(1).max(200), inferenceUsage)
   .refine((m) => Object.keys(m).length <= 50, 'at most 50 models');
 
-export const usageBody = z
+/** A usage report as the worker sends it and as answers show it. */
+const usage = z
   .object({
     inference_cost: money,
     compute_cost: money,
@@ -263,6 +341,9 @@ export const usageBody = z
   .partial()
   .strict();
 
+/** The body of a usage report: bounded as JSON first, then checked field by field. */
+export const usageBody = boundedJson({ maxBytes: REPORT_BOUNDS.usage }, usage);
+
 export const finishBody = z
   .object({
     state: z.enum(FINISH_STATES),
@@ -274,11 +355,12 @@ export const finishBody = z
             message: z.string().min(1).max(4000),
             error_code: z
               .string()
+              .max(64)
               .regex(/^[a-z][a-z0-9_]{0,63}$/)
               .nullable()
               .optional(),
             retryable: z.boolean().optional(),
-            session_debug_until: z.iso.datetime({ offset: true }).nullable().optional(),
+            session_debug_until: z.iso.datetime({ offset: true }).max(64).nullable().optional(),
           })
           .strict(),
       ])
@@ -321,6 +403,7 @@ export const assignmentSchema = z
       .nullable()
       .describe('A PENDING run goes back to the queue at this moment unless claimed; null once claimed'),
     title: z.string(),
+    source: z.enum(RUN_SOURCES).describe('What started the run: RUN_SCORER runs are judges, which report a judgement'),
     prompt: z.string().describe('What this execution is to do: the prompt, or the follow-up that resumed the run'),
     mode: runModeSchema,
     resumed: z.boolean().describe('True when this execution continues an ended run (a follow-up started it)'),
@@ -385,7 +468,7 @@ export const messageAnswer = z.object({
   step_id: z.string().nullable(),
   parent_step_id: z.string().nullable(),
   role: messageBody.shape.role,
-  content: z.array(contentBlock),
+  content: z.array(contentBlockWith(z.unknown().optional())),
 });
 
 const artifactUid = z.string();
@@ -436,7 +519,7 @@ export const uploadedArtifact = z.object({
 
 export const usageAnswer = z.object({
   run_id: z.string(),
-  usage: usageBody.describe("The run's usage now: this report replaces the one before"),
+  usage: usage.describe("The run's usage now: this report replaces the one before"),
 });
 
 export const handoffAnswer = z.object({

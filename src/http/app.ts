@@ -19,6 +19,9 @@ import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import { IDEMPOTENCY_HEADER, installIdempotency, REPLAYED_HEADER } from './idempotency.js';
 import type { Api } from './api.js';
+import { listenerOptions, redactUrl, watchClients } from './listener.js';
+import { shedLoad } from './load-shedding.js';
+import { countedInsteadOfLogged } from './throttled-log.js';
 import { errorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
 import './principal.js';
@@ -59,13 +62,12 @@ const withProblems: typeof jsonSchemaTransform = (route) => {
   return out;
 };
 
-/** Tokens in a URL path (webhook url_token) never reach the logs. */
-const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
-
 export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   const principals = features.find((f) => f.principals)?.principals?.(rt);
   if (!principals) throw new Error('no feature resolves API keys to principals');
   const app = Fastify({
+    // Timeouts, header size and the default body limit (listener.ts).
+    ...listenerOptions(rt.config, rt.log),
     loggerInstance: rt.log,
     // Long path parameters reach the route schemas (and a problem+json 400) instead of a bare 414.
     routerOptions: { maxParamLength: 1000 },
@@ -80,6 +82,11 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(responseSerializer(rt.config.RESPONSE_SCHEMAS === 'strict'));
   app.setErrorHandler(errorHandler);
+  // JSON routes take JSON: a text/plain body is a 415 like any other type no route parses, not a string
+  // for the schema to refuse (the webhook ingress and worker uploads have parsers of their own).
+  app.removeContentTypeParser('text/plain');
+  watchClients(app, rt.config, rt.log);
+  await shedLoad(app, rt.config, rt.log);
 
   // Remember every route's path so that a wrong method answers 405 rather than 404.
   const routes: Array<{ method: string; pattern: RegExp }> = [];
@@ -99,6 +106,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
 
   app.addHook('onResponse', async (req, reply) => {
+    if (countedInsteadOfLogged(req)) return;
     req.log.info(
       {
         method: req.method,
@@ -128,7 +136,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
 
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/healthz', { schema: { hide: true }, config: { notShed: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
     const notReady = (detail: string, extensions?: Record<string, unknown>) =>
       sendProblem(reply, 503, 'not_ready', 'Not ready', detail, undefined, undefined, extensions);

@@ -30,6 +30,31 @@ export const problemSchema = z.object({
   retryable: z.boolean().optional(),
 });
 
+/** The problem document, as JSON; `instance` is the request's path. */
+export function problemJson(
+  status: number,
+  code: string,
+  title: string,
+  detail: string,
+  instance: string,
+  errors?: FieldError[],
+  retryable?: boolean,
+  extensions?: Record<string, unknown>,
+): string {
+  const problem: Problem = {
+    type: PROBLEM_TYPE_BASE + code,
+    title,
+    status,
+    detail,
+    instance,
+    code,
+    ...(errors ? { errors } : {}),
+    ...(retryable !== undefined ? { retryable } : {}),
+    ...extensions,
+  };
+  return JSON.stringify(problem);
+}
+
 export function sendProblem(
   reply: FastifyReply,
   status: number,
@@ -41,24 +66,27 @@ export function sendProblem(
   /** Members of this problem type beyond the common ones (RFC 9457 extensions). */
   extensions?: Record<string, unknown>,
 ): FastifyReply {
-  const problem: Problem = {
-    type: PROBLEM_TYPE_BASE + code,
-    title,
-    status,
-    detail,
-    instance: reply.request.url.split('?')[0]!,
-    code,
-    ...(errors ? { errors } : {}),
-    ...(retryable !== undefined ? { retryable } : {}),
-    ...extensions,
-  };
-  return reply.code(status).type('application/problem+json').send(JSON.stringify(problem));
+  const instance = reply.request.url.split('?')[0]!;
+  return reply
+    .code(status)
+    .type('application/problem+json')
+    .send(problemJson(status, code, title, detail, instance, errors, retryable, extensions));
+}
+
+/** "1 MiB", "256 KiB", "74.7 MiB": how a limit is named in answers. */
+export function formatBytes(n: number): string {
+  for (const [unit, size] of [
+    ['GiB', 1024 ** 3],
+    ['MiB', 1024 ** 2],
+    ['KiB', 1024],
+  ] as const) {
+    if (n >= size) return `${Number((n / size).toFixed(1))} ${unit}`;
+  }
+  return `${n} bytes`;
 }
 
 /** Fastify's own client errors (body parsing, content type) keep their status. */
 const FASTIFY_CLIENT_ERRORS: Record<string, [number, string, string]> = {
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type', 'Unsupported media type'],
-  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large', 'Payload too large'],
   FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json', 'Invalid JSON'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request', 'Invalid request'],
@@ -89,6 +117,33 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       'Invalid request',
       'The request did not match the schema',
       errors,
+    );
+  }
+  if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    // The rest of the body is not read: the connection closes after the answer.
+    const limit = request.routeOptions.bodyLimit;
+    reply.header('connection', 'close');
+    return sendProblem(
+      reply,
+      413,
+      'payload_too_large',
+      'Payload too large',
+      `the body of ${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} is at most ${formatBytes(limit)} (${limit.toLocaleString('en-US')} bytes)`,
+      undefined,
+      undefined,
+      { limit_bytes: limit },
+    );
+  }
+  if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    const type = String(request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim();
+    return sendProblem(
+      reply,
+      415,
+      'unsupported_media_type',
+      'Unsupported media type',
+      type ? `this route does not read a body of type ${type}` : 'a body needs a Content-Type',
     );
   }
   const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;

@@ -40,8 +40,11 @@ describe('fuzzed bodies', () => {
     const deep = '['.repeat(100_000) + ']'.repeat(100_000);
     const deepObject = `${'{"a":'.repeat(40_000)}1${'}'.repeat(40_000)}`;
     const cases: Array<[string | Buffer, number]> = [
-      [deep, 202],
-      [deepObject, 202],
+      // Valid JSON, but nested past 64 levels: refused, as reading it back (the delivery log) would fail.
+      [deep, 400],
+      [deepObject, 400],
+      ['['.repeat(64) + ']'.repeat(64), 202],
+      ['['.repeat(65) + ']'.repeat(65), 400],
       ['['.repeat(200_000), 400],
       ['1e999999', 202],
       [`-${'9'.repeat(200_000)}`, 202],
@@ -58,6 +61,16 @@ describe('fuzzed bodies', () => {
       const res = await postToken(t, await hook(), body);
       expect(res.statusCode, `${String(body).slice(0, 40)}: ${res.body}`).toBe(status);
     }
+  });
+
+  it('a body nested deeper than 64 levels is 400 invalid_json, logged so; the log still reads', async () => {
+    const h = await makeHook(t);
+    const res = await postToken(t, h, `${'{"a":'.repeat(10_000)}1${'}'.repeat(10_000)}`);
+    expect(expectProblem(res, 400, 'invalid_json').detail).toBe('a webhook body nests at most 64 levels deep');
+    const ok = await postToken(t, h, `${'{"a":'.repeat(63)}[1]${'}'.repeat(63)}`);
+    expect(ok.statusCode, ok.body).toBe(202);
+    const log = (await deliveryLog(t, h)).deliveries;
+    expect(log.map((d) => d.status)).toEqual(['accepted', 'rejected_invalid_json']);
   });
 
   it('exactly 262,144 bytes is accepted; one byte more is 413 and logged as too large', async () => {

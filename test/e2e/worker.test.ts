@@ -23,12 +23,12 @@ import {
 } from './server-process.js';
 
 /**
- * The agent. Asked to wait, it echoes the follow-ups it reads on stdin until it is stopped;
+ * The agent. Asked to wait, it asks which one (a question line), then echoes the follow-ups it reads on stdin until it is stopped;
  * otherwise it reads its prompt, prints a pull request link, leaves a file and says something
  * on stderr.
  */
 const SCRIPT = `case "$SHOPFLOOR_PROMPT" in
-  Wait*) echo $$ > "$E2E_PID_DIR/waiting.pid"; echo ready; while read line; do echo "got: $line"; done ;;
+  Wait*) echo $$ > "$E2E_PID_DIR/waiting.pid"; echo "::question options=blue|red::Which one?"; echo ready; while read line; do echo "got: $line"; done ;;
   *) echo "Working on: $SHOPFLOOR_PROMPT"
      echo "notes for $SHOPFLOOR_RUN_ID" > "$SHOPFLOOR_ARTIFACTS_DIR/notes.txt"
      echo "Opened https://github.com/acme/widgets/pull/42 for review"
@@ -199,6 +199,11 @@ describe('the reference worker', () => {
       );
     };
     await until('the command starting', async () => (await texts()).includes('ready'));
+    // The question line became a question of the run, which the follow-up below answers.
+    const asked = readEvents(dataDir, { stream: `run-${runId}` }).find((e) => e.type === 'RunQuestionAsked');
+    expect(asked?.data.questions).toEqual([
+      { id: 'q1', question: 'Which one?', options: ['blue', 'red'], type: 'single_select' },
+    ]);
     const followup = await call(server, 'POST', `/agent/runs/${runId}/followups`, { message: 'use the blue one' });
     expect(followup.body!.routed_to).toBe('live_execution');
     await until('the command reading the follow-up', async () => (await texts()).includes('got: use the blue one'));

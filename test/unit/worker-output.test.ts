@@ -2,9 +2,19 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from '../../src/cli/worker/output.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf } from '../../src/cli/worker/output.js';
 
 describe('the reference worker reading output', () => {
+  it('reads a question line, with or without options', () => {
+    expect(questionOf('::question::Which database?')).toEqual({ question: 'Which database?', options: [] });
+    expect(questionOf('  ::question options=sqlite|postgres::Which one?')).toEqual({
+      question: 'Which one?',
+      options: ['sqlite', 'postgres'],
+    });
+    expect(questionOf('a ::question::in the middle')).toBeNull();
+    expect(questionOf('::question::')).toBeNull();
+  });
+
   it('splits chunks into lines, whatever the chunk boundaries', () => {
     const lines: string[] = [];
     const split = lineSplitter((l) => lines.push(l));

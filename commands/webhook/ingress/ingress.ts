@@ -4,12 +4,14 @@
  *   1. unknown, disabled or deleted webhook (or a token segment on a webhook without url_token) → 404
  *   2. failed-authentication budget used up → 429 (before looking at any credential)
  *   3. token / url_token: credential from the header or path → 401 (counted against the budget)
- *   4. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit)
+ *   4. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit); on signature
+ *      webhooks, whose senders are not known yet, only while the bound on such reads allows
+ *      (body-reads.ts), else 503 before reading it
  *   5. signature schemes: the provider signature over the raw body → 401 (counted)
  *   6. delivery rate of authenticated senders, 60 a minute → 429
- *   7. JSON → 400
+ *   7. JSON, nested at most 64 levels → 400
  *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
- * Rejections at 3, 4, 5 and 7 are logged; 404 and 429 are not (they would let anyone fill the log).
+ * Rejections at 3, 4, 5 and 7 are logged; 404, 429 and 503 are not (they would let anyone fill the log).
  * A signed delivery's identity comes from what its signature covers only (verify.ts), never from
  * a header the sender may change, so a replayed delivery is a Duplicate.
  */
@@ -19,6 +21,7 @@ import { timeOrderedId } from '../../../src/ids.js';
 import { z } from 'zod';
 import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
 import { sendProblem } from '../../../src/http/problem.js';
+import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/http/schemas.js';
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
@@ -29,7 +32,9 @@ import {
   deliveryStream,
   rejectedDeliveriesStream,
 } from '../events.js';
-import { readLimitedBody } from './body.js';
+import { MAX_WEBHOOK_BODY_BYTES, readLimitedBody } from './body.js';
+import { boundedBodyReads } from './body-reads.js';
+import { throttledLog } from '../../../src/http/throttled-log.js';
 import { slidingWindow } from './rate-limit.js';
 import { firstHeader, safeEqual, signedDeliveryId, type Verified, verifySignature } from './verify.js';
 import type { Api } from '../../../src/http/api.js';
@@ -37,6 +42,7 @@ import type { Api } from '../../../src/http/api.js';
 export const DELIVERIES_PER_MINUTE = 60;
 const SERVICE_DELIVERY_HEADER = 'x-service-delivery-id';
 const MAX_IDENTITY_LENGTH = 200;
+const BUSY_RETRY_AFTER_SECONDS = 5;
 
 const webhookUid = z.string().max(128).describe('The webhook UID, as in its ingress_url');
 const params = z.object({ webhook_uid: webhookUid });
@@ -45,10 +51,13 @@ const tokenParams = z.object({
   token: z.string().max(2048).describe('The secret of a url_token webhook: the URL itself is the credential'),
 });
 
-/** Any JSON value; the handler reads the raw bytes itself (signatures cover them), whatever the Content-Type. */
-const anyJson = z
-  .unknown()
-  .describe('Any JSON value (object, array or scalar), at most 262,144 bytes; the Content-Type is not enforced');
+/**
+ * Any JSON value; the handler reads the raw bytes itself (signatures cover them), whatever the
+ * Content-Type, and checks the bounds itself (step 7): this schema documents them.
+ */
+const anyJson = boundedJson({ maxBytes: MAX_WEBHOOK_BODY_BYTES }).describe(
+  `Any JSON value (object, array or scalar), at most 262,144 bytes, nested at most ${MAX_JSON_DEPTH} levels; the Content-Type is not enforced`,
+);
 
 const accepted = z.object({
   delivery_id: z.string().describe('This attempt, as the delivery log names it (also for a Duplicate)'),
@@ -83,6 +92,11 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
   const webhooks = rt.readModel(webhooksProjection);
   const failedAuth = slidingWindow(rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
   const deliveries = slidingWindow(DELIVERIES_PER_MINUTE);
+  const bodyReads = boundedBodyReads(
+    rt.config.WEBHOOK_CONCURRENT_BODY_READS,
+    rt.config.WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK,
+  );
+  const trouble = throttledLog(rt.log);
 
   const tooMany = (reply: FastifyReply, seconds: number, detail: string) => {
     reply.header('retry-after', String(seconds));
@@ -156,8 +170,26 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       if (secret === null || given === undefined || !safeEqual(given, secret)) return unauthorized(declaredSize);
     }
 
-    // 4. The raw body, never more than the limit.
-    const read = await readLimitedBody(req.raw);
+    // 4. The raw body, never more than the limit; of an unknown sender, only while the bound allows.
+    const release = webhook.auth_mode === 'signature' ? bodyReads.take(uid) : () => {};
+    if (!release) {
+      trouble.refused('ingress_busy', req, { webhook_uid: uid });
+      reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS)).header('connection', 'close');
+      return sendProblem(
+        reply,
+        503,
+        'ingress_busy',
+        'Service unavailable',
+        `the ingress is reading as many unauthenticated bodies as it may; try again in ${BUSY_RETRY_AFTER_SECONDS} s`,
+        undefined,
+        true,
+      );
+    }
+    const read = await readLimitedBody(req.raw).finally(release);
+    // Cut off (the client left, or the request timeout answered it): no one is there to answer.
+    if (!read.ok && !read.too_large) {
+      return sendProblem(reply, 400, 'body_incomplete', 'Incomplete body', 'the body did not arrive');
+    }
     if (!read.ok) {
       await reject('too_large', read.size_bytes);
       reply.header('connection', 'close');
@@ -193,11 +225,14 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
     deliveries.hit(uid, Date.now());
 
-    // 7. Any JSON value.
+    // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would fail.
     const json = parseJson(body);
-    if (!json.ok) {
+    // Its size was bounded as raw bytes (step 4); only the depth is left to check.
+    const tooDeep = json.ok ? jsonBoundsProblem(json.value, { maxBytes: Number.POSITIVE_INFINITY }) : null;
+    if (!json.ok || tooDeep) {
       await reject('invalid_json', body.length);
-      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
+      const detail = tooDeep ? `a webhook body ${tooDeep}` : 'the body is not valid UTF-8 JSON';
+      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', detail);
     }
 
     // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.

@@ -7,7 +7,8 @@ import { teamSecretsDecider } from '../../secret/decider.js';
 import { teamSecretsStream } from '../../secret/events.js';
 
 export async function webhookState(rt: Runtime, factoryUid: string, uid: string): Promise<WebhookState | null> {
-  return (await rt.state(webhooksDecider, webhooksStream(factoryUid))).webhooks[uid] ?? null;
+  const { webhooks } = await rt.state(webhooksDecider, webhooksStream(factoryUid));
+  return Object.hasOwn(webhooks, uid) ? (webhooks[uid] ?? null) : null;
 }
 
 /** The clear secret, or null when there is none (awaiting the provider's, or a deleted team secret). */

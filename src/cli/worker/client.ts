@@ -11,6 +11,8 @@ export interface Assignment {
   run_id: string;
   execution_id: string;
   title: string;
+  /** RUN_SCORER runs are judges: they report a judgement before they finish. */
+  source: string;
   prompt: string;
   mode: string;
   conversation_id: string;
@@ -37,7 +39,16 @@ export class ApiError extends Error {
 }
 
 /** The report endpoints on a held run (JSON bodies). */
-export type Report = 'claim' | 'start' | 'timeline' | 'messages' | 'artifacts' | 'usage' | 'finish';
+export type Report =
+  | 'claim'
+  | 'start'
+  | 'timeline'
+  | 'messages'
+  | 'artifacts'
+  | 'questions'
+  | 'usage'
+  | 'judgement'
+  | 'finish';
 
 export class WorkerClient {
   constructor(
@@ -87,6 +98,13 @@ export class WorkerClient {
   async claim(workerId: string, waitSeconds: number, signal: AbortSignal): Promise<Assignment | null> {
     const res = await this.request('POST', `/agent/workers/${workerId}/claim?wait_seconds=${waitSeconds}`, { signal });
     return res.status === 204 ? null : ((res.body?.run ?? null) as Assignment | null);
+  }
+
+  /** Downloads a file the server signed a link to (an attachment of the run's prompt). */
+  async download(url: string): Promise<Buffer> {
+    const res = await fetch(url);
+    if (!res.ok) throw new ApiError(res.status, 'download_failed', `could not download ${new URL(url).pathname}`);
+    return Buffer.from(await res.arrayBuffer());
   }
 
   async report(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: Report, json: unknown = {}) {

@@ -5,8 +5,10 @@ import { Worker } from './worker.js';
 
 const USAGE = `  shopfloor worker --exec "<command>" [--url URL] [--api-key KEY] [--concurrency N]
                    [--host NAME] [--capability C]... [--worker-id ID] [--skills-repo OWNER/REPO=DIR]...
+                   [--judge-exec "<command>"]
                                             execute runs with <command>; --skills-repo reports the
-                                            SKILL.md files of a checkout; the key (an agent API key)
+                                            SKILL.md files of a checkout; judge runs (scorers) use
+                                            --judge-exec, else <command>; the key (an agent API key)
                                             defaults to $SHOPFLOOR_API_KEY, the URL to $SHOPFLOOR_URL`;
 
 const MAX_CONCURRENCY = 64;
@@ -17,6 +19,7 @@ async function run(argv: string[]): Promise<number> {
     strict: true,
     options: {
       exec: { type: 'string' },
+      'judge-exec': { type: 'string' },
       url: { type: 'string', default: process.env.SHOPFLOOR_URL ?? 'http://127.0.0.1:8080' },
       'api-key': { type: 'string', default: process.env.SHOPFLOOR_API_KEY },
       concurrency: { type: 'string', default: '1' },
@@ -47,6 +50,7 @@ async function run(argv: string[]): Promise<number> {
     url: values.url,
     apiKey: values['api-key']!,
     command: values.exec!,
+    ...(values['judge-exec'] ? { judgeCommand: values['judge-exec'] } : {}),
     concurrency,
     capabilities: values.capability,
     ...(values.host ? { host: values.host } : {}),

@@ -11,7 +11,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls } from './output.js';
+import { type Judgement, MAX_JUDGE_OUTPUT, parseJudgement, prepareJudge } from './judge.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf } from './output.js';
 
 /** Output is sent at most this often, or sooner when a batch fills up. */
 const FLUSH_MS = 500;
@@ -26,6 +27,8 @@ export interface ExecutionOptions {
   client: WorkerClient;
   workerId: string;
   command: string;
+  /** The command for judge runs (RUN_SCORER); `command` when not given. */
+  judgeCommand?: string | undefined;
   log(message: string): void;
 }
 
@@ -45,6 +48,9 @@ export class Execution {
   /** Set when the run was taken away (cancelled, lost): nothing more is reported. */
   private stopped: string | null = null;
   private workdir = '';
+  /** A judge's stdout, kept for its answer instead of being reported (null for other runs). */
+  private judgeOutput: string | null = null;
+  private judgeLines = { stdout: 0, stderr: 0 };
 
   constructor(
     readonly run: Assignment,
@@ -72,7 +78,11 @@ export class Execution {
       const artifactsDir = path.join(this.workdir, 'shopfloor-artifacts');
       await fs.promises.mkdir(artifactsDir);
       if (this.stopped) return;
-      const exit = await this.spawn(artifactsDir).catch((error: unknown) => ({
+      const judge = this.run.source === 'RUN_SCORER';
+      const judgeEnv = judge ? await prepareJudge(this.o.client, this.run, this.workdir) : {};
+      if (judge) this.judgeOutput = '';
+      const command = judge ? (this.o.judgeCommand ?? this.o.command) : this.o.command;
+      const exit = await this.spawn(artifactsDir, command, judgeEnv).catch((error: unknown) => ({
         code: null,
         signal: null,
         error: String(error),
@@ -81,6 +91,7 @@ export class Execution {
       this.timeline('command_exited', { exit_code: exit.code, signal: exit.signal });
       await this.uploadArtifacts(artifactsDir);
       if (this.stopped) return;
+      if (judge) return await this.finishJudge(exit);
       const succeeded = exit.code === 0;
       const message =
         'error' in exit
@@ -99,12 +110,49 @@ export class Execution {
     }
   }
 
-  private spawn(artifactsDir: string): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  /**
+   * A judge's end: its answer reported as the judgement, then the run finished (FAILED when there
+   * was no answer, or one the scorer does not allow).
+   */
+  private async finishJudge(exit: { code: number | null; signal?: NodeJS.Signals | null; error?: string }) {
+    this.timeline('judge_output', this.judgeLines);
+    await this.reports;
+    const answer: Judgement | null = exit.code === 0 ? parseJudgement(this.judgeOutput ?? '') : null;
+    let failure: string | null =
+      exit.code !== 0
+        ? `The judge command ${exit.code === null ? 'did not exit normally' : `exited with code ${exit.code}`}`
+        : answer
+          ? null
+          : 'The judge printed no JSON object with a classification';
+    if (answer && !failure) {
+      try {
+        const recorded = (await this.o.client.report(this.o.workerId, this.run, 'judgement', answer)) as {
+          status: string;
+          error: string | null;
+        } | null;
+        if (recorded?.status !== 'scored') failure = recorded?.error ?? 'The judgement was not accepted';
+      } catch (error) {
+        if (error instanceof ApiError && error.code === 'not_claimed')
+          return this.stop('the run is no longer held by this execution');
+        failure = `The judgement could not be reported: ${String(error)}`;
+      }
+    }
+    this.send('finish', failure ? { state: 'FAILED', status_message: failure } : { state: 'SUCCEEDED' });
+    await this.reports;
+    this.o.log(`run ${this.runId}: judge ${failure ? `failed (${failure})` : 'answered'}`);
+  }
+
+  private spawn(
+    artifactsDir: string,
+    command: string,
+    extraEnv: Record<string, string>,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PRIVATE_ENV.test(k)));
-    const child = spawn('sh', ['-c', this.o.command], {
+    const child = spawn('sh', ['-c', command], {
       cwd: this.workdir,
       env: {
         ...env,
+        ...extraEnv,
         SHOPFLOOR_RUN_ID: this.run.run_id,
         SHOPFLOOR_EXECUTION_ID: this.run.execution_id,
         SHOPFLOOR_PROMPT: this.run.prompt,
@@ -172,6 +220,20 @@ export class Execution {
   }
 
   private onLine(line: Line): void {
+    if (this.judgeOutput !== null) {
+      // A judge's output stays here: only its answer leaves, as the judgement.
+      this.judgeLines[line.stream]++;
+      if (line.stream === 'stdout' && this.judgeOutput.length < MAX_JUDGE_OUTPUT) this.judgeOutput += `${line.text}\n`;
+      return;
+    }
+    const asked = line.stream === 'stdout' ? questionOf(line.text) : null;
+    if (asked) {
+      // A protocol line, not output: the question comes after the output before it.
+      this.flush();
+      this.send('questions', { questions: [asked] });
+      this.timeline('question_asked', { question: asked.question });
+      return;
+    }
     for (const url of pullRequestUrls(line.text)) {
       if (this.prLinks.has(url)) continue;
       this.prLinks.add(url);

@@ -31,6 +31,22 @@ const PULL_REQUEST =
 
 export const pullRequestUrls = (line: string): string[] => line.match(PULL_REQUEST) ?? [];
 
+/**
+ * A question the command asks its requester: a line `::question::<text>`, or
+ * `::question options=a|b|c::<text>` to offer choices (a workflow-command line, as CI runners read them).
+ */
+export function questionOf(line: string): { question: string; options: string[] } | null {
+  const match = /^::question(?:\s+options=([^:]*))?::(.+)$/.exec(line.trim());
+  if (!match) return null;
+  const options = (match[1] ?? '')
+    .split('|')
+    .map((o) => o.trim())
+    .filter(Boolean)
+    .slice(0, 20)
+    .map((o) => o.slice(0, 500));
+  return { question: match[2]!.trim().slice(0, 4000), options };
+}
+
 const MIME_TYPES: Record<string, string> = {
   '.txt': 'text/plain',
   '.log': 'text/plain',

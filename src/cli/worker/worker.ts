@@ -15,6 +15,8 @@ export interface WorkerOptions {
   url: string;
   apiKey: string;
   command: string;
+  /** The command for judge runs (RUN_SCORER); `command` when not given. */
+  judgeCommand?: string;
   concurrency: number;
   host?: string;
   capabilities?: string[];
@@ -143,6 +145,7 @@ export class Worker {
           client: this.client,
           workerId: this.workerId!,
           command: this.o.command,
+          judgeCommand: this.o.judgeCommand,
           log: this.log,
         });
         this.running.set(run.run_id, execution);

@@ -1,0 +1,28 @@
+/**
+ * Scorers: versioned rubrics that judge the finished runs of a factory's agents, with judge runs
+ * executed by the team's workers, live scores, pass rates, manual dispatch and self-improvement.
+ */
+import { feature } from '../../src/feature.js';
+import { scorersProjection } from '../../projections/scorers.js';
+import { scoringResultsProjection } from '../../projections/scoring-results.js';
+import { scoringRollupsProjection } from '../../projections/scoring-rollups.js';
+import { normalizeConversation } from '../../queries/normalized-conversation.js';
+import scorerMetricsQueries from '../../queries/scorer-metrics.js';
+import scorerResultQueries from '../../queries/scorer-results.js';
+import scorerQueries from '../../queries/scorers.js';
+import { startSelfImprovementCheck } from './improvement-check.js';
+import { judgeRunsReactor, scorerKeysReactor, scoringTriggersReactor, selfImprovementRunsReactor } from './reactors.js';
+import scorerRoutes from './routes.js';
+
+export const scorerFeature = feature({
+  name: 'scorer',
+  routes: [scorerRoutes(normalizeConversation), scorerQueries, scorerResultQueries, scorerMetricsQueries],
+  projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
+  reactors: [
+    scoringTriggersReactor(normalizeConversation),
+    judgeRunsReactor(normalizeConversation),
+    selfImprovementRunsReactor,
+    scorerKeysReactor,
+  ],
+  services: [startSelfImprovementCheck],
+});

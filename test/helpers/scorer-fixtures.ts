@@ -1,0 +1,120 @@
+/**
+ * Scorer tests' cast: a factory with agents of its own, their runs, and a worker that executes
+ * them through the worker API (the way `shopfloor worker` does), answering judge runs with a
+ * judgement of the test's choosing.
+ */
+import { expect } from 'vitest';
+import { comparePositions } from '../../src/eventstore/port.js';
+import type { TestApp } from './app.js';
+import { eventually } from './task-fixtures.js';
+
+export interface Assigned {
+  run_id: string;
+  execution_id: string;
+  source: string;
+  title: string;
+  prompt: string;
+  metadata: Record<string, string>;
+  attachments: Array<{ file_name: string; mime_type: string; download_url: string }>;
+}
+
+/** An agent of the factory, with an API key for its workers. */
+export async function factoryAgent(t: TestApp, factoryUid: string, name = 'Implementer') {
+  const agent = await t.call('POST', '/agent/identities', { name, agent_type: 'IMPLEMENT', factory_uid: factoryUid });
+  expect(agent.statusCode, agent.body).toBe(201);
+  const key = await t.call('POST', `/agent/identities/${agent.json().uid}/api-keys`);
+  expect(key.statusCode, key.body).toBe(201);
+  return { uid: agent.json().uid as string, key: key.json().api_key as string };
+}
+
+/** A run the agent executes (its factory's, as the agent is linked to it). */
+export async function agentRun(t: TestApp, agentUid: string, prompt = 'Add a changelog entry') {
+  const res = await t.call('POST', '/agent/runs', { prompt, agent_identity_uid: agentUid });
+  expect(res.statusCode, res.body).toBe(200);
+  return res.json().run_id as string;
+}
+
+export const CLASSIFICATIONS = [
+  { value: 'compliant', score: 1, description: 'Did everything asked' },
+  { value: 'partial', score: 0.5, description: null },
+  { value: 'non_compliant', score: 0 },
+];
+
+export async function newScorer(t: TestApp, factoryUid: string, body: Record<string, unknown> = {}) {
+  const res = await t.call('POST', `/factory/${factoryUid}/scorers`, {
+    name: 'Task compliance',
+    scoring_prompt: 'Did the agent do what the task asked, and run the tests before finishing?',
+    model_id: 'claude-4-6-sonnet',
+    threshold: 1,
+    allowed_classifications: CLASSIFICATIONS,
+    scope_mode: 'all_agents',
+    ...body,
+  });
+  expect(res.statusCode, res.body).toBe(201);
+  return res.json() as { uid: string; version: number; [field: string]: unknown };
+}
+
+/** A worker of the team speaking the worker API with an agent's key. */
+export function simulatedWorker(t: TestApp, key: string) {
+  let workerId = '';
+  const url = (runId: string, what: string) => `/agent/workers/${workerId}/runs/${runId}/${what}`;
+  const report = async (run: Assigned, what: string, body?: unknown, status = [200, 201]) => {
+    const res = await t.call('POST', url(run.run_id, what), body, key, { 'x-execution-id': run.execution_id });
+    expect(status, `${what}: ${res.body}`).toContain(res.statusCode);
+    return res;
+  };
+  const worker = {
+    async announce() {
+      const res = await t.call('POST', '/agent/workers', { host: 'sim' }, key);
+      expect(res.statusCode, res.body).toBe(201);
+      workerId = res.json().worker_id;
+      return worker;
+    },
+    /** Takes the next queued run of the team, if any. */
+    async claim(): Promise<Assigned | null> {
+      const res = await t.call('POST', `/agent/workers/${workerId}/claim`, undefined, key);
+      if (res.statusCode === 204) return null;
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().run;
+    },
+    /** Waits for a queued run matching `match` (runs it does not want are left leased). */
+    async claimWhere(match: (r: Assigned) => boolean): Promise<Assigned> {
+      return eventually(async () => {
+        const run = await worker.claim();
+        return run && match(run) ? run : undefined;
+      });
+    },
+    /** Claims, starts, says `text` as the agent, and finishes the run. */
+    async execute(run: Assigned, text = 'Done: tests pass', state = 'SUCCEEDED') {
+      await report(run, 'claim');
+      await report(run, 'start');
+      await report(run, 'messages', { role: 'assistant', content: [{ type: 'text', text }] });
+      await report(run, 'finish', { state });
+    },
+    /** Takes up a judge run and answers it; returns the judgement's answer. */
+    async judge(run: Assigned, classification: string, reasoning?: string, usage?: Record<string, unknown>) {
+      await report(run, 'claim');
+      await report(run, 'start');
+      if (usage) await report(run, 'usage', usage);
+      const res = await report(run, 'judgement', { classification, ...(reasoning ? { reasoning } : {}) }, [201]);
+      await report(run, 'finish', { state: res.json().status === 'scored' ? 'SUCCEEDED' : 'FAILED' });
+      return res.json() as { status: string; score: number | null; error: string | null };
+    },
+    report,
+  };
+  return worker;
+}
+
+/** The judge run of `runId`, once the reactor created it and a worker may claim it. */
+export const judgeOf = (worker: ReturnType<typeof simulatedWorker>, runId: string) =>
+  worker.claimWhere((r) => r.source === 'RUN_SCORER' && r.metadata.scored_run_id === runId);
+
+/** Waits until every reactor has reacted to the whole log, so nothing more is written in the background. */
+export async function quiet(t: TestApp): Promise<void> {
+  await eventually(async () => {
+    const head = await t.rt.events.headPosition();
+    const reactors = (await t.rt.docs.listCheckpoints()).filter((c) => c.name.startsWith('reactor_'));
+    if (reactors.some((c) => comparePositions(c.position, head) < 0)) return undefined;
+    return comparePositions(await t.rt.events.headPosition(), head) === 0 ? true : undefined;
+  });
+}
