@@ -1,6 +1,6 @@
 /**
  * Carrying a decided definition version out onto the resources it changes: webhooks, agent
- * identities, automations and the factory's own settings, each through its own feature's decider,
+ * identities, automations, scorers and the factory's own settings, each through its own feature's decider,
  * with the uids the version fixed. Every step compares with what its stream holds now and changes
  * only what differs, so carrying out a version twice (after a crash in the middle, or by two
  * processes) changes nothing the second time. `FactoryDefinitionCompleted` closes the version.
@@ -24,6 +24,9 @@ import { factoryStream } from '../factory/events.js';
 import type { AgentSpec, AutomationSpec, Definition, FactorySpec } from '../factoryfile/definition.js';
 import { identityDecider } from '../identity/decider.js';
 import { type AgentProfile, identityStream } from '../identity/events.js';
+import { scorerDecider } from '../scorer/decider.js';
+import { type ScorerFields, scorerStream } from '../scorer/events.js';
+import { readScorerFile } from '../scorer/file-form.js';
 import { webhooksDecider } from '../webhook/decider.js';
 import { webhooksStream } from '../webhook/events.js';
 import { type AppliedData, definitionDecider } from './decider.js';
@@ -135,6 +138,11 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
           { type: 'DeleteAutomation', data: { id: r.uid, factory_uid: f, team_uid: team } },
           context,
         ),
+      );
+  for (const r of retired('scorers'))
+    if ((await rt.state(scorerDecider, scorerStream(r.uid))).status === 'live')
+      await step(`retire scorer ${r.name}`, () =>
+        rt.handle(scorerStream(r.uid), scorerDecider, { type: 'DeleteScorer', data: { uid: r.uid } }, context),
       );
   const hooks = await rt.state(webhooksDecider, webhooksStream(f));
   for (const r of retired('webhooks'))
@@ -251,6 +259,31 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
           { type: 'CreateAutomation', data: { ...target, ...fields }, webhooks: webhookStatuses },
           context,
         ),
+      );
+  }
+
+  // Scorers, read from their files by the scorers feature's own file form, once their agents exist.
+  for (const sc of definition.scorers) {
+    const uid = uidOf('scorers', sc.name);
+    const file = readScorerFile(sc.name, sc.source).scorer;
+    if (!file) throw new Error(`the scorer file ${sc.path} of a decided version does not read`);
+    const fields: ScorerFields = {
+      ...file.fields,
+      agents: file.agent_names.map((name) => ({ uid: uidOf('agents', name), include_descendants: false })),
+    };
+    const now = await rt.state(scorerDecider, scorerStream(uid));
+    if (now.status === 'none')
+      await step(`create scorer ${sc.name}`, () =>
+        rt.handle(
+          scorerStream(uid),
+          scorerDecider,
+          { type: 'CreateScorer', data: { ...fields, uid, factory_uid: f, team_uid: team } },
+          context,
+        ),
+      );
+    else if (now.status === 'live')
+      await step(`change scorer ${sc.name}`, () =>
+        rt.handle(scorerStream(uid), scorerDecider, { type: 'UpdateScorer', data: { uid, changes: fields } }, context),
       );
   }
 

@@ -9,6 +9,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
 import { identitiesProjection } from '../../projections/identities.js';
+import { scorersProjection } from '../../projections/scorers.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
 import { automationsDecider } from '../automation/decider.js';
 import { automationsStream } from '../automation/events.js';
@@ -28,6 +29,8 @@ import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { modelDecider } from '../model/decider.js';
 import { MODELS_STREAM } from '../model/events.js';
+import { scorerDecider } from '../scorer/decider.js';
+import { scorerStream } from '../scorer/events.js';
 import { teamSecretsDecider } from '../secret/decider.js';
 import { teamSecretsStream } from '../secret/events.js';
 import { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider } from '../webhook/decider.js';
@@ -48,7 +51,7 @@ export async function planVersion(
   current: DefinitionState,
 ): Promise<{ planned: Planned; diagnostics: [] } | { planned: null; diagnostics: Diagnostic[] }> {
   const diagnostics: Diagnostic[] = [];
-  const [automations, webhooks, secrets, catalogue, agents] = await Promise.all([
+  const [automations, webhooks, secrets, catalogue, agents, scorers] = await Promise.all([
     rt.state(automationsDecider, automationsStream(factory.uid)),
     rt.state(webhooksDecider, webhooksStream(factory.uid)),
     rt.state(teamSecretsDecider, teamSecretsStream(factory.team_uid)),
@@ -56,6 +59,7 @@ export async function planVersion(
     rt
       .readModel(identitiesProjection)
       .find({ filter: { factory_uid: factory.uid }, sort: [['id', 'asc']], limit: 1000 }),
+    rt.readModel(scorersProjection).find({ filter: { factory_uid: factory.uid }, sort: [['id', 'asc']], limit: 1000 }),
   ]);
   const liveAgents = new Map<string, string>(); // uid -> name, told by each agent's own stream
   for (const a of agents.items) {
@@ -63,14 +67,23 @@ export async function planVersion(
     if (state.status === 'live' && state.team_uid === factory.team_uid && state.profile.factory_uid === factory.uid)
       liveAgents.set(a.uid, state.profile.name);
   }
+  const liveScorers = new Map<string, string>(); // uid -> name, told by each scorer's own stream
+  const scorerUids = new Set([
+    ...scorers.items.map((s) => s.uid),
+    ...current.resources.filter((r) => r.kind === 'scorers').map((r) => r.uid),
+  ]);
+  for (const uid of scorerUids) {
+    const state = await rt.state(scorerDecider, scorerStream(uid));
+    if (state.status === 'live' && state.factory_uid === factory.uid) liveScorers.set(uid, state.name);
+  }
   const liveHooks = Object.values(webhooks.webhooks).filter((w) => !w.deleted);
   const live: Record<ResourceKind, Map<string, string>> = {
     agents: liveAgents,
     automations: new Map(Object.values(automations.automations).map((a) => [a.id, a.name])),
     webhooks: new Map(liveHooks.map((w) => [w.uid, w.name])),
-    // Runners and scorers are kept by the definition itself: what it managed is what lives.
+    scorers: liveScorers,
+    // Runners are kept by the definition itself: what it managed is what lives.
     runners: new Map(current.resources.filter((r) => r.kind === 'runners').map((r) => [r.uid, r.name])),
-    scorers: new Map(current.resources.filter((r) => r.kind === 'scorers').map((r) => [r.uid, r.name])),
   };
 
   const hashes = resourceHashes(definition);
@@ -84,7 +97,9 @@ export async function planVersion(
       let uid = managed && live[kind].has(managed.uid) ? managed.uid : undefined;
       if (!uid) {
         // A live resource of that name that no definition manages is taken over, keeping its uid.
-        const [adopted] = [...live[kind]].filter(([u, name]) => name === spec.name && !managedUids.has(u)).sort();
+        // (A scorer's API name is the file's `name`, else its directory's.)
+        const apiName = 'display_name' in spec ? spec.display_name : spec.name;
+        const [adopted] = [...live[kind]].filter(([u, name]) => name === apiName && !managedUids.has(u)).sort();
         if (adopted && !taken.has(adopted[0])) {
           uid = adopted[0];
           (unmanaged[kind] ??= new Set()).add(spec.name);

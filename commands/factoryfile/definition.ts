@@ -109,6 +109,8 @@ export interface ScorerSpec extends Located {
   model: string;
   self_improvement: boolean;
   rubric: string;
+  /** The file itself: the scorers feature reads it into a scorer when applied (its file form). */
+  source: string;
 }
 
 export interface SkillSpec extends Located {
@@ -170,9 +172,9 @@ export function canonicalJson(value: unknown): string {
 
 export const sha256 = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 
-/** A resource's hash: of what it takes effect with, not of the file (so moving a file changes nothing). */
+/** A resource's hash: of what it takes effect with, not of the file (so moving or reformatting it changes nothing). */
 const specHash = (spec: object) => {
-  const { path: _path, ...rest } = spec as { path?: string };
+  const { path: _path, source: _source, ...rest } = spec as { path?: string; source?: string };
   return sha256(canonicalJson(rest)).slice(0, 32);
 };
 

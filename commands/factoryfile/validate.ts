@@ -9,6 +9,7 @@
  */
 import { type TriggerRequest, normalizeTrigger, triggerErrors } from '../automation/triggers.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
+import { readScorerFile } from '../scorer/file-form.js';
 import { MAX_WEBHOOKS_PER_FACTORY } from '../webhook/decider.js';
 import { deliveryIdHeaderError } from '../webhook/secrets.js';
 import {
@@ -158,6 +159,22 @@ function triggerDiagnostics(file: Parsed): Diagnostic[] {
   });
 }
 
+/** A scorer file as the scorers API reads it (its file form), its problems at the keys they name. */
+function scorerDiagnostics(file: Parsed): Diagnostic[] {
+  const dir = (file.role as { name: string }).name;
+  return readScorerFile(dir, file.content).problems.map((p) => {
+    if (p.path === 'body' || p.path === '')
+      return diagnostic(
+        'FF_MISSING_REQUIRED',
+        file.path,
+        `the body after the front matter is the rubric: ${p.message}`,
+      );
+    const path = p.path.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+    const code = /unique|twice/.test(p.message) ? 'FF_DUPLICATE_KEY' : 'FF_INVALID_VALUE';
+    return diagnostic(code, file.path, `${p.path}: ${p.message}`, file.source.locate(path, 'key'));
+  });
+}
+
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const HARNESS_TYPES: Record<string, HarnessType> = {
   oz: 'oz',
@@ -287,6 +304,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
 
   // Each file parsed (strict YAML, front matter) and checked against its schema.
   const parsed: Parsed[] = [];
+  const schemaFailed = new Set<string>();
   for (const { file, role } of roles) {
     const schema = SCHEMA_OF[role.kind];
     if (!schema) continue;
@@ -316,6 +334,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
     }
     const validate = validatorFor(CURRENT_SCHEMA_VERSION, schema);
     const errors = validate(p.value) ? [] : (validate.errors ?? []);
+    if (errors.length) schemaFailed.add(p.path);
     schemaDiagnostics(errors, p).forEach(add);
     // Triggers are checked by the automations API's rules once their shape is right.
     if (
@@ -415,38 +434,8 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
   });
   for (const s of of('scorer')) {
     for (const i of (Array.isArray(s.value.agents) ? s.value.agents : []).keys()) checkAgent(s, ['agents', i]);
-    if (!s.body)
-      add(diagnostic('FF_MISSING_REQUIRED', s.path, 'the body after the front matter is the rubric, and is required'));
-    const labels = (Array.isArray(s.value.labels) ? s.value.labels : []).filter(
-      (l): l is { value: string; score: number } => typeof l?.value === 'string' && typeof l?.score === 'number',
-    );
-    const seen = new Set<string>();
-    labels.forEach((l, i) => {
-      if (seen.has(l.value))
-        add(
-          diagnostic(
-            'FF_DUPLICATE_KEY',
-            s.path,
-            `the label ${l.value} is listed twice`,
-            s.source.locate(['labels', i, 'value'], 'value'),
-          ),
-        );
-      seen.add(l.value);
-    });
-    const passing = s.value.passingScore as number;
-    if (
-      labels.length &&
-      typeof passing === 'number' &&
-      !(labels.some((l) => l.score >= passing) && labels.some((l) => l.score < passing))
-    )
-      add(
-        diagnostic(
-          'FF_INVALID_VALUE',
-          s.path,
-          'passingScore: at least one label scores at or above passingScore and one below it',
-          s.source.locate(['passingScore'], 'value'),
-        ),
-      );
+    // Once its shape is right, the scorers API's own rules read it (commands/scorer/file-form.ts).
+    if (!schemaFailed.has(s.path)) for (const d of scorerDiagnostics(s)) add(d);
   }
   for (const k of of('agentSkill'))
     if (!agentNames.has(k.role.agent))
@@ -657,6 +646,7 @@ function resolve(factoryFile: Parsed, parsed: Parsed[]): [Definition, StateRefer
       model: String(v.model),
       self_improvement: v.selfImprovement === true,
       rubric: p.body,
+      source: p.content,
     };
   });
 

@@ -468,6 +468,66 @@ describe('applying a branch', () => {
     expect((await t.call('GET', '/teams', undefined, key)).statusCode).toBe(200);
   });
 
+  it('applies scorers through the scorers feature: created, changed as a new version, retired', async () => {
+    const factory = await newFactory();
+    const scorer = [
+      '---',
+      'description: Was the review useful?',
+      'agents: [reviewer]',
+      'labels:',
+      '  - value: useful',
+      '    score: 1',
+      '  - value: noise',
+      '    score: 0',
+      'passingScore: 1',
+      'samplingRate: 50',
+      'model: gpt-5-4-mini',
+      '---',
+      'Judge the review.',
+      '',
+    ].join('\n');
+    const withScorer = variant(small, { 'scorers/review-quality/scorer.md': scorer });
+    const first = await propose(factory, 'main', withScorer);
+    expect(first.changes.scorers).toEqual({ added: ['review-quality'], changed: [], retired: [] });
+    await apply(factory, first.uid);
+    const reviewer = (await agentsOf(factory)).reviewer!;
+    const listed = (await t.call('GET', `/factory/${factory}/scorers`)).json().scorers;
+    expect(listed).toMatchObject([
+      {
+        name: 'review-quality',
+        description: 'Was the review useful?',
+        scoring_prompt: 'Judge the review.',
+        model_id: 'gpt-5-4-mini',
+        threshold: 1,
+        scope_mode: 'selected_agents',
+        agent_uids: [reviewer.uid],
+        sampling_rate: 50,
+        version: 1,
+      },
+    ]);
+    const definition = (await t.call('GET', `/factory/${factory}/definition`)).json();
+    expect(definition.resources).toContainEqual({
+      kind: 'scorers',
+      name: 'review-quality',
+      uid: listed[0].id ?? listed[0].uid,
+    });
+
+    const stricter = variant(withScorer, {
+      'scorers/review-quality/scorer.md': scorer.replace('samplingRate: 50', 'samplingRate: 10'),
+    });
+    const second = await propose(factory, 'sample-less', stricter);
+    expect(second.changes.scorers).toEqual({ added: [], changed: ['review-quality'], retired: [] });
+    await apply(factory, second.uid);
+    expect((await t.call('GET', `/factory/${factory}/scorers`)).json().scorers).toMatchObject([
+      { name: 'review-quality', sampling_rate: 10, version: 2 },
+    ]);
+
+    const third = await propose(factory, 'no-scorer', small);
+    expect(third.changes.scorers).toEqual({ added: [], changed: [], retired: ['review-quality'] });
+    await apply(factory, third.uid);
+    expect((await t.call('GET', `/factory/${factory}/scorers`)).json().scorers).toEqual([]);
+  });
+
   it('takes no target: a body naming one is refused', async () => {
     const factory = await newFactory();
     const branch = await propose(factory, 'main', small);

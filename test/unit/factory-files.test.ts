@@ -297,7 +297,7 @@ describe('the rules across files', () => {
     ]);
   });
 
-  it("checks a scorer's labels against its passing score, and benchmark tasks against their suite", () => {
+  it("checks a scorer by the scorers API's own rules (its file form), and benchmark tasks against their suite", () => {
     const files = variant(example, {
       'scorers/review-quality/scorer.md': example['scorers/review-quality/scorer.md']!.replace(
         'score: 0\n',
@@ -310,7 +310,11 @@ describe('the rules across files', () => {
     expect(at(files).map((d) => `${d.path}:${d.line}:${d.column} ${d.code}`)).toEqual([
       'benchmarks/checkout/suite.yaml:3:17 FF_INVALID_REFERENCE',
       'benchmarks/checkout/tasks/extra.yaml:1:1 FF_INVALID_REFERENCE',
-      'scorers/review-quality/scorer.md:10:15 FF_INVALID_VALUE',
+      'scorers/review-quality/scorer.md:5:1 FF_INVALID_VALUE',
+    ]);
+    const twice = edit(example, 'scorers/review-quality/scorer.md', 'value: shallow', 'value: helpful');
+    expect(validate(twice).diagnostics).toMatchObject([
+      { code: 'FF_DUPLICATE_KEY', path: 'scorers/review-quality/scorer.md', line: 5, column: 1, message: expect.stringMatching(/unique/) },
     ]);
   });
 
