@@ -509,7 +509,7 @@ describe('applying a branch', () => {
     expect(definition.resources).toContainEqual({
       kind: 'scorers',
       name: 'review-quality',
-      uid: listed[0].id ?? listed[0].uid,
+      uid: listed[0].uid,
     });
 
     const stricter = variant(withScorer, {
