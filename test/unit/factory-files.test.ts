@@ -314,7 +314,13 @@ describe('the rules across files', () => {
     ]);
     const twice = edit(example, 'scorers/review-quality/scorer.md', 'value: shallow', 'value: helpful');
     expect(validate(twice).diagnostics).toMatchObject([
-      { code: 'FF_DUPLICATE_KEY', path: 'scorers/review-quality/scorer.md', line: 5, column: 1, message: expect.stringMatching(/unique/) },
+      {
+        code: 'FF_DUPLICATE_KEY',
+        path: 'scorers/review-quality/scorer.md',
+        line: 5,
+        column: 1,
+        message: expect.stringMatching(/unique/),
+      },
     ]);
   });
 
