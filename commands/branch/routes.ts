@@ -28,6 +28,7 @@ const APPLY_ATTEMPTS = 3;
 
 const branchName = z
   .string()
+  .max(100)
   .regex(/^(?![-/.])(?!.*\/\/)(?!.*\.\.)[A-Za-z0-9._/-]{1,100}$/, 'letters, digits, . _ - and /, as a git branch name');
 
 const createBody = z.object({ name: branchName, files: filesSchema }).strict();

@@ -14,6 +14,7 @@ export const filesSchema = z
       .object({
         path: z
           .string()
+          .max(512)
           .regex(PATH_PATTERN, 'a relative path of /-separated names, without . or .. (at most 512 characters)'),
         content: z
           .string()
