@@ -126,8 +126,8 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
     }
   };
 
-  // Automations go first (they name webhooks and agents), then webhooks; retirements before
-  // creations, so that the per-factory limits hold at every step.
+  // Retirements first (automations and scorers name webhooks and agents; the per-factory limits
+  // hold at every step), then webhooks, agents, automations and scorers, then retired agents.
   let automations = await rt.state(automationsDecider, automationsStream(f));
   for (const r of retired('automations'))
     if (Object.hasOwn(automations.automations, r.uid))
