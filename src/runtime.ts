@@ -3,6 +3,7 @@
  * adapters are the default; EVENTSTORE_URL and MONGODB_URL switch to the production servers.
  */
 import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -98,6 +99,8 @@ export async function openRuntime(
   const projector = new Projector(events, docs, projections, log);
   await projector.start();
   const reactions = new AbortController();
+  // Every reactor and service listens to it: past Node's default of 10 listeners, not a leak.
+  setMaxListeners(100, reactions.signal);
   const running: Promise<void>[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
