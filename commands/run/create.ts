@@ -14,7 +14,7 @@ import { environmentStream } from '../environment/events.js';
 import { identityDecider } from '../identity/decider.js';
 import { assertUsableModel, modelDecider } from '../model/decider.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { identityStream } from '../identity/events.js';
+import { type AgentProfile, identityStream } from '../identity/events.js';
 import { runDecider, type RunView } from './decider.js';
 import {
   type Artifact,
@@ -46,6 +46,12 @@ export interface CreateRunOptions {
   /** The scheduled agent whose firing starts the run. */
   schedule?: RunSchedule;
 }
+
+/** The harness type a config names (`harness: {type}`), if any. */
+const harnessOf = (harness: unknown): string | null => {
+  const type = (harness as { type?: unknown } | null | undefined)?.type;
+  return typeof type === 'string' && type ? type : null;
+};
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
 
@@ -84,12 +90,14 @@ export async function createRun(
   }
 
   let factory_uid = options.factory_uid ?? null;
+  let profile: AgentProfile | null = null;
   if (request.agent_identity_uid) {
     if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
     const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
     if (agent.status !== 'live' || agent.team_uid !== options.team_uid)
       throw invalid('agent_identity_uid', 'no such agent in the active team');
     factory_uid ??= agent.profile.factory_uid ?? null;
+    profile = agent.profile;
   }
   if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
 
@@ -106,7 +114,8 @@ export async function createRun(
   }
 
   const config = request.config ?? null;
-  assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
+  const catalogue = await rt.state(modelDecider, MODELS_STREAM);
+  assertUsableModel(catalogue, config?.model_id, 'body.config.model_id');
   const environment = config?.environment_id;
   if (environment) {
     const state = await rt.state(environmentDecider, environmentStream(environment));
@@ -139,6 +148,11 @@ export async function createRun(
     schedule_id: options.schedule?.schedule_id ?? null,
     ...(options.schedule ? { schedule: options.schedule } : {}),
     attachments,
+    resolved: {
+      model_id: config?.model_id ?? profile?.base_model ?? catalogue.catalogue?.default_model_id ?? null,
+      harness: harnessOf(config?.harness) ?? harnessOf(profile?.harness) ?? 'oz',
+      agent_type: profile?.agent_type ?? null,
+    },
   };
   const { state } = await rt.handle(
     runStream(run_id),
