@@ -271,7 +271,12 @@ export default function costQueries(api: Api, rt: Runtime): void {
       const data = await cached(key, async () => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
         return seen
-          .sort((a, b) => b.cost.total - a.cost.total || a.pr_id.localeCompare(b.pr_id))
+          .sort(
+            (a, b) =>
+              b.cost.total - a.cost.total ||
+              (a.first_seen_at ?? '').localeCompare(b.first_seen_at ?? '') ||
+              a.pr_id.localeCompare(b.pr_id),
+          )
           .slice(0, limit)
           .map((pr) => {
             const inference = Object.values(pr.models).reduce((s, usd) => s + usd, 0);

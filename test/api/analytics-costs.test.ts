@@ -9,22 +9,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { executeRun, newWorker, settle, tokens, type Worker } from '../helpers/analytics-fixtures.js';
+import { executeRun, newWorker, priceListFile, settle, tokens, type Worker } from '../helpers/analytics-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-prices-'));
-const modelsFile = path.join(dir, 'models.yaml');
-fs.writeFileSync(
-  modelsFile,
-  `default_model_id: small
-models:
-  - { id: small, display_name: Small, provider: OPENAI, vision_supported: false, prices: { input: 1, cache_read: 0.5, cache_write: 2, output: 4 } }
-  - { id: big, display_name: Big, provider: ANTHROPIC, vision_supported: true, prices: { input: 10, cache_read: 1, cache_write: 20, output: 40 } }
-rates:
-  credit_price_usd: 0.01
-  compute_usd_per_hour: { default: 1, runners: { big-box: 4 } }
-  platform_usd_per_hour: 0.5
-`,
-);
+const modelsFile = priceListFile(dir);
 
 const clock = manualClock('2026-03-02T09:00:00Z');
 let t: TestApp;

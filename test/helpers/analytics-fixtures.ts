@@ -3,6 +3,8 @@
  * a worker through the worker protocol (claim, start, usage, artifacts, finish) at chosen times,
  * and GitHub webhook deliveries signed as GitHub signs them.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { sign as signGithub } from '@octokit/webhooks-methods';
 import { expect } from 'vitest';
 import type { Clock } from '../../src/clock.js';
@@ -10,6 +12,28 @@ import type { TestApp } from './app.js';
 import { eventually } from './task-fixtures.js';
 
 type MovableClock = Clock & { set(to: Date | string): void };
+
+/**
+ * A price list with round numbers, as MODELS_FILE: `small` at $1/$0.5/$2/$4 and `big` at
+ * $10/$1/$20/$40 per million input, cache-read, cache-write and output tokens; machine time $1 an
+ * hour ($4 on the `big-box` runner), platform time $0.5 an hour, a credit $0.01.
+ */
+export function priceListFile(dir: string, changes: { smallInput?: number } = {}): string {
+  const file = path.join(dir, 'models.yaml');
+  fs.writeFileSync(
+    file,
+    `default_model_id: small
+models:
+  - { id: small, display_name: Small, provider: OPENAI, vision_supported: false, prices: { input: ${changes.smallInput ?? 1}, cache_read: 0.5, cache_write: 2, output: 4 } }
+  - { id: big, display_name: Big, provider: ANTHROPIC, vision_supported: true, prices: { input: 10, cache_read: 1, cache_write: 20, output: 40 } }
+rates:
+  credit_price_usd: 0.01
+  compute_usd_per_hour: { default: 1, runners: { big-box: 4 } }
+  platform_usd_per_hour: 0.5
+`,
+  );
+  return file;
+}
 
 /** Waits until the analytics reactors have passed every event written, and the read models show what they wrote. */
 export async function settle(t: TestApp): Promise<void> {

@@ -233,7 +233,10 @@ describe('the cost ledger of a run tree', () => {
       .then([
         {
           type: 'RunInferencePriced',
-          data: { delta: { inference: 2, compute: 0, platform: 0 }, tree_total: { inference: 3 } },
+          data: {
+            delta: { inference: 2, compute: 0, platform: 0 },
+            tree_total: { inference: 3, compute: 0, platform: 0 },
+          },
         },
       ]);
   });

@@ -13,6 +13,7 @@ import { applyEvents } from '../../src/projector/batch.js';
 import { collectionOf } from '../../src/projector/projection.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
 import { factoryRollupsProjection, type RollupDoc } from '../../projections/factory-rollups.js';
+import { toCsv } from '../../queries/analytics-answers.js';
 import { periodIndex, resolveRange, rowsOfRange } from '../../queries/analytics-range.js';
 import { metadata, project, recorded } from '../helpers/projection-spec.js';
 import { runCreatedData } from '../helpers/run-fixtures.js';
@@ -117,7 +118,7 @@ describe('run counts', () => {
       model: { big: 1 },
       harness: { oz: 1 },
     });
-    expect(docs['hour:f-1:2026-03-02T10:00:00.000Z']!.runs.status).toEqual({ SUCCEEDED: 1 });
+    expect((docs['hour:f-1:2026-03-02T10:00:00.000Z'] as RollupDoc).runs.status).toEqual({ SUCCEEDED: 1 });
     // It finished the next day, which counts no run.
     expect(docs['day:f-1:2026-03-03T00:00:00.000Z']).toBeUndefined();
   });
@@ -185,7 +186,7 @@ describe('costs', () => {
         small: { inference: 0, compute: 0.5, platform: 0.25 },
       },
     });
-    expect(docs['hour:f-1:2026-03-02T11:00:00.000Z']!.cost.total).toEqual({
+    expect((docs['hour:f-1:2026-03-02T11:00:00.000Z'] as RollupDoc).cost.total).toEqual({
       inference: 0,
       compute: 0.5,
       platform: 0.25,
@@ -272,5 +273,20 @@ describe('periods', () => {
       }
     })();
     expect(refusal).toMatchObject({ status: 400, errors: [{ path: 'querystring.group_by_period' }] });
+  });
+});
+
+describe('CSV', () => {
+  it('quotes what needs quoting and keeps formula-like text as text', () => {
+    expect(
+      toCsv(
+        ['title', 'n'],
+        [
+          ['=HYPERLINK("x")', -1],
+          ['a, "b"', null],
+          ['+1', 2.5],
+        ],
+      ),
+    ).toBe('title,n\r\n"\'=HYPERLINK(""x"")",-1\r\n"a, ""b""",\r\n\'+1,2.5\r\n');
   });
 });
