@@ -4,6 +4,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
+import type { z } from 'zod';
+import { encodeAnswer } from '../src/http/serializer.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import type { Dollars } from '../commands/analytics/resource.js';
 import type { Usd } from '../commands/analytics/events.js';
@@ -33,28 +35,62 @@ const SOURCES: AnyProjection[] = [
 /**
  * Answers kept until one of the read models they are made of changes (this process's projector
  * counts every change): a dashboard asking again, or many people looking at one factory, reads
- * nothing twice. A year of figures is summed once per change, not once per request.
+ * nothing twice, and a year of figures is summed once per change, not once per request. An answer
+ * is kept as made, and as its JSON (encoded by the route's response schema once, `as_of` aside),
+ * so a cached answer costs no encoding: `as_of`, the moment of the request, is put in front.
  */
 export function answerCache(rt: Runtime) {
-  const cache = new LRUCache<string, Promise<unknown>>({ max: CACHED_ANSWERS });
+  interface Kept {
+    answer: object;
+    json?: string;
+  }
+  const cache = new LRUCache<string, Promise<Kept>>({ max: CACHED_ANSWERS });
   const generation = () => SOURCES.reduce((sum, p) => sum + rt.projector.changes(p), 0);
+  const strict = rt.config.RESPONSE_SCHEMAS === 'strict';
   let cachedAt = generation();
-  return <T>(key: string, make: () => Promise<T>): Promise<T> => {
+
+  function kept(key: string, make: () => Promise<object>): Promise<Kept> {
     const now = generation();
     if (now !== cachedAt) {
       cache.clear();
       cachedAt = now;
     }
-    let found = cache.get(key) as Promise<T> | undefined;
+    let found = cache.get(key);
     if (!found) {
-      found = make();
+      found = make().then((answer) => ({ answer }));
       cache.set(key, found);
       // A failed answer is not kept: the next request asks again.
       found.catch(() => cache.delete(key));
     }
     return found;
+  }
+
+  return {
+    /** The answer of `key`, made by `make` unless kept. */
+    get: async <T extends object>(key: string, make: () => Promise<T>): Promise<T> =>
+      (await kept(key, make)).answer as T,
+    /** Sends the answer of `key` as JSON, with `as_of` the request's moment. */
+    async send<T extends object>(
+      reply: FastifyReply,
+      key: string,
+      schema: z.ZodObject,
+      make: () => Promise<T>,
+    ): Promise<FastifyReply> {
+      const entry = await kept(key, make);
+      entry.json ??= encodeAnswer(schema.omit({ as_of: true }), entry.answer, strict, 'GET', key);
+      const asOf = JSON.stringify(rt.clock.now().toISOString());
+      return reply.type('application/json; charset=utf-8').send(`{"as_of":${asOf},${entry.json.slice(1)}`);
+    },
   };
 }
+
+/** The fields every answer of a factory's range begins with (`as_of` is added when sent). */
+export const scopeOf = (factory: FactoryDoc, range: { start_date: string; end_date: string }) => ({
+  team_uid: factory.team_uid,
+  factory_uid: factory.uid,
+  start_date: range.start_date,
+  end_date: range.end_date,
+});
 
 /** The factory a request names, if the caller may see it (else 404). */
 export const factoryOf = (rt: Runtime, req: FastifyRequest, uid: string): Promise<FactoryDoc> =>

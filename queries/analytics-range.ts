@@ -41,7 +41,8 @@ export interface Range {
   to: number;
   start_date: string;
   end_date: string;
-  periods: Period[] | null;
+  /** With group_by_period: the periods, made when first asked for (a cached answer never asks). */
+  readonly periods: Period[] | null;
 }
 
 const invalid = (param: string, message: string) =>
@@ -67,6 +68,23 @@ function nextPeriod(start: number, by: 'day' | 'week' | 'month'): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
+/** How many periods of `by` the range [from, to) touches, without making them. */
+function countPeriods(from: number, to: number, by: 'day' | 'week' | 'month'): number {
+  const first = periodStart(from, by);
+  if (by === 'day') return Math.ceil((to - first) / DAY);
+  if (by === 'week') return Math.ceil((to - first) / (7 * DAY));
+  const a = new Date(first);
+  const b = new Date(to - 1);
+  return (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth() + 1;
+}
+
+function makePeriods(from: number, to: number, by: 'day' | 'week' | 'month'): Period[] {
+  const periods: Period[] = [];
+  for (let p = periodStart(from, by); p < to; p = nextPeriod(p, by))
+    periods.push({ label: iso(p).slice(0, 10), from: Math.max(p, from), to: Math.min(nextPeriod(p, by), to) });
+  return periods;
+}
+
 /** The range a query asks for, at `now`: validated, aligned to hours, cut into periods. */
 export function resolveRange(
   q: { start_date?: string; end_date?: string; group_by_period?: 'day' | 'week' | 'month' },
@@ -77,20 +95,20 @@ export function resolveRange(
   if (!(start < end)) throw invalid('start_date', 'start_date must be before end_date');
   const from = floorTo(start, HOUR);
   const to = ceilTo(end, HOUR);
-  let periods: Period[] | null = null;
-  if (q.group_by_period) {
-    periods = [];
-    for (let p = periodStart(from, q.group_by_period); p < to; p = nextPeriod(p, q.group_by_period)) {
-      if (periods.length === MAX_PERIODS)
-        throw invalid('group_by_period', `at most ${MAX_PERIODS} periods: choose a shorter range or a longer period`);
-      periods.push({
-        label: iso(p).slice(0, 10),
-        from: Math.max(p, from),
-        to: Math.min(nextPeriod(p, q.group_by_period), to),
-      });
-    }
-  }
-  return { from, to, start_date: iso(from), end_date: iso(to), periods };
+  const by = q.group_by_period;
+  if (by && countPeriods(from, to, by) > MAX_PERIODS)
+    throw invalid('group_by_period', `at most ${MAX_PERIODS} periods: choose a shorter range or a longer period`);
+  let periods: Period[] | null | undefined;
+  return {
+    from,
+    to,
+    start_date: iso(from),
+    end_date: iso(to),
+    get periods() {
+      periods ??= by ? makePeriods(from, to, by) : null;
+      return periods;
+    },
+  };
 }
 
 /** Which period of the range holds `ms`: its index, or -1 outside the range. */

@@ -27,8 +27,8 @@ import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull-requests.js';
 import { teamMembersProjection } from '../projections/team-members.js';
 import { usersProjection } from '../projections/users.js';
-import { addUsd, answerCache, dollarsOf, factoryOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
-import { median, periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
+import { addUsd, answerCache, dollarsOf, factoryOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { byPeriod, byTotalUnknownLast, factoryPrsBetween } from './metrics.js';
 
 const breakdownQuery = z.object({ group_by: z.enum(COST_GROUPS), ...rangeParams, ...periodParam }).strict();
@@ -71,15 +71,7 @@ export default function costQueries(api: Api, rt: Runtime): void {
   const members = rt.readModel(teamMembersProjection);
   const identities = rt.readModel(identitiesProjection);
   const models = rt.readModel(modelsProjection);
-  const cached = answerCache(rt);
-
-  const scope = (factory: FactoryDoc, range: Range, now: Date) => ({
-    as_of: now.toISOString(),
-    team_uid: factory.team_uid,
-    factory_uid: factory.uid,
-    start_date: range.start_date,
-    end_date: range.end_date,
-  });
+  const answers = answerCache(rt);
 
   /** How each key of a grouping reads: its label, whether it was removed, a photo. */
   async function labelsOf(groupBy: Group, keys: string[], factory: FactoryDoc) {
@@ -131,7 +123,7 @@ export default function costQueries(api: Api, rt: Runtime): void {
       const range = resolveRange(req.query, now);
       const { group_by } = req.query;
       const key = `costs:${factory.uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const answer = await cached(key, async () => {
+      const make = async () => {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCosts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCosts(p, group_by)) : null;
@@ -146,6 +138,7 @@ export default function costQueries(api: Api, rt: Runtime): void {
           }))
           .sort(byTotalUnknownLast((g) => g.dollars.total));
         return {
+          ...scopeOf(factory, range),
           group_by,
           total: dollarsOf(whole.total),
           groups,
@@ -156,9 +149,9 @@ export default function costQueries(api: Api, rt: Runtime): void {
               }
             : {}),
         };
-      });
-      const body = { ...scope(factory, range, now), ...answer };
-      if (!wantsCsv(req)) return body;
+      };
+      if (!wantsCsv(req)) return answers.send(reply, key, costBreakdownResource, make);
+      const body = await answers.get(key, make);
       const periodLabels = body.period_list ?? [];
       return sendCsv(
         reply,
@@ -183,14 +176,14 @@ export default function costQueries(api: Api, rt: Runtime): void {
   api.get(
     '/factory/:factory_uid/costs/per-pr',
     { schema: { params: factoryParams, querystring: perPrQuery, response: { 200: costPerPrResource }, tags } },
-    async (req) => {
+    async (req, reply) => {
       const factory = await factoryOf(rt, req, req.params.factory_uid);
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const key = `per-pr:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const answer = await cached(key, async () => {
+      return answers.send(reply, key, costPerPrResource, async () => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
-        const whole = perPr(seen);
+        const whole = { ...scopeOf(factory, range), ...perPr(seen) };
         if (!range.periods) return whole;
         const periods = byPeriod(range, seen, (pr) => pr.first_seen_at).map(perPr);
         return {
@@ -207,19 +200,18 @@ export default function costQueries(api: Api, rt: Runtime): void {
           },
         };
       });
-      return { ...scope(factory, range, now), ...answer };
     },
   );
 
   api.get(
     '/factory/:factory_uid/costs/per-pr/by-size',
     { schema: { params: factoryParams, querystring: perPrQuery, response: { 200: costBySizeResource }, tags } },
-    async (req) => {
+    async (req, reply) => {
       const factory = await factoryOf(rt, req, req.params.factory_uid);
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const key = `by-size:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const answer = await cached(key, async () => {
+      return answers.send(reply, key, costBySizeResource, async () => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
         const buckets = (list: readonly PullRequestDoc[]) =>
           PR_SIZES.map((size) => {
@@ -227,6 +219,7 @@ export default function costQueries(api: Api, rt: Runtime): void {
             return { size, pr_count: of.pr_count, mean: of.mean, median: of.median };
           });
         const whole = {
+          ...scopeOf(factory, range),
           pr_count: seen.length,
           sized_pr_count: seen.filter((pr) => pr.size !== null).length,
           buckets: buckets(seen),
@@ -247,7 +240,6 @@ export default function costQueries(api: Api, rt: Runtime): void {
           series: { S: of('S'), M: of('M'), L: of('L'), XL: of('XL') },
         };
       });
-      return { ...scope(factory, range, now), ...answer };
     },
   );
 
@@ -268,9 +260,9 @@ export default function costQueries(api: Api, rt: Runtime): void {
       const range = resolveRange(req.query, now);
       const { limit } = req.query;
       const key = `top:${factory.uid}:${limit}:${range.start_date}:${range.end_date}`;
-      const data = await cached(key, async () => {
+      const make = async () => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
-        return seen
+        const data = seen
           .sort(
             (a, b) =>
               b.cost.total - a.cost.total ||
@@ -291,9 +283,10 @@ export default function costQueries(api: Api, rt: Runtime): void {
               requested_model_id: pr.kickoff?.requested_model_id ?? null,
             };
           });
-      });
-      const body = { ...scope(factory, range, now), data };
-      if (!wantsCsv(req)) return body;
+        return { ...scopeOf(factory, range), data };
+      };
+      if (!wantsCsv(req)) return answers.send(reply, key, topPrResource, make);
+      const { data } = await answers.get(key, make);
       return sendCsv(
         reply,
         'costliest-pull-requests',

@@ -20,7 +20,7 @@ import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull
 import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
 import type { FactoryDoc } from '../projections/factories.js';
 import { cycleTime } from '../commands/analytics/resource.js';
-import { answerCache, factoryOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { answerCache, factoryOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import {
   median,
   periodIndex,
@@ -139,7 +139,7 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
   const rollups = rt.readModel(factoryRollupsProjection);
   const prs = rt.readModel(pullRequestsProjection);
   const models = rt.readModel(modelsProjection);
-  const cached = answerCache(rt);
+  const answers = answerCache(rt);
 
   /** Merged pull requests of the factory's repositories (by anyone): of its configured ones, else of those its runs produced. */
   async function repoMerges(factory: FactoryDoc, merged: PullRequestDoc[], range: Range) {
@@ -167,12 +167,13 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
   api.get(
     '/factory/:factory_uid/metrics',
     { schema: { params: factoryParams, querystring: metricsQuery, response: { 200: metricsResource }, tags } },
-    async (req) => {
+    async (req, reply) => {
       const factory = await factoryOf(rt, req, req.params.factory_uid);
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const key = `metrics:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const answer = await cached(key, async () => {
+      const scope = scopeOf(factory, range);
+      return answers.send(reply, key, metricsResource, async () => {
         const [rows, firstSeen, merged] = await Promise.all([
           rowsOfRange(rollups, factory.uid, range),
           factoryPrsBetween(prs, factory.uid, 'first_seen_at', range),
@@ -183,7 +184,7 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
           run_count: rows.reduce((s, r) => s + r.runs.total, 0),
           ...prFigures(firstSeen, merged, all.length, repos),
         };
-        if (!range.periods) return whole;
+        if (!range.periods) return { ...scope, ...whole };
         const rowsBy = byPeriod(range, rows, (r) => r.at);
         const seenBy = byPeriod(range, firstSeen, (pr) => pr.first_seen_at);
         const mergedBy = byPeriod(range, merged, (pr) => pr.merged_at);
@@ -194,6 +195,7 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
         }));
         const series = <K extends keyof (typeof periods)[number]>(k: K) => periods.map((p) => p[k]);
         return {
+          ...scope,
           ...whole,
           period_list: range.periods.map((p) => p.label),
           series: {
@@ -208,14 +210,6 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
           },
         };
       });
-      return {
-        as_of: now.toISOString(),
-        team_uid: factory.team_uid,
-        factory_uid: factory.uid,
-        start_date: range.start_date,
-        end_date: range.end_date,
-        ...answer,
-      };
     },
   );
 
@@ -236,7 +230,7 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
       const range = resolveRange(req.query, now);
       const { group_by } = req.query;
       const key = `runs:${factory.uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const answer = await cached(key, async () => {
+      const make = async () => {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCounts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCounts(p, group_by)) : null;
@@ -253,6 +247,7 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
           }))
           .sort(byTotalUnknownLast((g) => g.total));
         return {
+          ...scopeOf(factory, range),
           group_by,
           total: group_by === 'source' ? whole.root : whole.total,
           root_run_count: whole.root,
@@ -267,16 +262,9 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
               }
             : {}),
         };
-      });
-      const body = {
-        as_of: now.toISOString(),
-        team_uid: factory.team_uid,
-        factory_uid: factory.uid,
-        start_date: range.start_date,
-        end_date: range.end_date,
-        ...answer,
       };
-      if (!wantsCsv(req)) return body;
+      if (!wantsCsv(req)) return answers.send(reply, key, runBreakdownResource, make);
+      const body = await answers.get(key, make);
       const periodLabels = body.period_list ?? [];
       const header = ['key', 'label', 'total', ...periodLabels];
       return sendCsv(

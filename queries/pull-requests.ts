@@ -12,7 +12,7 @@ import { dateTimeParam, limitParam, pageInfoSchema, repeatable } from '../src/ht
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { pullRequestsProjection } from '../projections/pull-requests.js';
-import { factoryOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { answerCache, factoryOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { factoryScope } from '../commands/analytics/resource.js';
 
 /** Bounds are exclusive RFC 3339 times, compared as stored (UTC). */
@@ -81,6 +81,7 @@ const CSV_COLUMNS = [
 
 export default function pullRequestQueries(api: Api, rt: Runtime): void {
   const prs = rt.readModel(pullRequestsProjection);
+  const answers = answerCache(rt);
 
   api.get(
     '/factory/:factory_uid/pull-requests',
@@ -105,21 +106,20 @@ export default function pullRequestQueries(api: Api, rt: Runtime): void {
         merged_at: range(q.merged_after, q.merged_before),
         updated_at: q.updated_after && { $gt: q.updated_after },
       };
-      const page = await prs.find({
-        filter,
-        sort: NEWEST_OPENED_FIRST,
-        limit: q.limit,
-        after: decodeCursor(q.cursor, NEWEST_OPENED_FIRST),
-      });
-      const records = page.items.map(toPullRequestRecord);
-      const body = {
-        as_of: rt.clock.now().toISOString(),
-        team_uid: factory.team_uid,
-        factory_uid: factory.uid,
-        pull_requests: records,
-        page_info: pageInfo(NEWEST_OPENED_FIRST, page.next),
+      const after = decodeCursor(q.cursor, NEWEST_OPENED_FIRST);
+      const make = async () => {
+        const page = await prs.find({ filter, sort: NEWEST_OPENED_FIRST, limit: q.limit, after });
+        return {
+          team_uid: factory.team_uid,
+          factory_uid: factory.uid,
+          pull_requests: page.items.map(toPullRequestRecord),
+          page_info: pageInfo(NEWEST_OPENED_FIRST, page.next),
+        };
       };
-      if (!wantsCsv(req)) return body;
+      const key = `pull-requests:${factory.uid}:${JSON.stringify(q)}`;
+      if (!wantsCsv(req)) return answers.send(reply, key, listResponse, make);
+      const body = await answers.get(key, make);
+      const records = body.pull_requests;
       if (body.page_info.next_cursor) reply.header('x-next-cursor', body.page_info.next_cursor);
       return sendCsv(
         reply,
