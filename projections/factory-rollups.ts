@@ -44,7 +44,7 @@ export interface CostSums {
   model: Record<string, Usd>;
 }
 
-export type Grain = 'run' | 'hour' | 'day';
+type Grain = 'run' | 'hour' | 'day';
 
 export interface RollupDoc {
   [field: string]: unknown;
@@ -62,7 +62,7 @@ export interface RollupDoc {
 
 const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
 
-export const emptyCounts = (): RunCounts => ({
+const emptyCounts = (): RunCounts => ({
   total: 0,
   root: 0,
   agent_type: {},
@@ -71,7 +71,7 @@ export const emptyCounts = (): RunCounts => ({
   model: {},
   harness: {},
 });
-export const emptyCost = (): CostSums => ({
+const emptyCost = (): CostSums => ({
   total: { inference: 0, compute: 0, platform: 0 },
   source: {},
   user: {},
@@ -79,8 +79,8 @@ export const emptyCost = (): CostSums => ({
   model: {},
 });
 
-export const hourOf = (at: string) => `${at.slice(0, 13)}:00:00.000Z`;
-export const dayOf = (at: string) => `${at.slice(0, 10)}T00:00:00.000Z`;
+const hourOf = (at: string) => `${at.slice(0, 13)}:00:00.000Z`;
+const dayOf = (at: string) => `${at.slice(0, 10)}T00:00:00.000Z`;
 
 /** Whether a sum row took the event at `p` already (position keys sort as the log). */
 const took = (row: RollupDoc, p: Position): boolean =>
@@ -178,6 +178,15 @@ function contribution(d: Extract<RunEvent, { type: 'RunCreated' }>['data'], stat
 
 const stateOf = (row: RollupDoc) => Object.keys(row.runs.status)[0] as RunState;
 
+/** `status` with one run moved from `from` to `to` (a status no run has any more is dropped). */
+function moveStatus(status: Record<string, number>, from: string, to: string): Record<string, number> {
+  const out = { ...status, [to]: (status[to] ?? 0) + 1 };
+  const left = (out[from] ?? 0) - 1;
+  if (left === 0) delete out[from];
+  else out[from] = left;
+  return out;
+}
+
 /** A run's status moved: its contribution moves from the old status to the new. */
 async function moveRun(e: RecordedEvent<RunEvent>, docs: Docs<RollupDoc>) {
   const id = runRowId(e.data.run_id);
@@ -186,11 +195,9 @@ async function moveRun(e: RecordedEvent<RunEvent>, docs: Docs<RollupDoc>) {
   const from = stateOf(row);
   const to = nextRunState(from, e as RunEvent);
   if (to === from) return;
-  const runs = { ...row.runs, status: { [to]: 1 } };
-  docs.put(id, { ...row, runs });
-  const change = addCounts(addCounts(emptyCounts(), runs, 1), row.runs, -1);
+  docs.put(id, { ...row, runs: { ...row.runs, status: { [to]: 1 } } });
   await addToSums(docs, e, row.factory_uid, row.team_uid, row.at, (sum) => ({
-    runs: addCounts(sum.runs, change, 1),
+    runs: { ...sum.runs, status: moveStatus(sum.runs.status, from, to) },
   }));
 }
 

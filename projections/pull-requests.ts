@@ -16,10 +16,10 @@ import type {
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { type Docs, projection } from '../src/projector/projection.js';
 
-export type PrState = 'open' | 'draft' | 'merged' | 'closed';
+type PrState = 'open' | 'draft' | 'merged' | 'closed';
 export type PrSize = 'S' | 'M' | 'L' | 'XL';
 
-export interface HumanInteractions {
+interface HumanInteractions {
   opened: number;
   code_push: number;
   review_approved: number;

@@ -10,6 +10,7 @@ import { visibleFactory } from '../commands/factory/resource.js';
 import type { Dollars } from '../commands/analytics/resource.js';
 import type { Usd } from '../commands/analytics/events.js';
 import type { AnyProjection } from '../src/projector/projection.js';
+import { NotFound } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
 import { factoryRollupsProjection } from '../projections/factory-rollups.js';
@@ -41,15 +42,21 @@ const SOURCES: AnyProjection[] = [
  */
 export function answerCache(rt: Runtime) {
   interface Kept {
-    answer: object;
+    answer: { team_uid: string };
     json?: string;
   }
+  const factories = rt.readModel(factoriesProjection);
   const cache = new LRUCache<string, Promise<Kept>>({ max: CACHED_ANSWERS });
   const generation = () => SOURCES.reduce((sum, p) => sum + rt.projector.changes(p), 0);
   const strict = rt.config.RESPONSE_SCHEMAS === 'strict';
   let cachedAt = generation();
 
-  function kept(key: string, make: () => Promise<object>): Promise<Kept> {
+  /**
+   * The answer about the factory `uid` kept under `key`, else made by `make` from the factory (a
+   * factory the caller may not see is a 404). A kept answer names its team: a caller outside it
+   * gets the same 404, without the factory being read again (a change of any factory clears them).
+   */
+  async function kept(req: FastifyRequest, uid: string, key: string, make: Make<object>): Promise<Kept> {
     const now = generation();
     if (now !== cachedAt) {
       cache.clear();
@@ -57,26 +64,32 @@ export function answerCache(rt: Runtime) {
     }
     let found = cache.get(key);
     if (!found) {
-      found = make().then((answer) => ({ answer }));
+      found = visibleFactory(factories, req, uid).then(async (factory) => ({
+        answer: { team_uid: factory.team_uid, ...(await make(factory)) },
+      }));
       cache.set(key, found);
       // A failed answer is not kept: the next request asks again.
       found.catch(() => cache.delete(key));
     }
-    return found;
+    const entry = await found;
+    if (!req.principal?.teams.has(entry.answer.team_uid)) throw new NotFound('factory', uid);
+    return entry;
   }
 
   return {
-    /** The answer of `key`, made by `make` unless kept. */
-    get: async <T extends object>(key: string, make: () => Promise<T>): Promise<T> =>
-      (await kept(key, make)).answer as T,
-    /** Sends the answer of `key` as JSON, with `as_of` the request's moment. */
+    /** The answer about factory `uid` kept under `key`, made by `make` unless kept. */
+    get: async <T extends object>(req: FastifyRequest, uid: string, key: string, make: Make<T>): Promise<T> =>
+      (await kept(req, uid, key, make)).answer as T,
+    /** Sends that answer as JSON, with `as_of` the request's moment. */
     async send<T extends object>(
+      req: FastifyRequest,
       reply: FastifyReply,
+      uid: string,
       key: string,
       schema: z.ZodObject,
-      make: () => Promise<T>,
+      make: Make<T>,
     ): Promise<FastifyReply> {
-      const entry = await kept(key, make);
+      const entry = await kept(req, uid, key, make);
       entry.json ??= encodeAnswer(schema.omit({ as_of: true }), entry.answer, strict, 'GET', key);
       const asOf = JSON.stringify(rt.clock.now().toISOString());
       return reply.type('application/json; charset=utf-8').send(`{"as_of":${asOf},${entry.json.slice(1)}`);
@@ -92,9 +105,7 @@ export const scopeOf = (factory: FactoryDoc, range: { start_date: string; end_da
   end_date: range.end_date,
 });
 
-/** The factory a request names, if the caller may see it (else 404). */
-export const factoryOf = (rt: Runtime, req: FastifyRequest, uid: string): Promise<FactoryDoc> =>
-  visibleFactory(rt.readModel(factoriesProjection), req, uid);
+type Make<T> = (factory: FactoryDoc) => Promise<T>;
 
 const round = (usd: number) => Math.round(usd * 1e6) / 1e6;
 

@@ -11,7 +11,7 @@ import { findAll } from '../src/readstore/paging.js';
 import type { Collection } from '../src/readstore/port.js';
 import type { RollupDoc } from '../projections/factory-rollups.js';
 
-export const MAX_PERIODS = 365;
+const MAX_PERIODS = 365;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The default range: this long before `end_date`. */
@@ -28,7 +28,7 @@ export const periodParam = {
     .describe('Adds period_list and series aligned to it; weeks start on Sunday; at most 365 periods'),
 };
 
-export interface Period {
+interface Period {
   /** The period's start date (its label): `YYYY-MM-DD`. */
   label: string;
   /** The part of the range it covers (epoch ms). */

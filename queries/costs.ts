@@ -27,7 +27,7 @@ import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull-requests.js';
 import { teamMembersProjection } from '../projections/team-members.js';
 import { usersProjection } from '../projections/users.js';
-import { addUsd, answerCache, dollarsOf, factoryOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { addUsd, answerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { byPeriod, byTotalUnknownLast, factoryPrsBetween } from './metrics.js';
 
@@ -118,12 +118,12 @@ export default function costQueries(api: Api, rt: Runtime): void {
       },
     },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const { group_by } = req.query;
-      const key = `costs:${factory.uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const make = async () => {
+      const key = `costs:${uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
+      const make = async (factory: FactoryDoc) => {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCosts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCosts(p, group_by)) : null;
@@ -150,8 +150,8 @@ export default function costQueries(api: Api, rt: Runtime): void {
             : {}),
         };
       };
-      if (!wantsCsv(req)) return answers.send(reply, key, costBreakdownResource, make);
-      const body = await answers.get(key, make);
+      if (!wantsCsv(req)) return answers.send(req, reply, uid, key, costBreakdownResource, make);
+      const body = await answers.get(req, uid, key, make);
       const periodLabels = body.period_list ?? [];
       return sendCsv(
         reply,
@@ -177,11 +177,11 @@ export default function costQueries(api: Api, rt: Runtime): void {
     '/factory/:factory_uid/costs/per-pr',
     { schema: { params: factoryParams, querystring: perPrQuery, response: { 200: costPerPrResource }, tags } },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
-      const key = `per-pr:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      return answers.send(reply, key, costPerPrResource, async () => {
+      const key = `per-pr:${uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
+      return answers.send(req, reply, uid, key, costPerPrResource, async (factory) => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
         const whole = { ...scopeOf(factory, range), ...perPr(seen) };
         if (!range.periods) return whole;
@@ -207,11 +207,11 @@ export default function costQueries(api: Api, rt: Runtime): void {
     '/factory/:factory_uid/costs/per-pr/by-size',
     { schema: { params: factoryParams, querystring: perPrQuery, response: { 200: costBySizeResource }, tags } },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
-      const key = `by-size:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      return answers.send(reply, key, costBySizeResource, async () => {
+      const key = `by-size:${uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
+      return answers.send(req, reply, uid, key, costBySizeResource, async (factory) => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
         const buckets = (list: readonly PullRequestDoc[]) =>
           PR_SIZES.map((size) => {
@@ -255,12 +255,12 @@ export default function costQueries(api: Api, rt: Runtime): void {
       },
     },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const { limit } = req.query;
-      const key = `top:${factory.uid}:${limit}:${range.start_date}:${range.end_date}`;
-      const make = async () => {
+      const key = `top:${uid}:${limit}:${range.start_date}:${range.end_date}`;
+      const make = async (factory: FactoryDoc) => {
         const seen = await factoryPrsBetween(prs, factory.uid, 'first_seen_at', range);
         const data = seen
           .sort(
@@ -285,8 +285,8 @@ export default function costQueries(api: Api, rt: Runtime): void {
           });
         return { ...scopeOf(factory, range), data };
       };
-      if (!wantsCsv(req)) return answers.send(reply, key, topPrResource, make);
-      const { data } = await answers.get(key, make);
+      if (!wantsCsv(req)) return answers.send(req, reply, uid, key, topPrResource, make);
+      const { data } = await answers.get(req, uid, key, make);
       return sendCsv(
         reply,
         'costliest-pull-requests',

@@ -20,7 +20,7 @@ import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull
 import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
 import type { FactoryDoc } from '../projections/factories.js';
 import { cycleTime } from '../commands/analytics/resource.js';
-import { answerCache, factoryOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { answerCache, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import {
   median,
   periodIndex,
@@ -168,12 +168,12 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
     '/factory/:factory_uid/metrics',
     { schema: { params: factoryParams, querystring: metricsQuery, response: { 200: metricsResource }, tags } },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
-      const key = `metrics:${factory.uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const scope = scopeOf(factory, range);
-      return answers.send(reply, key, metricsResource, async () => {
+      const key = `metrics:${uid}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
+      return answers.send(req, reply, uid, key, metricsResource, async (factory) => {
+        const scope = scopeOf(factory, range);
         const [rows, firstSeen, merged] = await Promise.all([
           rowsOfRange(rollups, factory.uid, range),
           factoryPrsBetween(prs, factory.uid, 'first_seen_at', range),
@@ -225,12 +225,12 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
       },
     },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const now = rt.clock.now();
       const range = resolveRange(req.query, now);
       const { group_by } = req.query;
-      const key = `runs:${factory.uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
-      const make = async () => {
+      const key = `runs:${uid}:${group_by}:${range.start_date}:${range.end_date}:${req.query.group_by_period ?? ''}`;
+      const make = async (factory: FactoryDoc) => {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCounts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCounts(p, group_by)) : null;
@@ -263,8 +263,8 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
             : {}),
         };
       };
-      if (!wantsCsv(req)) return answers.send(reply, key, runBreakdownResource, make);
-      const body = await answers.get(key, make);
+      if (!wantsCsv(req)) return answers.send(req, reply, uid, key, runBreakdownResource, make);
+      const body = await answers.get(req, uid, key, make);
       const periodLabels = body.period_list ?? [];
       const header = ['key', 'label', 'total', ...periodLabels];
       return sendCsv(

@@ -11,8 +11,9 @@ import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import { dateTimeParam, limitParam, pageInfoSchema, repeatable } from '../src/http/schemas.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
+import type { FactoryDoc } from '../projections/factories.js';
 import { pullRequestsProjection } from '../projections/pull-requests.js';
-import { answerCache, factoryOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { answerCache, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { factoryScope } from '../commands/analytics/resource.js';
 
 /** Bounds are exclusive RFC 3339 times, compared as stored (UTC). */
@@ -95,10 +96,10 @@ export default function pullRequestQueries(api: Api, rt: Runtime): void {
       },
     },
     async (req, reply) => {
-      const factory = await factoryOf(rt, req, req.params.factory_uid);
+      const uid = req.params.factory_uid;
       const q = req.query;
       const filter: Filter = {
-        factory_uid: factory.uid,
+        factory_uid: uid,
         listed: true,
         repo_key: q.repo?.toLowerCase(),
         state: q.state && { $in: q.state },
@@ -107,7 +108,7 @@ export default function pullRequestQueries(api: Api, rt: Runtime): void {
         updated_at: q.updated_after && { $gt: q.updated_after },
       };
       const after = decodeCursor(q.cursor, NEWEST_OPENED_FIRST);
-      const make = async () => {
+      const make = async (factory: FactoryDoc) => {
         const page = await prs.find({ filter, sort: NEWEST_OPENED_FIRST, limit: q.limit, after });
         return {
           team_uid: factory.team_uid,
@@ -116,9 +117,9 @@ export default function pullRequestQueries(api: Api, rt: Runtime): void {
           page_info: pageInfo(NEWEST_OPENED_FIRST, page.next),
         };
       };
-      const key = `pull-requests:${factory.uid}:${JSON.stringify(q)}`;
-      if (!wantsCsv(req)) return answers.send(reply, key, listResponse, make);
-      const body = await answers.get(key, make);
+      const key = `pull-requests:${uid}:${JSON.stringify(q)}`;
+      if (!wantsCsv(req)) return answers.send(req, reply, uid, key, listResponse, make);
+      const body = await answers.get(req, uid, key, make);
       const records = body.pull_requests;
       if (body.page_info.next_cursor) reply.header('x-next-cursor', body.page_info.next_cursor);
       return sendCsv(

@@ -154,7 +154,7 @@ export interface LinkedRun {
 }
 
 /** A run of the tree reported a PULL_REQUEST artifact naming the pull request. */
-export type PullRequestLinked = {
+type PullRequestLinked = {
   type: 'PullRequestLinked';
   data: {
     root_run_id: string;
@@ -178,7 +178,7 @@ export type PullRequestLinked = {
 };
 
 /** A person sent the run a follow-up message (human interaction `follow_up_message` of its PRs). */
-export type RunFollowUpCounted = {
+type RunFollowUpCounted = {
   type: 'RunFollowUpCounted';
   data: {
     root_run_id: string;
@@ -194,7 +194,7 @@ export type RunFollowUpCounted = {
 
 export type LedgerEvent = RunInferencePriced | RunExecutionPriced | PullRequestLinked | RunFollowUpCounted;
 
-export const INTERACTION_KINDS = [
+const INTERACTION_KINDS = [
   'opened',
   'code_push',
   'review_approved',

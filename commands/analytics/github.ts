@@ -71,7 +71,7 @@ const time = (v: unknown): string | null => {
  * A person, not a bot or an app acting for one: GitHub marks bots with `type: Bot` and logins
  * ending in `[bot]`; a comment made through an app names it in `performed_via_github_app`.
  */
-export function isHuman(user: unknown, via?: unknown): boolean {
+function isHuman(user: unknown, via?: unknown): boolean {
   const u = obj(user);
   if (!u) return false;
   const login = str(u.login) ?? '';
@@ -80,7 +80,7 @@ export function isHuman(user: unknown, via?: unknown): boolean {
 
 type Observed = PullRequestFactsObserved['data'];
 /** What a body says of one pull request, before the delivery's own fields are added. */
-export type Observation = Pick<
+type Observation = Pick<
   Observed,
   'event' | 'action' | 'at' | 'sender' | 'snapshot' | 'interaction' | 'review' | 'url' | 'repo_full_name' | 'pr_number'
 >;

@@ -130,7 +130,7 @@ function addByModel(by: Record<string, number>, delta: Record<string, number>, s
 }
 
 /** Each pull request's share of the tree: its cost split evenly across them. */
-export function sharesOf(total: Usd, byModel: Record<string, number>, prs: readonly string[]): PrShare[] {
+function sharesOf(total: Usd, byModel: Record<string, number>, prs: readonly string[]): PrShare[] {
   const n = prs.length;
   return prs.map((pr_id) => ({
     pr_id,

@@ -14,13 +14,13 @@ const NO_RATES: Rates = {
 };
 
 /** The rates of a price list; none (nothing charged for time, no credits) before rates existed. */
-export const ratesOf = (catalogue: Catalogue | null): Rates => catalogue?.rates ?? NO_RATES;
+const ratesOf = (catalogue: Catalogue | null): Rates => catalogue?.rates ?? NO_RATES;
 
 /** Dollars to nano-dollars precision, so recorded amounts stay short and exact in JSON. */
 export const roundUsd = (usd: number): number => Math.round(usd * 1e9) / 1e9;
 
 /** Credits for `usd` at the credit price (0 when the price list sets none). */
-export const creditsOf = (usd: number, rates: Rates): number =>
+const creditsOf = (usd: number, rates: Rates): number =>
   rates.credit_price_usd > 0 ? roundUsd(usd / rates.credit_price_usd) : 0;
 
 type Categories = Omit<Tokens, 'other'>;
@@ -102,7 +102,7 @@ const tokenTotal = (t: Tokens) => t.input + t.cache_read + t.cache_write + t.out
  * million; bring-your-own-key and custom-endpoint tokens cost nothing here (their provider bills
  * them), nor do tokens of a model the catalogue lacks (listed with `prices: null`).
  */
-export function priceTokens(models: ReturnType<typeof tokensOf>, catalogue: Catalogue | null): PricedModel[] {
+function priceTokens(models: ReturnType<typeof tokensOf>, catalogue: Catalogue | null): PricedModel[] {
   return models.map(({ model_id, usage_type, tokens }) => {
     const listed = usage_type === 'warp' ? catalogue?.models.find((m) => m.id === model_id) : undefined;
     const prices = listed ? { ...listed.prices } : null;

@@ -18,12 +18,12 @@ const range = {
   end_date: z.string().describe('The end of the range counted (exclusive): end_date to the end of its UTC hour'),
 };
 
-export const periodList = z
+const periodList = z
   .array(z.string())
   .optional()
   .describe('With group_by_period: the start date (UTC) of each period; every series is aligned to it');
 
-export const dollars = z
+const dollars = z
   .object({ inference: z.number(), compute: z.number(), platform: z.number(), total: z.number() })
   .describe('US dollars, at the prices in force when the usage happened');
 export type Dollars = z.infer<typeof dollars>;

@@ -9,7 +9,18 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { executeRun, newWorker, priceListFile, settle, tokens, type Worker } from '../helpers/analytics-fixtures.js';
+import {
+  bot,
+  deliver,
+  executeRun,
+  githubHook,
+  newWorker,
+  person,
+  priceListFile,
+  settle,
+  tokens,
+  type Worker,
+} from '../helpers/analytics-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-prices-'));
 const modelsFile = priceListFile(dir);
@@ -99,5 +110,52 @@ describe('request_usage', () => {
         dollars: { inference: 4.4, compute: 4.066667, platform: 0.5, total: 8.966667 },
       },
     ]);
+  });
+});
+
+describe('the price list', () => {
+  it('is served with the models: what time costs and what a credit is worth', async () => {
+    const models = (await t.call('GET', '/agent/models')).json();
+    expect(models.rates).toEqual({
+      credit_price_usd: 0.01,
+      compute_usd_per_hour: { default: 1, runners: { 'big-box': 4 } },
+      platform_usd_per_hour: 0.5,
+    });
+  });
+});
+
+describe('pushes to a pull request’s branch', () => {
+  it('count as a person’s code push on the open pull requests of that branch, a bot’s not', async () => {
+    const hook = await githubHook(t, factory);
+    const url = 'https://github.com/acme/app/pull/42';
+    await executeRun(
+      t,
+      clock,
+      worker,
+      { agent_identity_uid: worker.agentUid },
+      { created: '2026-03-05T09:00:00Z', claimed: '2026-03-05T09:00:00Z', started: '2026-03-05T09:00:00Z' },
+      [
+        { at: '2026-03-05T09:10:00Z', pr: { url, branch: 'feature-x' } },
+        { at: '2026-03-05T09:20:00Z', finish: 'SUCCEEDED' },
+      ],
+    );
+    const push = (branch: string, sha: string, sender: Record<string, string>) => ({
+      ref: `refs/heads/${branch}`,
+      before: 'a'.repeat(40),
+      after: sha,
+      commits: [{ id: sha }],
+      head_commit: { id: sha, timestamp: '2026-03-05T10:00:00Z' },
+      repository: { full_name: 'acme/app' },
+      pusher: { name: sender.login },
+      sender,
+    });
+    clock.set('2026-03-05T10:00:00Z');
+    await deliver(t, hook, push('feature-x', 'b'.repeat(40), person('ada')));
+    await deliver(t, hook, push('feature-x', 'c'.repeat(40), bot('dependabot[bot]')));
+    await deliver(t, hook, push('other-branch', 'd'.repeat(40), person('ada')));
+    await settle(t);
+    const [pr] = (await t.call('GET', `/factory/${factory}/pull-requests`)).json().pull_requests;
+    expect(pr).toMatchObject({ url, human_code_change: true, history_complete: false, state: null });
+    expect(pr.human_interactions).toMatchObject({ code_push: 1, total: 1 });
   });
 });
