@@ -215,8 +215,8 @@ export const factoryRollupsProjection = projection<RunEvent | LedgerEvent, Rollu
     RunCreated: async (e, docs) => {
       const d = e.data;
       const id = runRowId(d.run_id);
-      if (await docs.get(id)) return;
-      // A sub-run counts for its own factory, else for its tree's.
+      // A sub-run counts for its own factory, else for its tree's. (Applied again, the run's row
+      // starts over and its later events move it again; the sums took this event already.)
       const rootRow = d.parent_run_id === null ? null : await docs.get(runRowId(d.root_run_id));
       const factory_uid = d.factory_uid ?? rootRow?.factory_uid ?? null;
       if (factory_uid === null) return;

@@ -127,7 +127,7 @@ export default function costQueries(api: Api, rt: Runtime): void {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCosts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCosts(p, group_by)) : null;
-        const keys = Object.keys(whole.groups).filter((k) => totalOf(whole.groups[k]!) > 0);
+        const keys = Object.keys(whole.groups).filter((k) => Math.abs(totalOf(whole.groups[k]!)) >= 5e-7);
         const labels = await labelsOf(group_by, keys, factory);
         const groups = keys
           .map((k) => ({

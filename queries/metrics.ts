@@ -141,27 +141,25 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
   const models = rt.readModel(modelsProjection);
   const answers = answerCache(rt);
 
-  /** Merged pull requests of the factory's repositories (by anyone): of its configured ones, else of those its runs produced. */
+  /**
+   * How many pull requests of the factory's repositories (by anyone) merged in the range and in
+   * each period: of its configured repositories, else of those its runs' pull requests are in.
+   * Counted in the index, no document read.
+   */
   async function repoMerges(factory: FactoryDoc, merged: PullRequestDoc[], range: Range) {
     const repos = factory.repositories.length
       ? factory.repositories.map((r) => `${r.owner}/${r.repo}`)
       : [...new Set(merged.map((pr) => pr.repo_full_name).filter((r): r is string => r !== null))];
     const keys = [...new Set(repos.map((r) => r.toLowerCase()))];
-    const all = (
-      await Promise.all(
-        keys.map((repo_key) =>
-          findAll(prs, {
-            filter: { repo_key, merged_at: { $gte: iso(range.from), $lt: iso(range.to) } },
-            sort: [
-              ['merged_at', 'asc'],
-              ['id', 'asc'],
-            ],
-            limit: 1000,
-          }),
-        ),
-      )
-    ).flat();
-    return { repos, all };
+    const count = async (from: number, to: number) =>
+      (
+        await Promise.all(keys.map((repo_key) => prs.count({ repo_key, merged_at: { $gte: iso(from), $lt: iso(to) } })))
+      ).reduce((s, n) => s + n, 0);
+    const [total, perPeriod] = await Promise.all([
+      count(range.from, range.to),
+      range.periods ? Promise.all(range.periods.map((p) => count(p.from, p.to))) : Promise.resolve(null),
+    ]);
+    return { repos, total, perPeriod };
   }
 
   api.get(
@@ -179,19 +177,18 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
           factoryPrsBetween(prs, factory.uid, 'first_seen_at', range),
           factoryPrsBetween(prs, factory.uid, 'merged_at', range),
         ]);
-        const { repos, all } = await repoMerges(factory, merged, range);
+        const { repos, total, perPeriod } = await repoMerges(factory, merged, range);
         const whole = {
           run_count: rows.reduce((s, r) => s + r.runs.total, 0),
-          ...prFigures(firstSeen, merged, all.length, repos),
+          ...prFigures(firstSeen, merged, total, repos),
         };
         if (!range.periods) return { ...scope, ...whole };
         const rowsBy = byPeriod(range, rows, (r) => r.at);
         const seenBy = byPeriod(range, firstSeen, (pr) => pr.first_seen_at);
         const mergedBy = byPeriod(range, merged, (pr) => pr.merged_at);
-        const allBy = byPeriod(range, all, (pr) => pr.merged_at);
         const periods = range.periods.map((_, i) => ({
           run_count: rowsBy[i]!.reduce((s, r) => s + r.runs.total, 0),
-          ...prFigures(seenBy[i]!, mergedBy[i]!, allBy[i]!.length, repos),
+          ...prFigures(seenBy[i]!, mergedBy[i]!, perPeriod![i]!, repos),
         }));
         const series = <K extends keyof (typeof periods)[number]>(k: K) => periods.map((p) => p[k]);
         return {
