@@ -19,7 +19,7 @@ import type {
   Usd,
 } from '../commands/analytics/events.js';
 import { nextRunState, type RunEvent, type RunState } from '../commands/run/events.js';
-import { type Position, positionKey, type RecordedEvent } from '../src/eventstore/port.js';
+import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { type Docs, projection } from '../src/projector/projection.js';
 
 export const UNKNOWN_KEY = 'UNKNOWN';
@@ -82,10 +82,6 @@ const emptyCost = (): CostSums => ({
 const hourOf = (at: string) => `${at.slice(0, 13)}:00:00.000Z`;
 const dayOf = (at: string) => `${at.slice(0, 10)}T00:00:00.000Z`;
 
-/** Whether a sum row took the event at `p` already (position keys sort as the log). */
-const took = (row: RollupDoc, p: Position): boolean =>
-  row.last_position !== null && row.last_position >= positionKey(p);
-
 /** `counts` + sign × `other`, dropping keys that come to nothing. */
 function addCounts(counts: RunCounts, other: RunCounts, sign: 1 | -1): RunCounts {
   const map = (a: Record<string, number>, b: Record<string, number>) => {
@@ -145,14 +141,16 @@ async function addToSums(
   at: string,
   change: (row: RollupDoc) => Partial<RollupDoc>,
 ) {
-  for (const [grain, start] of [
-    ['hour', hourOf(at)],
-    ['day', dayOf(at)],
-  ] as const) {
+  const position = positionKey(e.position);
+  const hour = hourOf(at);
+  const day = dayOf(at);
+  for (const grain of ['hour', 'day'] as const) {
+    const start = grain === 'hour' ? hour : day;
     const id = `${grain}:${factory_uid}:${start}`;
     const row = (await docs.get(id)) ?? sumRow(grain, factory_uid, team_uid, start);
-    if (took(row, e.position)) continue;
-    docs.put(id, { ...row, ...change(row), last_position: positionKey(e.position) });
+    // Position keys sort as the log: a row that took this event (or a later one) takes it no more.
+    if (row.last_position !== null && row.last_position >= position) continue;
+    docs.put(id, { ...row, ...change(row), last_position: position });
   }
 }
 
