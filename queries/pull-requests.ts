@@ -8,7 +8,7 @@ import { pullRequestResource, toPullRequestRecord } from '../commands/analytics/
 import { factoryParams } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { dateTimeParam, limitParam, pageInfoSchema, repeatable } from '../src/http/schemas.js';
+import { dateTimeParam, limitParam, pageInfoSchema } from '../src/http/schemas.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import type { FactoryDoc } from '../projections/factories.js';
@@ -28,7 +28,13 @@ const listQuery = z
       .regex(/^[\w.-]{1,100}\/[\w.-]{1,100}$/, 'owner/repo')
       .optional()
       .describe('owner/repo, case-insensitive'),
-    state: repeatable(z.enum(['open', 'draft', 'merged', 'closed'])),
+    state: z.preprocess(
+      (v) => (v === undefined ? undefined : Array.isArray(v) ? v : [v]),
+      z
+        .array(z.enum(['open', 'draft', 'merged', 'closed']))
+        .max(10)
+        .optional(),
+    ),
     opened_after: instant.optional(),
     opened_before: instant.optional(),
     merged_after: instant.optional(),
