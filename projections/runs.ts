@@ -17,6 +17,12 @@ import {
   WORKING_STATES,
   nextRunState,
 } from '../commands/run/events.js';
+import type {
+  InferenceUsage,
+  MachineUsage,
+  RunExecutionPriced,
+  RunInferencePriced,
+} from '../commands/analytics/events.js';
 
 type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
 
@@ -59,6 +65,9 @@ export interface RunDoc {
   execution_id: string | null;
   usage: Record<string, unknown> | null;
   usage_reported_at: string | null;
+  /** `request_usage`, as the cost ledger priced it: the latest usage report, and the ended executions. */
+  priced_inference?: InferenceUsage | null;
+  priced_machine?: MachineUsage | null;
   /** Milliseconds of the executions that ended; the open one runs from `execution_started_at`. */
   run_time_ms: number;
   execution_started_at: string | null;
@@ -132,7 +141,7 @@ async function moveTo(
   docs.patch(root.run_id, { working, task_status: working.length ? 'running' : rootStatus(root.state) });
 }
 
-export const runsProjection = projection<RunEvent, RunDoc>({
+export const runsProjection = projection<RunEvent | RunInferencePriced | RunExecutionPriced, RunDoc>({
   name: 'runs',
   version: 3,
   indexes: [
@@ -263,6 +272,8 @@ export const runsProjection = projection<RunEvent, RunDoc>({
     },
     RunUsageReported: (e, docs) =>
       docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
+    RunInferencePriced: (e, docs) => docs.patch(e.data.run_id, { priced_inference: e.data.usage }),
+    RunExecutionPriced: (e, docs) => docs.patch(e.data.run_id, { priced_machine: e.data.usage }),
     RunHandoffFileAdded: async (e, docs) => {
       const run = await docs.get(e.data.run_id);
       if (run)

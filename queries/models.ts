@@ -8,6 +8,10 @@ export default function modelQueries(api: Api, rt: Runtime): void {
   const models = rt.readModel(modelsProjection);
   api.get('/agent/models', { schema: { response: { 200: modelListResource }, tags: ['models'] } }, async () => {
     const catalogue = (await models.get(CATALOGUE_ID))!;
-    return { default_model_id: catalogue.default_model_id, models: catalogue.models };
+    return {
+      default_model_id: catalogue.default_model_id,
+      models: catalogue.models,
+      ...(catalogue.rates ? { rates: catalogue.rates } : {}),
+    };
   });
 }

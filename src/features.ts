@@ -2,6 +2,7 @@
  * The composition root: every feature the server and the CLI run, in one list. The only file of
  * `src/` that names a feature; adding a feature is its folder and one line here.
  */
+import { analyticsFeature } from '../commands/analytics/index.js';
 import { automationFeature } from '../commands/automation/index.js';
 import { branchFeature } from '../commands/branch/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
@@ -43,4 +44,5 @@ export const features: readonly Feature[] = [
   scorerFeature,
   factoryFileFeature,
   branchFeature,
+  analyticsFeature,
 ];

@@ -47,6 +47,9 @@ export const params = {
   /** Only the HTTP cases whose name contains this (e.g. "PATCH"), to profile one at a time. */
   httpCase: process.env.BENCH_HTTP_CASE || null,
 
+  /** 3b. Analytics: runs of the one factory's year. */
+  analyticsRuns: num('BENCH_ANALYTICS_RUNS', 100_000, 3_000),
+
   /**
    * 4. Webhook ingress: signed deliveries spread over this many webhooks per accepted case (twice
    * as many for badly signed ones), enough that no webhook runs out of its per-minute budget.

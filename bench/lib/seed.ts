@@ -8,6 +8,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { CACHE_DIR } from './config.js';
+import { type AnalyticsInfo, generateAnalyticsHistory } from './analytics-history.js';
 import { generateHistory, type HistoryInfo, type HistoryKind, type HistoryRow } from './history.js';
 import { log, timed } from './measure.js';
 
@@ -46,7 +47,8 @@ function insertRows(file: string, rows: Iterable<HistoryRow>, perTransaction = 2
 
 const generatorHash = (): string => {
   const hash = createHash('sha256');
-  for (const f of ['history.ts', 'seed.ts']) hash.update(fs.readFileSync(path.join(import.meta.dirname, f)));
+  for (const f of ['history.ts', 'analytics-history.ts', 'seed.ts'])
+    hash.update(fs.readFileSync(path.join(import.meta.dirname, f)));
   return hash.digest('hex').slice(0, 10);
 };
 
@@ -57,6 +59,12 @@ const removeDb = (file: string) => {
 /** The cached event log of a history (generated on first use) and what it contains; `tasks` for `tasks-runs`. */
 export async function cachedHistory(
   kind: HistoryKind,
+  size: number,
+  tasks?: number,
+): Promise<{ file: string; info: HistoryInfo }>;
+export async function cachedHistory(kind: 'analytics', size: number): Promise<{ file: string; info: AnalyticsInfo }>;
+export async function cachedHistory(
+  kind: HistoryKind | 'analytics',
   size: number,
   tasks = 0,
 ): Promise<{ file: string; info: HistoryInfo }> {
@@ -79,7 +87,8 @@ export async function cachedHistory(
   removeDb(tmp);
   await createEventsDb(tmp);
   const info: Partial<HistoryInfo> = {};
-  const { ms } = await timed(() => insertRows(tmp, generateHistory(kind, size, info, tasks)));
+  const rows = kind === 'analytics' ? generateAnalyticsHistory(size, info) : generateHistory(kind, size, info, tasks);
+  const { ms } = await timed(() => insertRows(tmp, rows));
   log(`generated ${info.events!.toLocaleString('en-US')} events in ${(ms / 1000).toFixed(1)} s`);
   fs.writeFileSync(infoFile, JSON.stringify(info));
   removeDb(file);

@@ -29,6 +29,22 @@ const catalogueSchema = z
       )
       .min(1)
       .max(1000),
+    rates: z
+      .object({
+        credit_price_usd: z.number().positive().max(1_000_000),
+        compute_usd_per_hour: z
+          .object({
+            default: price,
+            runners: z
+              .record(z.string().regex(/^[\w.:-]{1,200}$/, 'letters, digits and . _ : -'), price)
+              .refine((r) => Object.keys(r).length <= 1000, 'at most 1,000 runners')
+              .default({}),
+          })
+          .strict(),
+        platform_usd_per_hour: price,
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -27,9 +27,24 @@ interface Model {
   prices: TokenPrices;
 }
 
+/**
+ * What machine and platform time cost, and what a credit is worth: the rest of the price list.
+ * A catalogue recorded without rates (before they existed) charged nothing for time and gave no
+ * credits, so a rebuild prices that history as it was priced.
+ */
+export interface Rates {
+  /** US dollars per credit: credit figures are dollars divided by it. */
+  credit_price_usd: number;
+  /** US dollars per hour of machine time (claim to end of an execution): per runner id, else `default`. */
+  compute_usd_per_hour: { default: number; runners: Record<string, number> };
+  /** US dollars per hour a run is in progress (start to end of an execution). */
+  platform_usd_per_hour: number;
+}
+
 export interface Catalogue {
   default_model_id: string;
   models: Model[];
+  rates?: Rates;
 }
 
 export type ModelEvent = { type: 'ModelCatalogueChanged'; data: Catalogue };

@@ -18,4 +18,12 @@ export const modelListResource = z.object({
         .describe('US dollars per million tokens, by category: what usage is priced at'),
     }),
   ),
+  rates: z
+    .object({
+      credit_price_usd: z.number().describe('US dollars per credit'),
+      compute_usd_per_hour: z.object({ default: z.number(), runners: z.record(z.string(), z.number()) }),
+      platform_usd_per_hour: z.number(),
+    })
+    .optional()
+    .describe('What machine time (per runner) and platform time cost, and what a credit is worth'),
 });

@@ -52,6 +52,12 @@ export interface CreateRunOptions {
   sealed_context?: SealedContext;
 }
 
+/** The harness type a config names (`harness: {type}`), if any. */
+const harnessOf = (harness: unknown): string | null => {
+  const type = (harness as { type?: unknown } | null | undefined)?.type;
+  return typeof type === 'string' && type ? type : null;
+};
+
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
 
 /**
@@ -139,7 +145,8 @@ export async function createRun(
   }
 
   const config = withAgentSettings(request.config ?? null, agentProfile);
-  assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), config?.model_id, 'body.config.model_id');
+  const catalogue = await rt.state(modelDecider, MODELS_STREAM);
+  assertUsableModel(catalogue, config?.model_id, 'body.config.model_id');
   const environment = config?.environment_id;
   if (environment) {
     const state = await rt.state(environmentDecider, environmentStream(environment));
@@ -173,6 +180,11 @@ export async function createRun(
     ...(options.schedule ? { schedule: options.schedule } : {}),
     attachments,
     ...(options.sealed_context ? { sealed_context: options.sealed_context } : {}),
+    resolved: {
+      model_id: config?.model_id ?? agentProfile?.base_model ?? catalogue.catalogue?.default_model_id ?? null,
+      harness: harnessOf(config?.harness) ?? harnessOf(agentProfile?.harness) ?? 'oz',
+      agent_type: agentProfile?.agent_type ?? null,
+    },
   };
   const { state } = await rt.handle(
     runStream(run_id),

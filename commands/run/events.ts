@@ -128,6 +128,12 @@ export type RunCreatedData = {
    * never hold it open (a self-improvement run's judge reasons).
    */
   sealed_context?: SealedContext;
+  /**
+   * What the run was configured to use once defaults applied (the run's config, else its agent's,
+   * else the catalogue's default model and the `oz` harness), and its agent's type: facts of its
+   * creation, for the factory's metrics. Absent on runs created before they were recorded.
+   */
+  resolved?: { model_id: string | null; harness: string; agent_type: string | null };
 };
 
 export type SealedContext = { subject: string; sealed: string; withdrawn: string };

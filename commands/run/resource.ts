@@ -212,6 +212,33 @@ export const runItem = z.object({
 
 export type RunItem = z.infer<typeof runItem>;
 
+/**
+ * `request_usage` as the cost ledger priced it (the run's latest usage report at the catalogue's
+ * prices, its ended executions' machine and platform time at the rates); absent until priced.
+ */
+function requestUsage(run: RunDoc): z.infer<typeof requestUsageSchema> | null {
+  const inference = run.priced_inference ?? null;
+  const machine = run.priced_machine ?? null;
+  if (!inference && !machine) return null;
+  return {
+    inference_cost: inference?.inference_cost ?? 0,
+    compute_cost: machine?.compute_cost ?? 0,
+    platform_cost: machine?.platform_cost ?? 0,
+    inference_cost_usd: inference?.inference_cost_usd ?? 0,
+    compute_cost_usd: machine?.compute_cost_usd ?? 0,
+    platform_cost_usd: machine?.platform_cost_usd ?? 0,
+    total_tokens: inference?.total_tokens ?? 0,
+    inference_cost_breakdown_usd: inference?.inference_cost_breakdown_usd ?? {
+      input_cost_usd: 0,
+      input_cache_read_cost_usd: 0,
+      input_cache_write_cost_usd: 0,
+      output_cost_usd: 0,
+    },
+    model_token_usage: inference?.model_token_usage ?? [],
+    ...(inference?.usage_by_category ? { usage_by_category: inference.usage_by_category as never } : {}),
+  };
+}
+
 const present = <K extends string, V>(key: K, value: V | null | undefined) =>
   value === null || value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 
@@ -246,7 +273,7 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions): RunIte
     ...present('trigger_url', run.metadata.ticket_url),
     creator: run.creator,
     executor: run.executor,
-    ...present('request_usage', run.usage),
+    ...present('request_usage', requestUsage(run)),
     agent_config: { ...run.config, ...present('name', run.agent_name), ...present('skill_spec', skillSpec) },
     ...present('agent_skill', skillSpec && agentSkill(skillSpec)),
     conversation_id: run.conversation_id,

@@ -14,6 +14,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { workersOf } from './presence.js';
 import { runDecider, type RunCommand } from '../run/decider.js';
 import { type Attachment, runStream, type StatusMessage } from '../run/events.js';
+import { priceReported } from '../analytics/reactor.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import {
@@ -71,6 +72,13 @@ export function reportRoutes(api: Api, rt: Runtime): void {
   const report = (req: Req, command: (held: Held) => RunCommand) => {
     const { held, context } = heldOf(req);
     return rt.execute(runStream(held.run_id), runDecider, command(held), context);
+  };
+
+  /** A report with a cost: priced in the run's cost ledger before the answer (see analytics). */
+  const priced = async (req: Req, command: (held: Held) => RunCommand) => {
+    const handled = await report(req, command);
+    await priceReported(rt, req.params.run_id, handled.events.length);
+    return handled;
   };
 
   /** Refuses (as the decider would) before a file is stored, so a refused upload stores nothing. */
@@ -134,7 +142,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
         req.body.artifact_type === 'PLAN'
           ? { artifact_uid, ...req.body, document_uid: artifact_uid }
           : { artifact_uid, ...req.body };
-      await report(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
+      await priced(req, (held) => ({ type: 'AddArtifact', data: { ...held, artifact } }));
       return reply.code(201).send(artifact);
     },
   );
@@ -181,7 +189,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     '/agent/workers/:worker_id/runs/:run_id/usage',
     { schema: { ...schema, body: usageBody, response: { 200: usageAnswer } } },
     async (req) => {
-      await report(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
+      await priced(req, (held) => ({ type: 'ReportUsage', data: { ...held, usage: req.body } }));
       return { run_id: req.params.run_id, usage: req.body };
     },
   );
@@ -214,7 +222,7 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       const given = req.body.status_message;
       const status_message: StatusMessage | null =
         given === undefined ? null : typeof given === 'string' ? { message: given } : given;
-      await report(req, (held) => ({ type: 'FinishRun', data: { ...held, state: req.body.state, status_message } }));
+      await priced(req, (held) => ({ type: 'FinishRun', data: { ...held, state: req.body.state, status_message } }));
       return { run_id: req.params.run_id, state: req.body.state, status_message };
     },
   );

@@ -4,6 +4,7 @@ import { loadConfig } from '../config.js';
 import { projectionsOf } from '../feature.js';
 import { features } from '../features.js';
 import { openStores } from '../runtime.js';
+import { EXPORT_USAGE, exportReadModel } from './export.js';
 import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
 
@@ -15,11 +16,21 @@ const USAGE = `usage:
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
   shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event
   shopfloor projections retry [name]        rebuild the read models with set-aside events; exit 1 if any stays set aside
+${EXPORT_USAGE}
 ${commands.map((c) => c.usage).join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
   const command = commands.find((c) => c.name === argv[0]);
   if (command) return command.run(argv.slice(1));
+  if (argv[0] === 'export') {
+    const stores = await openStores(loadConfig());
+    try {
+      return await exportReadModel(stores.docs, projections, argv.slice(1));
+    } finally {
+      await stores.events.close();
+      await stores.docs.close();
+    }
+  }
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
   const [group, action, name] = positionals;
   if (group !== 'projections' || !action) {

@@ -23,15 +23,22 @@ class ResponseSchemaMismatch extends Error {
   }
 }
 
+/**
+ * `data` as JSON, encoded by `schema` as a route's answer is. For answers a route keeps made (a
+ * cache of costly answers sends the JSON again, as a string, which Fastify sends as it is).
+ */
+export function encodeAnswer(schema: z.ZodType, data: unknown, strict: boolean, method = '', url = ''): string {
+  const result = schema.safeEncode(data);
+  if (!result.success) throw new ResponseSchemaMismatch(method, url, result.error.message);
+  if (strict) {
+    const lost = dropped(JSON.parse(JSON.stringify(data)), result.data);
+    if (lost.length) throw new ResponseSchemaMismatch(method, url, `undeclared ${lost.slice(0, 5).join(', ')}`);
+  }
+  return JSON.stringify(result.data);
+}
+
 export const responseSerializer =
   (strict: boolean): FastifySerializerCompiler<z.ZodType> =>
   ({ schema, method, url }) =>
-  (data) => {
-    const result = schema.safeEncode(data);
-    if (!result.success) throw new ResponseSchemaMismatch(method, url, result.error.message);
-    if (strict) {
-      const lost = dropped(JSON.parse(JSON.stringify(data)), result.data);
-      if (lost.length) throw new ResponseSchemaMismatch(method, url, `undeclared ${lost.slice(0, 5).join(', ')}`);
-    }
-    return JSON.stringify(result.data);
-  };
+  (data) =>
+    encodeAnswer(schema, data, strict, method, url);

@@ -2,6 +2,7 @@ import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Attachment } from '../../commands/run/events.js';
 import { isoDuration } from '../../commands/run/resource.js';
+import { settle } from '../helpers/analytics-fixtures.js';
 import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   addArtifact,
@@ -115,6 +116,7 @@ describe('GET /agent/runs/{runId}', () => {
       },
       at(later(start, 150)),
     );
+    await settle(t); // the cost ledger prices the usage and the execution
     const item = (await get(`/agent/runs/${run_id}`)).json();
     expect(item).toMatchObject({
       run_id,
@@ -131,7 +133,24 @@ describe('GET /agent/runs/{runId}', () => {
       trigger_url: 'https://linear.app/acme/issue/VIS-9',
       creator: { type: 'user', uid: t.adminUid },
       executor: { type: 'user', uid: t.adminUid },
-      request_usage: usage,
+      // Priced by the server: the report names no model's tokens (the worker's own dollars are not
+      // trusted); 150 s of machine and platform time at the shipped rates ($0.20 and $0.10 an hour).
+      request_usage: {
+        inference_cost: 0,
+        compute_cost: 0.8333333,
+        platform_cost: 0.4166667,
+        inference_cost_usd: 0,
+        compute_cost_usd: 0.008333333,
+        platform_cost_usd: 0.004166667,
+        total_tokens: usage.total_tokens,
+        inference_cost_breakdown_usd: {
+          input_cost_usd: 0,
+          input_cache_read_cost_usd: 0,
+          input_cache_write_cost_usd: 0,
+          output_cost_usd: 0,
+        },
+        model_token_usage: [],
+      },
       agent_config: { name: 'Shipper', model_id: 'gpt-5-4-high', environment_id: env },
       conversation_id,
       root_run_id: run_id,

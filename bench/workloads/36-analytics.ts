@@ -1,0 +1,273 @@
+/**
+ * 3b. Analytics: the metrics, cost and pull-request queries over one factory with `analyticsRuns`
+ * runs spread over a year (bench/lib/analytics-history.ts), each beside bare Fastify sending that
+ * query's own answers (its payload ceiling, as the HTTP workload's queries); and rebuilding the
+ * rollup read models, beside the readAll loop.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { START, type Position } from '../../src/eventstore/port.js';
+import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
+import { rebuildProjections } from '../../src/projector/rebuild.js';
+import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
+import { factoryRollupsProjection } from '../../projections/factory-rollups.js';
+import { pullRequestsProjection } from '../../projections/pull-requests.js';
+import { params } from '../lib/config.js';
+import { fmt, log, now, perSecond, timed } from '../lib/measure.js';
+import { rssMb } from '../lib/proc.js';
+import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { authHeaders, load, type LoadCase, type LoadResult, startBare, startServer } from '../lib/server.js';
+import { tempDir } from '../lib/tmp.js';
+import type { Figure, Workload } from '../lib/workload.js';
+
+const TARGET_SHARE = 0.5;
+const ANSWERS = 20;
+const PAGE = 5000;
+
+interface Case {
+  name: string;
+  path: string;
+  /** A reference row (no target): each request asks for another range, so no answer is cached. */
+  uncached?: () => string;
+}
+
+async function answerOf(base: string, url: string, init: RequestInit = { headers: authHeaders }): Promise<unknown> {
+  const res = await fetch(`${base}${url}`, init);
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** Waits until the server's analytics reactors have passed the head of the log (they replay it once at first start). */
+async function reactorsCaughtUp(dir: string): Promise<number> {
+  const start = now();
+  const events = new Database(path.join(dir, 'events.db'), { readonly: true });
+  const head = events.prepare('SELECT max(position) FROM events').pluck().get() as number;
+  events.close();
+  for (;;) {
+    const read = new Database(path.join(dir, 'read.db'), { readonly: true });
+    const at = read
+      .prepare(
+        `SELECT min(CAST(commit_pos AS INTEGER)) FROM checkpoints WHERE name IN ('reactor_cost-ledger', 'reactor_pull-request-facts')`,
+      )
+      .pluck()
+      .get() as number | null;
+    const count = read
+      .prepare(`SELECT count(*) FROM checkpoints WHERE name IN ('reactor_cost-ledger', 'reactor_pull-request-facts')`)
+      .pluck()
+      .get() as number;
+    read.close();
+    if (count === 2 && at !== null && at >= head) return now() - start;
+    if (now() - start > 300_000) throw new Error('the analytics reactors did not catch up in 5 minutes');
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+const workload: Workload = {
+  title: '3b. Analytics: metrics, costs and pull requests over a year',
+  async run() {
+    const { file, info } = await cachedHistory('analytics', params.analyticsRuns);
+    const factory = info.factoryUid;
+    const year = `start_date=${info.from}&end_date=${info.to}`;
+    const lastMonth = `start_date=${new Date(Date.parse(info.to) - 30 * 86_400_000).toISOString()}&end_date=${info.to}`;
+
+    // ---- rebuilding the rollups --------------------------------------------------------------
+    const rebuildDir = tempDir('analytics-rebuild');
+    const eventsFile = copyHistory(file, rebuildDir);
+    const events = openSqliteEventStore(eventsFile);
+    log('readAll loop through the EventStore port');
+    const readAll = await timed(async () => {
+      let n = 0;
+      for (let after: Position = START; ; ) {
+        const batch = await events.readAll(after, PAGE);
+        if (batch.length === 0) return n;
+        n += batch.length;
+        after = batch[batch.length - 1]!.position;
+      }
+    });
+    const readAllRate = perSecond(readAll.result, readAll.ms);
+    const docs = openSqliteDocumentStore(path.join(rebuildDir, 'read.db'));
+    const rebuilt: Figure[] = [];
+    const ceilingReadAll = { name: 'readAll loop', value: readAllRate };
+    for (const chosen of [
+      [factoryRollupsProjection],
+      [pullRequestsProjection],
+      [factoryRollupsProjection, pullRequestsProjection],
+    ]) {
+      const names = chosen.map((p) => p.name).join(' + ');
+      log(`rebuilding ${names}`);
+      const { result: handled, ms } = await timed(() => rebuildProjections(events, docs, chosen));
+      const rate = perSecond(info.events, ms);
+      rebuilt.push({
+        name: `Rebuild ${names}`,
+        value: rate,
+        unit: 'log events/s',
+        detail: `${fmt(ms / 1000, 1)} s; reads and handles the ${fmt(handled)} events of its types (${fmt(perSecond(handled, ms))} handled/s)`,
+        ceiling: ceilingReadAll,
+        target: { text: '≥ 100,000 log events/s', met: rate >= 100_000 },
+      });
+    }
+    const rows = await docs.collection(`${factoryRollupsProjection.name}_v${factoryRollupsProjection.version}`).count();
+    const prs = await docs.collection(`${pullRequestsProjection.name}_v${pullRequestsProjection.version}`).count();
+    await docs.close();
+    await events.close();
+
+    // ---- the queries ---------------------------------------------------------------------------
+    const dir = tempDir('analytics-http');
+    copyHistory(file, dir);
+    log(`starting the server on ${fmt(info.events)} events; the projector catches up first`);
+    const server = await startServer(dir, 'server-analytics');
+    log(`ready after ${fmt(server.readyMs)} ms; waiting for the analytics reactors to pass the log`);
+    const reactorsMs = await reactorsCaughtUp(dir);
+    const bare = await startBare();
+    const base = `/api/v1/factory/${factory}`;
+    const randomMonth = () => {
+      const end =
+        Date.parse(info.from) +
+        (30 + Math.floor(Math.random() * 335)) * 86_400_000 +
+        Math.floor(Math.random() * 24) * 3_600_000;
+      return `start_date=${new Date(end - 30 * 86_400_000).toISOString()}&end_date=${new Date(end).toISOString()}`;
+    };
+    const cases: Case[] = [
+      { name: 'GET /metrics (a year, by month)', path: `${base}/metrics?${year}&group_by_period=month` },
+      { name: 'GET /metrics (the last 30 days)', path: `${base}/metrics?${lastMonth}` },
+      {
+        name: 'GET /metrics/run-breakdown?group_by=status (a year, by day: 365 periods)',
+        path: `${base}/metrics/run-breakdown?group_by=status&${year}&group_by_period=day`,
+      },
+      {
+        name: 'GET /costs/breakdown?group_by=user (a year, by month)',
+        path: `${base}/costs/breakdown?group_by=user&${year}&group_by_period=month`,
+      },
+      {
+        name: 'GET /costs/breakdown?group_by=model (the last 30 days)',
+        path: `${base}/costs/breakdown?group_by=model&${lastMonth}`,
+      },
+      { name: 'GET /costs/per-pr (a year, by week)', path: `${base}/costs/per-pr?${year}&group_by_period=week` },
+      { name: 'GET /costs/per-pr/top (a year, 20 costliest)', path: `${base}/costs/per-pr/top?${year}` },
+      { name: 'GET /costs/per-pr/by-size (a year)', path: `${base}/costs/per-pr/by-size?${year}` },
+      { name: 'GET /pull-requests (first page of 50)', path: `${base}/pull-requests?limit=50` },
+      {
+        name: 'GET /costs/breakdown?group_by=user, a random 30 days each request (reference: never cached)',
+        path: `${base}/costs/breakdown?group_by=user&${lastMonth}`,
+        uncached: () => `${base}/costs/breakdown?group_by=user&${randomMonth()}`,
+      },
+      {
+        name: 'GET /metrics, a random 30 days each request (reference: never cached)',
+        path: `${base}/metrics?${lastMonth}`,
+        uncached: () => `${base}/metrics?${randomMonth()}`,
+      },
+    ];
+
+    const hello: LoadCase = { method: 'GET', path: '/' };
+    const results: Array<{ c: Case; r: LoadResult; coldMs: number[]; same?: { r: LoadResult; bytes: number } }> = [];
+    let bareBefore: LoadResult;
+    let bareAfter: LoadResult;
+    let serverRss: number;
+    let edits = 0;
+    try {
+      bareBefore = await load(bare.base, hello);
+      for (const c of cases) {
+        // The first answer after a change of the read models is made from them: time three.
+        const coldMs: number[] = [];
+        for (let i = 0; i < 3; i++) {
+          await answerOf(server.base, `/api/v1/factory/${factory}`, {
+            method: 'PATCH',
+            headers: authHeaders,
+            body: JSON.stringify({ description: `bench edit ${++edits}` }),
+          });
+          const t0 = now();
+          await answerOf(server.base, c.path);
+          coldMs.push(now() - t0);
+        }
+        const r = await load(server.base, {
+          method: 'GET',
+          path: c.path,
+          headers: authHeaders,
+          ...(c.uncached ? { vary: () => ({ path: c.uncached!() }) } : {}),
+        });
+        let same: { r: LoadResult; bytes: number } | undefined;
+        if (!c.uncached) {
+          const answers: unknown[] = [];
+          for (let i = 0; i < ANSWERS; i++) answers.push(await answerOf(server.base, c.path));
+          await answerOf(bare.base, '/answers', {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(answers),
+          });
+          const bytes =
+            answers.reduce((sum: number, a) => sum + Buffer.byteLength(JSON.stringify(a)), 0) / answers.length;
+          same = { r: await load(bare.base, { method: 'GET', path: '/answer' }), bytes };
+        }
+        results.push({ c, r, coldMs, same });
+      }
+      bareAfter = await load(bare.base, hello);
+      serverRss = rssMb(server.proc.pid);
+    } finally {
+      await server.proc.stop();
+      await bare.proc.stop();
+    }
+    const bareRps = (bareBefore.rps + bareAfter.rps) / 2;
+    const hello_ = { name: 'bare Fastify hello world', value: bareRps };
+    const lat = (r: LoadResult) =>
+      `p50 ${r.p50} ms, p99 ${r.p99} ms${r.failures ? `, **${fmt(r.failures)} failed: ${r.failureDetail}**` : ''}`;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
+
+    const figures: Figure[] = [
+      ...rebuilt,
+      {
+        name: 'Bare Fastify hello world (before the queries)',
+        value: bareBefore.rps,
+        unit: 'req/s',
+        detail: lat(bareBefore),
+      },
+      {
+        name: 'Bare Fastify hello world (after the queries)',
+        value: bareAfter.rps,
+        unit: 'req/s',
+        detail: lat(bareAfter),
+      },
+      ...results.flatMap(({ c, r, coldMs, same }): Figure[] => {
+        const cold = `first answer after a change of the read models: ${fmt(median(coldMs), 1)} ms (median of 3)`;
+        if (!same)
+          return [
+            {
+              name: `Query (reference): ${c.name}`,
+              value: r.rps,
+              unit: 'req/s',
+              detail: `${lat(r)}; ${cold}`,
+              ceiling: hello_,
+            },
+          ];
+        return [
+          {
+            name: `Query: ${c.name}`,
+            value: r.rps,
+            unit: 'req/s',
+            detail: `${lat(r)}; ${cold}`,
+            ceiling: {
+              name: `bare Fastify sending ${ANSWERS} of its answers (${fmt(same.bytes / 1024, 1)} KiB each)`,
+              value: same.r.rps,
+            },
+            target: {
+              text: `≥ ${TARGET_SHARE * 100}% of its payload ceiling`,
+              met: r.rps / same.r.rps >= TARGET_SHARE && r.failures === 0,
+            },
+          },
+        ];
+      }),
+    ];
+    return {
+      figures,
+      notes: [
+        `History: ${fmt(info.events)} events (bench/lib/analytics-history.ts): one factory's ${fmt(params.analyticsRuns)} runs spread evenly over ${info.from.slice(0, 10)} to ${info.to.slice(0, 10)}, a fifth of them sub-runs and a tenth continuing an earlier conversation, each with a usage report, about a third with a pull request; the cost ledger's entries made by its own decider and pricing, the price list changed mid-year; GitHub facts for three quarters of the pull requests. ` +
+          `Rebuilt: ${fmt(rows)} rollup rows (one per run, and per hour and day of the factory), ${fmt(prs)} pull requests.`,
+        `Rebuild rates are over the whole log (its ${fmt(info.events)} events divided by the time taken), as workload 2 gives them; a rebuild reads only the event types its read models handle. The ceiling is the port's readAll loop over the same log (${fmt(readAllRate)} events/s).`,
+        `Server: \`node --import tsx src/main.ts\` on a copy of the log, LOG_LEVEL=${params.logLevel}; ready ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(reactorsMs / 1000, 1)} s more for the analytics reactors' first pass over the log (every entry already made: they record nothing). RSS after the queries: ${fmt(serverRss)} MiB.`,
+        `Each query is loaded by autocannon (${params.httpConnections} connections, ${params.httpSeconds} s after a warm-up) and set beside bare Fastify answering with ${ANSWERS} of that query's own answers (its payload ceiling; the hello-world mean is ${fmt(bareRps)} req/s). ` +
+          `Answers are cached until one of the read models they are made of changes (queries/analytics-answers.ts), so the loaded figure is a cached answer's: authentication, the factory's visibility, the cache, serialization. ` +
+          `What making an answer costs is the "first answer" time beside each: a PATCH of the factory changes a read model, and the next request makes its answer from the rollups (a year: at most 366 day rows) and the pull-request read model. The two reference rows ask for a different 30-day range on every request, so (almost) none is cached: the raw rate of making answers.`,
+      ],
+    };
+  },
+};
+export default workload;

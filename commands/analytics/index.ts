@@ -1,0 +1,18 @@
+/**
+ * Analytics: usage priced into a cost ledger per run tree, pull-request facts from the factory's
+ * GitHub webhooks, and the metrics, cost and pull-request operations over rollup read models.
+ */
+import { feature } from '../../src/feature.js';
+import { factoryRollupsProjection } from '../../projections/factory-rollups.js';
+import { pullRequestsProjection } from '../../projections/pull-requests.js';
+import costQueries from '../../queries/costs.js';
+import metricsQueries from '../../queries/metrics.js';
+import pullRequestQueries from '../../queries/pull-requests.js';
+import { costLedgerReactor, pullRequestFactsReactor } from './reactor.js';
+
+export const analyticsFeature = feature({
+  name: 'analytics',
+  routes: [metricsQueries, costQueries, pullRequestQueries],
+  projections: [factoryRollupsProjection, pullRequestsProjection],
+  reactors: [costLedgerReactor, pullRequestFactsReactor],
+});
