@@ -17,7 +17,14 @@ import type {
   RunScorer,
   RunTask,
 } from '../commands/benchmark/events.js';
-import { dollarsOfUsage, type Dollars, NO_COST, type Tally, tallyOf, addTally } from '../commands/benchmark/resource.js';
+import {
+  dollarsOfUsage,
+  type Dollars,
+  NO_COST,
+  type Tally,
+  tallyOf,
+  addTally,
+} from '../commands/benchmark/resource.js';
 import type { RunEvent } from '../commands/run/events.js';
 import type { ScoringEvent } from '../commands/scorer/events.js';
 
@@ -54,6 +61,8 @@ export interface TrialDoc {
   [field: string]: unknown;
   uid: string;
   id: number;
+  /** The trial's number (`id`), for ordering: `id` in a sort is the document's key. */
+  number: number;
   benchmark_run_uid: string;
   suite_uid: string;
   factory_uid: string;
@@ -232,8 +241,8 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
     ],
     tables: {
       trials: [
-        ['benchmark_run_uid', 'id'],
-        ['benchmark_run_uid', 'task_uid', 'id'],
+        ['benchmark_run_uid', 'number'],
+        ['benchmark_run_uid', 'task_uid', 'number'],
       ],
       cells: [['benchmark_run_uid', 'task_uid']],
       agent_runs: [],
@@ -253,6 +262,7 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
           const trial: TrialDoc = {
             uid: p.uid,
             id: p.id,
+            number: p.id,
             benchmark_run_uid: d.uid,
             suite_uid: d.suite_uid,
             factory_uid: d.factory_uid,
@@ -332,10 +342,15 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
       BenchmarkRunStarted: async (e, docs) => {
         const run = await docs.get(e.data.uid);
         if (run?.state === 'pending')
-          docs.patch(run.uid, { state: 'running', started_at: e.metadata.occurred_at, updated_at: e.metadata.occurred_at });
+          docs.patch(run.uid, {
+            state: 'running',
+            started_at: e.metadata.occurred_at,
+            updated_at: e.metadata.occurred_at,
+          });
       },
       BenchmarkRunScoring: async (e, docs) => {
-        if (await docs.get(e.data.uid)) docs.patch(e.data.uid, { state: 'scoring', updated_at: e.metadata.occurred_at });
+        if (await docs.get(e.data.uid))
+          docs.patch(e.data.uid, { state: 'scoring', updated_at: e.metadata.occurred_at });
       },
       BenchmarkRunFinished: async (e, docs) => {
         if (await docs.get(e.data.uid))
@@ -357,7 +372,12 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
         for (const uid of e.data.unjudged_trials)
           await touchTrial(docs, e, uid, (t) => ({ ...t, scores: unscoreable(t, 'the benchmark run was cancelled') }));
         if (await docs.get(e.data.uid))
-          docs.patch(e.data.uid, { state: 'cancelled', cancel_reason: e.data.reason, completed_at: at, updated_at: at });
+          docs.patch(e.data.uid, {
+            state: 'cancelled',
+            cancel_reason: e.data.reason,
+            completed_at: at,
+            updated_at: at,
+          });
       },
       TrialRetried: async (e, docs) => {
         const { trial_uid, attempt_number, run_id, uid } = e.data;
@@ -466,7 +486,10 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
       ScoringJudgeRunEnded: async (e, docs) => {
         const link = await trialOfRun(docs, e.data.run_id);
         if (!link) return;
-        await touchTrial(docs, e, link.trial_uid, (t) => ({ ...t, scoring_cost: sumDollars(t.scoring_cost, e.data.cost) }));
+        await touchTrial(docs, e, link.trial_uid, (t) => ({
+          ...t,
+          scoring_cost: sumDollars(t.scoring_cost, e.data.cost),
+        }));
       },
     },
   },

@@ -26,6 +26,8 @@ export interface SuiteDoc {
 export interface SuiteTaskDoc extends SuiteTask {
   [field: string]: unknown;
   suite_key: string;
+  /** The task's number (`id`), for ordering: `id` in a sort is the document's key. */
+  number: number;
   suite_uid: string;
   factory_uid: string;
   created_at: string;
@@ -38,7 +40,7 @@ export const benchmarkSuitesProjection = projection<SuiteEvent, SuiteDoc, { task
   name: 'benchmark_suites',
   version: 1,
   indexes: [['factory_uid', 'created_at']],
-  tables: { tasks: [['suite_key', 'id']] },
+  tables: { tasks: [['suite_key', 'number']] },
   on: {
     BenchmarkSuiteCreated: (e, docs) => {
       const { creator, ...d } = e.data;
@@ -59,7 +61,15 @@ export const benchmarkSuitesProjection = projection<SuiteEvent, SuiteDoc, { task
       const tasks = docs.in('tasks');
       const at = e.metadata.occurred_at;
       const existed = await tasks.get(task.uid);
-      tasks.put(task.uid, { ...task, suite_key: key, suite_uid, factory_uid, created_at: at, updated_at: at });
+      tasks.put(task.uid, {
+        ...task,
+        suite_key: key,
+        number: task.id,
+        suite_uid,
+        factory_uid,
+        created_at: at,
+        updated_at: at,
+      });
       docs.patch(key, { version, task_count: suite.task_count + (existed ? 0 : 1), updated_at: at });
     },
     BenchmarkTaskEdited: async (e, docs) => {

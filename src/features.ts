@@ -3,6 +3,7 @@
  * `src/` that names a feature; adding a feature is its folder and one line here.
  */
 import { automationFeature } from '../commands/automation/index.js';
+import { benchmarkFeature } from '../commands/benchmark/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
@@ -39,4 +40,5 @@ export const features: readonly Feature[] = [
   inboxFeature,
   outboundWebhookFeature,
   scorerFeature,
+  benchmarkFeature,
 ];

@@ -94,7 +94,12 @@ export const suiteDecider: Decider<SuiteCommand, SuiteEvent, SuiteState> = {
         return { status: 'deleted', uid: state.uid, factory_uid: state.factory_uid, team_uid: state.team_uid, version };
       case 'BenchmarkTaskAdded': {
         const { task } = event.data;
-        return { ...state, version, tasks: [...state.tasks, task], next_task_id: Math.max(state.next_task_id, task.id + 1) };
+        return {
+          ...state,
+          version,
+          tasks: [...state.tasks, task],
+          next_task_id: Math.max(state.next_task_id, task.id + 1),
+        };
       }
       case 'BenchmarkTaskEdited': {
         const { task } = event.data;
@@ -110,7 +115,8 @@ export const suiteDecider: Decider<SuiteCommand, SuiteEvent, SuiteState> = {
       if (state.status !== 'none') throw new Conflict(`a suite ${command.data.uid} exists (or existed) in the factory`);
       const { tasks, ...suite } = command.data;
       assertManager(suite.team_uid, context);
-      if (tasks.length > MAX_SUITE_TASKS) throw new Conflict(`a suite holds at most ${MAX_SUITE_TASKS} tasks`, 'limit_exceeded');
+      if (tasks.length > MAX_SUITE_TASKS)
+        throw new Conflict(`a suite holds at most ${MAX_SUITE_TASKS} tasks`, 'limit_exceeded');
       const keys = tasks.map((t) => titleKey(t.title));
       const twice = tasks.find((t, i) => keys.indexOf(titleKey(t.title)) !== i);
       if (twice) throw titleConflict(twice.title);

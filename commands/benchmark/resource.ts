@@ -163,7 +163,10 @@ export const suiteUidSchema = z
   .trim()
   .min(1)
   .max(64)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a suite uid is 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit')
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    'a suite uid is 1-64 characters of [A-Za-z0-9._-], starting with a letter or digit',
+  )
   .refine((u) => !['suites', 'runs'].includes(u.toLowerCase()), 'suites and runs are not suite uids');
 
 const repoRef = z
@@ -255,7 +258,10 @@ export const configurationOf = (c: z.infer<typeof configurationBody>): Configura
   harness: c.harness ?? null,
   harness_auth_secret_name: c.harness_auth_secret_name ?? null,
   runner_id: c.runner_id ?? null,
-  agent_configs: (c.agent_configs ?? []).map((a) => ({ ...a, harness_auth_secret_name: a.harness_auth_secret_name ?? null })),
+  agent_configs: (c.agent_configs ?? []).map((a) => ({
+    ...a,
+    harness_auth_secret_name: a.harness_auth_secret_name ?? null,
+  })),
 });
 
 export const createSuiteBody = z
@@ -637,8 +643,7 @@ export function compare(
     method: 'fisher_exact_two_sided' as const,
     alpha,
   };
-  if (!n || !m)
-    return { ...base, difference: null, p_value: null, significant: false, verdict: 'insufficient_data' };
+  if (!n || !m) return { ...base, difference: null, p_value: null, significant: false, verdict: 'insufficient_data' };
   const difference = candidate.pass / m - baseline.pass / n;
   const p_value = fisherExactTwoSided(candidate.pass, m, baseline.pass, n);
   const significant = p_value < alpha;
@@ -740,7 +745,11 @@ export function resultsOf(
   const shown = run.configurations.filter((c) => !rows.configurations || rows.configurations.has(c.uid));
   const baseline = run.configurations.find((c) => c.role === 'baseline');
   const candidates = run.configurations.filter((c) => c.role === 'candidate');
-  const outcome = (c: RunConfiguration) => ({ uid: c.uid, pass: tallyOfConfig(c.uid).pass, fail: tallyOfConfig(c.uid).fail });
+  const outcome = (c: RunConfiguration) => ({
+    uid: c.uid,
+    pass: tallyOfConfig(c.uid).pass,
+    fail: tallyOfConfig(c.uid).fail,
+  });
   const provisional = ['pending', 'running', 'scoring'].includes(run.state);
   return {
     benchmark_run_uid: run.uid,
@@ -764,7 +773,12 @@ export function resultsOf(
         role: c.role,
         model: c.model ?? '',
         harness: c.harness ?? '',
-        scoring: { pass_count: t.pass, fail_count: t.fail, unscored_count: t.unscored, pass_rate: rate(t.pass, t.fail) },
+        scoring: {
+          pass_count: t.pass,
+          fail_count: t.fail,
+          unscored_count: t.unscored,
+          pass_rate: rate(t.pass, t.fail),
+        },
         metrics: {
           trial_count: t.trials,
           succeeded_count: t.succeeded,
@@ -799,7 +813,9 @@ export function resultsOf(
       })),
     comparisons: baseline
       ? candidates
-          .filter((c) => !rows.configurations || rows.configurations.has(c.uid) || rows.configurations.has(baseline.uid))
+          .filter(
+            (c) => !rows.configurations || rows.configurations.has(c.uid) || rows.configurations.has(baseline.uid),
+          )
           .map((c) => compare(outcome(baseline), outcome(c), candidates.length))
       : [],
     trial_progress: trialProgressOf(total),
@@ -813,5 +829,275 @@ export function resultsOf(
       total_credits: null,
       elapsed_s: elapsedOf(run, now),
     },
+  };
+}
+
+// ---- documents to resources --------------------------------------------------------------------
+
+type Who = { type: string; uid: string };
+type Profiles = ReadonlyMap<string, { display_name: string | null; email: string | null }>;
+
+const creatorWith = (c: Who, profiles?: Profiles) => {
+  const p = profiles?.get(c.uid);
+  return { ...creatorOf(c), ...(profiles ? { display_name: p?.display_name ?? null, email: p?.email ?? null } : {}) };
+};
+
+export interface SuiteLike {
+  uid: string;
+  factory_uid: string;
+  name: string;
+  description: string | null;
+  agent_uid: string;
+  factory_agent_type: string;
+  configurations: Configuration[];
+  version: number;
+  task_count: number;
+  creator: Who;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toSuiteResource = (s: SuiteLike): z.infer<typeof suiteResource> => ({
+  uid: s.uid,
+  factory_uid: s.factory_uid,
+  name: s.name,
+  ...(s.description ? { description: s.description } : {}),
+  agent_uid: s.agent_uid,
+  factory_agent_type: s.factory_agent_type,
+  ...(s.configurations.length ? { configurations: s.configurations.map(toConfiguration) } : {}),
+  creator: creatorOf(s.creator),
+  version: s.version,
+  task_count: s.task_count,
+  created_at: s.created_at,
+  updated_at: s.updated_at,
+});
+
+export interface TaskLike {
+  uid: string;
+  id: number;
+  title: string;
+  prompt: string;
+  success_criteria: string;
+  source_run_id: string | null;
+  starting_repo_refs: Array<{ code_forge: string; owner: string; repo: string; ref?: string }>;
+  tags: string[];
+  labels: Record<string, string>;
+  created_at: string;
+  updated_at: string;
+}
+
+export const toTaskResource = (t: TaskLike): z.infer<typeof taskResource> => ({
+  uid: t.uid,
+  id: t.id,
+  title: t.title,
+  prompt: t.prompt,
+  success_criteria: t.success_criteria,
+  source_run_id: t.source_run_id,
+  starting_repo_refs: t.starting_repo_refs,
+  tags: t.tags,
+  labels: t.labels,
+  created_at: t.created_at,
+  updated_at: t.updated_at,
+});
+
+export interface RunLike {
+  uid: string;
+  factory_uid: string;
+  suite_uid: string;
+  suite_name: string;
+  suite_version: number;
+  state: (typeof BENCHMARK_RUN_STATES)[number];
+  agent_uid: string;
+  agent_name: string;
+  repetition_count: number;
+  max_attempts: number;
+  trial_count: number;
+  tasks: Array<{ uid: string; id: number; title: string; tags: string[] }>;
+  scorers: RunScorer[];
+  scorer_selection: string[];
+  configurations: RunConfiguration[];
+  by_configuration: Record<string, Tally>;
+  cancel_reason: string | null;
+  creator: Who;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+export type RunInclude = (typeof RUN_INCLUDES)[number];
+
+export function toRunResource(
+  r: RunLike,
+  now: string,
+  include: ReadonlySet<RunInclude> = new Set(),
+  profiles?: Profiles,
+): z.infer<typeof runResource> {
+  const total = r.configurations.reduce(
+    (sum, c) => addTally(sum, r.by_configuration[c.uid] ?? null),
+    addTally<Tally>(null, null),
+  );
+  return {
+    uid: r.uid,
+    factory_uid: r.factory_uid,
+    suite_uid: r.suite_uid,
+    suite_name: r.suite_name,
+    suite_version: r.suite_version,
+    state: r.state,
+    agent_uid: r.agent_uid,
+    agent_name: r.agent_name,
+    repetition_count: r.repetition_count,
+    max_attempts: r.max_attempts,
+    trial_count: r.trial_count,
+    task_count: r.tasks.length,
+    scorer_count: r.scorers.length,
+    cost_usd: total.cost.total + total.scoring_cost.total,
+    total_credits: null,
+    elapsed_s: elapsedOf(r, now),
+    progress: { trials: trialProgressOf(total), scores: scoreProgressOf(total) },
+    cancel_reason: r.cancel_reason,
+    creator: creatorWith(r.creator, include.has('creator') ? profiles : undefined),
+    created_at: r.created_at,
+    updated_at: r.updated_at,
+    started_at: r.started_at,
+    completed_at: r.completed_at,
+    ...(include.has('launch_settings')
+      ? {
+          configurations: r.configurations.map((c) => ({ ...toConfiguration(c), uid: c.uid, id: c.id })),
+          scorer_selection: r.scorer_selection,
+          scorers: scorerListOf(r.scorers),
+          tasks: r.tasks,
+        }
+      : {}),
+    ...(include.has('results')
+      ? {
+          configuration_stats: r.configurations.map((c) =>
+            configurationStatOf(c, r.by_configuration[c.uid] ?? addTally<Tally>(null, null)),
+          ),
+        }
+      : {}),
+  };
+}
+
+export interface TrialLike {
+  uid: string;
+  id: number;
+  benchmark_run_uid: string;
+  configuration_uid: string;
+  configuration_id: number;
+  task_uid: string;
+  task_id: number;
+  task_title: string;
+  rep_index: number;
+  state: 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+  run_id: string;
+  attempts: Array<{
+    attempt_number: number;
+    run_id: string;
+    state: string;
+    started_at: string | null;
+    finished_at: string | null;
+    run_time_ms: number;
+    cost: Dollars;
+  }>;
+  outcome: 'pass' | 'fail' | null;
+  failure_reason: string | null;
+  scores: Array<{
+    scorer_uid: string;
+    status: keyof Tally['ledger'];
+    attempt_id: string | null;
+    judge_run_id: string | null;
+    classification: string | null;
+    score: number | null;
+    passed: boolean | null;
+    error: string | null;
+    scored_at: string | null;
+  }>;
+  scoring_cost: Dollars;
+  created_at: string;
+  updated_at: string;
+  finished_at: string | null;
+}
+
+export interface TrialExpansions {
+  scores?: boolean;
+  metrics?: boolean;
+  attempts?: boolean;
+  judge_runs?: boolean;
+}
+
+export function toTrialResource(
+  t: TrialLike,
+  scorers: RunScorer[],
+  expand: TrialExpansions = {},
+): z.infer<typeof trialResource> {
+  const names = new Map(scorers.map((s) => [s.uid, s]));
+  const tally = tallyOf(t);
+  return {
+    uid: t.uid,
+    id: t.id,
+    benchmark_run_uid: t.benchmark_run_uid,
+    configuration_uid: t.configuration_uid,
+    configuration_id: t.configuration_id,
+    task_uid: t.task_uid,
+    suite_task_id: t.task_id,
+    task_title: t.task_title,
+    rep_index: t.rep_index,
+    state: t.state,
+    run_id: t.run_id,
+    attempt_count: t.attempts.length,
+    outcome: t.outcome,
+    failure_reason: t.failure_reason,
+    created_at: t.created_at,
+    updated_at: t.updated_at,
+    finished_at: t.finished_at,
+    ...(expand.scores
+      ? {
+          scores: t.scores.map((s) => ({
+            scorer_uid: s.scorer_uid,
+            scorer_name: names.get(s.scorer_uid)?.name ?? '',
+            kind: names.get(s.scorer_uid)?.kind ?? 'user',
+            status: s.status,
+            classification: s.classification,
+            score: s.score,
+            passed: s.passed,
+            error: s.error,
+            scored_at: s.scored_at,
+          })),
+        }
+      : {}),
+    ...(expand.metrics
+      ? {
+          metrics: {
+            cost_usd: tally.cost.total,
+            cost: tally.cost,
+            scoring_cost_usd: tally.scoring_cost.total,
+            wall_time_s: seconds(tally.wall_ms),
+            retries: tally.retries,
+          },
+        }
+      : {}),
+    ...(expand.attempts
+      ? {
+          attempts: t.attempts.map((a) => ({
+            attempt_number: a.attempt_number,
+            run_id: a.run_id,
+            state: a.state,
+            started_at: a.started_at,
+            finished_at: a.finished_at,
+            run_time_s: seconds(a.run_time_ms),
+            cost_usd: a.cost.total,
+          })),
+        }
+      : {}),
+    ...(expand.judge_runs
+      ? {
+          judge_runs: t.scores.flatMap((s) =>
+            s.attempt_id && s.judge_run_id
+              ? [{ scorer_uid: s.scorer_uid, attempt_id: s.attempt_id, judge_run_id: s.judge_run_id }]
+              : [],
+          ),
+        }
+      : {}),
   };
 }

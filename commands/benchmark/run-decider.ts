@@ -62,6 +62,8 @@ export type LiveRun = {
   trials: Record<string, TrialState>;
   /** The trial of each agent run an attempt used. */
   by_run: Record<string, string>;
+  /** What the launch froze: configurations, scorers, tasks, trials. */
+  launch: RunLaunchedData;
 };
 
 export type BenchmarkRunDeciderState = { status: 'none' } | LiveRun;
@@ -105,6 +107,7 @@ function evolve(state: BenchmarkRunDeciderState, event: BenchmarkRunEvent): Benc
       max_attempts: d.max_attempts,
       trials,
       by_run,
+      launch: d,
     };
   }
   if (state.status !== 'live') return state;
@@ -203,7 +206,8 @@ export const benchmarkRunDecider: Decider<BenchmarkRunCommand, BenchmarkRunEvent
         };
         if (run_state === 'SUCCEEDED')
           return decided(run, [ended, { type: 'TrialSucceeded', data: { uid, trial_uid, run_id, scoring } }]);
-        if (run_state === 'CANCELLED') return decided(run, [ended, { type: 'TrialCancelled', data: { uid, trial_uid } }]);
+        if (run_state === 'CANCELLED')
+          return decided(run, [ended, { type: 'TrialCancelled', data: { uid, trial_uid } }]);
         if (run_state !== 'NOT_STARTED' && trial.attempt < run.max_attempts)
           return decided(run, [
             ended,

@@ -53,7 +53,13 @@ function assertManager(teamUid: string, context: DecideContext): void {
 }
 
 /** What a benchmark-managed scorer lets people change: its words, its judge's model and configuration. */
-const MANAGED_EDITABLE: ReadonlySet<string> = new Set(['name', 'description', 'scoring_prompt', 'model_id', 'agent_config']);
+const MANAGED_EDITABLE: ReadonlySet<string> = new Set([
+  'name',
+  'description',
+  'scoring_prompt',
+  'model_id',
+  'agent_config',
+]);
 
 const managed = (s: LiveScorer) => (s.scorer_kind ?? 'user') !== 'user';
 
