@@ -394,7 +394,7 @@ export const benchmarkRunsProjection = projection<BenchmarkRunEvent | RunEvent |
           ...t,
           attempts: t.attempts.map((a) =>
             a.run_id === e.data.run_id && a.finished_at === null
-              ? { ...endOf(a, e.metadata.occurred_at, e.data.run_state) }
+              ? { ...a, ...endOf(a, e.metadata.occurred_at, e.data.run_state) }
               : a,
           ) as AttemptDoc[],
         })),
