@@ -123,10 +123,11 @@ export default function benchmarkRoutes(api: Api, rt: Runtime): void {
   /** Each configuration's model must be an enabled model of the catalogue. */
   async function checkConfigurations(configurations: Configuration[], at: string) {
     const catalogue = await rt.state(modelDecider, MODELS_STREAM);
-    configurations.forEach((c, i) => {
+    for (const [i, c] of configurations.entries()) {
       assertUsableModel(catalogue, c.model ?? undefined, `${at}[${i}].model`);
-      c.agent_configs.forEach((a, j) => assertUsableModel(catalogue, a.model, `${at}[${i}].agent_configs[${j}].model`));
-    });
+      for (const [j, a] of c.agent_configs.entries())
+        assertUsableModel(catalogue, a.model, `${at}[${i}].agent_configs[${j}].model`);
+    }
   }
 
   /** A task's content from a body: the prompt filled from `source_run_id`'s run when omitted. */

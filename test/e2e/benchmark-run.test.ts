@@ -126,9 +126,14 @@ describe('a benchmark run executed by the reference worker', () => {
       'the benchmark run completed',
       async () => (await call(server, 'GET', runUrl)).body!.state === 'completed',
     );
-    const results = (await call(server, 'GET', `${runUrl}/results`)).body as Record<string, any>;
+    type Figures = { metrics: { cost_usd: number; scoring_cost_usd: number } };
+    const results = (await call(server, 'GET', `${runUrl}/results`)).body as {
+      configurations: Figures[];
+      run_metrics: { total_cost_usd: number };
+      comparisons: Array<{ p_value: number }>;
+    };
     expect(results).toMatchObject({ run_state: 'completed', provisional: false });
-    const [baseline, candidate] = results.configurations;
+    const [baseline, candidate] = results.configurations as [Figures, Figures];
     expect(baseline).toMatchObject({ role: 'baseline', scoring: { pass_count: 3, fail_count: 7, pass_rate: 0.3 } });
     expect(candidate).toMatchObject({
       role: 'candidate',

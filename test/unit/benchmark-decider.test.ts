@@ -62,18 +62,18 @@ describe('suite decider', () => {
     spec
       .given([created, added(task('k-1', 'Fix login'))])
       .when({ type: 'AddTask', data: { task: task('k-2', 'Fix logout') } })
-      .then([{ type: 'BenchmarkTaskAdded', data: { version: 3, task: { uid: 'k-2', id: 2 } } }]);
+      .then([
+        { type: 'BenchmarkTaskAdded', data: { version: 3, task: expect.objectContaining({ uid: 'k-2', id: 2 }) } },
+      ]);
   });
   it('edits in place, keeping omitted fields, bumping the version; a title of another task is a conflict', () => {
     const given = spec.given([created, added(task('k-1', 'A', { tags: ['x'] })), added(task('k-2', 'B'), 3)]);
-    given
-      .when({ type: 'EditTask', data: { task_uid: 'k-1', changes: { tags: [], source_run_id: null } } })
-      .then([
-        {
-          type: 'BenchmarkTaskEdited',
-          data: { version: 4, task: { uid: 'k-1', title: 'A', tags: [], prompt: 'Do it' } },
-        },
-      ]);
+    given.when({ type: 'EditTask', data: { task_uid: 'k-1', changes: { tags: [], source_run_id: null } } }).then([
+      {
+        type: 'BenchmarkTaskEdited',
+        data: { version: 4, task: expect.objectContaining({ uid: 'k-1', title: 'A', tags: [], prompt: 'Do it' }) },
+      },
+    ]);
     given.when({ type: 'EditTask', data: { task_uid: 'k-1', changes: { title: 'b' } } }).thenThrows(Conflict);
     given.when({ type: 'EditTask', data: { task_uid: 'k-1', changes: { prompt: 'Do it' } } }).thenNothingHappened();
   });
@@ -281,7 +281,7 @@ describe('benchmark runs read model', () => {
     const once = await project(benchmarkRunsProjection, events);
     const twice = await project(benchmarkRunsProjection, events, { times: 2, batchSize: 2 });
     expect(twice).toEqual(once);
-    expect(once["trials/tr-1"]).toMatchObject({ state: 'succeeded', outcome: 'pass' });
+    expect(once['trials/tr-1']).toMatchObject({ state: 'succeeded', outcome: 'pass' });
     expect(
       (once['r-1'] as { by_configuration: Record<string, { pass: number; cost: { total: number } }> }).by_configuration[
         'c-1'
