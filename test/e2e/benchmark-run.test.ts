@@ -130,7 +130,9 @@ describe('a benchmark run executed by the reference worker', () => {
     const results = (await call(server, 'GET', `${runUrl}/results`)).body as {
       configurations: Figures[];
       run_metrics: { total_cost_usd: number };
-      comparisons: Array<{ p_value: number }>;
+      comparisons: [{ p_value: number }];
+      trial_progress: unknown;
+      score_progress: unknown;
     };
     expect(results).toMatchObject({ run_state: 'completed', provisional: false });
     const [baseline, candidate] = results.configurations as [Figures, Figures];
