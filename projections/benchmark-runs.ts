@@ -28,7 +28,7 @@ import {
 import type { RunEvent } from '../commands/run/events.js';
 import type { ScoringEvent } from '../commands/scorer/events.js';
 
-export type ScoreStatus = 'awaiting_trial' | 'judging' | 'scored' | 'finished_unscored' | 'not_scoreable';
+type ScoreStatus = 'awaiting_trial' | 'judging' | 'scored' | 'finished_unscored' | 'not_scoreable';
 
 export interface TrialScoreDoc {
   scorer_uid: string;
@@ -55,7 +55,7 @@ export interface AttemptDoc {
   cost: Dollars;
 }
 
-export type TrialState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+type TrialState = 'pending' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 
 export interface TrialDoc {
   [field: string]: unknown;
@@ -87,7 +87,7 @@ export interface TrialDoc {
   position: string;
 }
 
-export interface CellDoc {
+interface CellDoc {
   [field: string]: unknown;
   benchmark_run_uid: string;
   task_uid: string;
@@ -95,7 +95,7 @@ export interface CellDoc {
   tally: Tally;
 }
 
-export interface AgentRunDoc {
+interface AgentRunDoc {
   [field: string]: unknown;
   trial_uid: string;
   benchmark_run_uid: string;
@@ -134,7 +134,7 @@ export interface BenchmarkRunDoc {
 type Tables = { trials: TrialDoc; cells: CellDoc; agent_runs: AgentRunDoc };
 type Docs = ProjectionDocs<BenchmarkRunDoc, Tables>;
 
-export const cellKey = (runUid: string, taskUid: string, configurationUid: string) =>
+const cellKey = (runUid: string, taskUid: string, configurationUid: string) =>
   `${runUid}|${taskUid}|${configurationUid}`;
 
 /**

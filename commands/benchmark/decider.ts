@@ -8,7 +8,7 @@ import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { SuiteEvent, SuiteFields, SuiteTask, TaskContent } from './events.js';
 
 /** Tasks a suite holds at most. */
-export const MAX_SUITE_TASKS = 100;
+const MAX_SUITE_TASKS = 100;
 
 export type SuiteCommand =
   | {
@@ -43,7 +43,7 @@ export const titleKey = (title: string) => title.trim().toLowerCase();
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /** The content of a task, in one key order, for comparing. */
-export const contentOf = (t: TaskContent): TaskContent => ({
+const contentOf = (t: TaskContent): TaskContent => ({
   title: t.title,
   prompt: t.prompt,
   success_criteria: t.success_criteria,

@@ -10,7 +10,7 @@
  */
 
 /** Where a task starts: a repository and an optional ref. */
-export interface RepoRef {
+interface RepoRef {
   code_forge: string;
   owner: string;
   repo: string;
@@ -37,7 +37,7 @@ export interface SuiteTask extends TaskContent {
 }
 
 /** One named agent's model and harness in a configuration. */
-export interface AgentConfigEntry {
+interface AgentConfigEntry {
   agent_uid: string;
   agent_name?: string;
   harness: string;

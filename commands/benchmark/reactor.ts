@@ -40,7 +40,7 @@ import { type BenchmarkRunCommand, benchmarkRunDecider, IN_FLIGHT, type LiveRun 
 const benchmarksActor = { type: 'system' as const, uid: 'benchmarks' };
 
 /** The suite as it was at `version`: its events folded up to that version. */
-export async function suiteAt(rt: Runtime, factoryUid: string, suiteUid: string, version: number) {
+async function suiteAt(rt: Runtime, factoryUid: string, suiteUid: string, version: number) {
   const events = await rt.events.readStream(suiteStream(factoryUid, suiteUid));
   let state: SuiteState = suiteDecider.initialState();
   for (const e of events) {

@@ -9,16 +9,16 @@ import { BENCHMARK_RUN_STATES, type Configuration, type RunConfiguration, type R
 
 // ---- bounds ------------------------------------------------------------------------------------
 
-export const MAX_TITLE = 200;
+const MAX_TITLE = 200;
 export const MAX_PROMPT = 100_000;
 const MAX_CRITERIA = 20_000;
 const MAX_TAGS = 20;
 const MAX_REFS = 10;
 const MAX_LABELS = 20;
-export const MAX_CONFIGURATIONS = 10;
-export const MAX_REPETITIONS = 50;
+const MAX_CONFIGURATIONS = 10;
+const MAX_REPETITIONS = 50;
 export const MAX_TRIALS = 1000;
-export const MAX_ATTEMPTS = 5;
+const MAX_ATTEMPTS = 5;
 export const DEFAULT_MAX_ATTEMPTS = 3;
 const MAX_SELECTED_SCORERS = 20;
 
@@ -158,7 +158,7 @@ export function addTally<T extends object>(a: T | null, b: T | null, sign = 1): 
 
 const nonBlank = (max: number) => z.string().trim().min(1, 'must not be empty').max(max);
 
-export const suiteUidSchema = z
+const suiteUidSchema = z
   .string()
   .trim()
   .min(1)
@@ -322,7 +322,7 @@ const principal = z.object({
   email: z.string().nullable().optional(),
 });
 
-export const creatorOf = (c: { type: string; uid: string }) => ({
+const creatorOf = (c: { type: string; uid: string }) => ({
   type: c.type === 'user' ? ('user' as const) : ('service_account' as const),
   uid: c.uid,
 });
@@ -345,7 +345,7 @@ const configurationResource = z.object({
   ),
 });
 
-export const toConfiguration = (c: Configuration) => ({
+const toConfiguration = (c: Configuration) => ({
   role: c.role,
   display_name: c.display_name ?? '',
   model: c.model ?? '',
@@ -423,7 +423,7 @@ const progress = z.object({
   }),
 });
 
-export const trialProgressOf = (t: Tally) => ({
+const trialProgressOf = (t: Tally) => ({
   total: t.trials,
   pending: t.pending,
   running: t.running,
@@ -433,7 +433,7 @@ export const trialProgressOf = (t: Tally) => ({
   completed: t.succeeded + t.failed + t.cancelled,
 });
 
-export const scoreProgressOf = (t: Tally) => ({
+const scoreProgressOf = (t: Tally) => ({
   ...t.ledger,
   pending: 0,
   received: t.ledger.scored,
@@ -460,7 +460,7 @@ const configurationStat = z.object({
   avg_wall_time_s: z.number().nullable(),
 });
 
-export const configurationStatOf = (c: RunConfiguration, t: Tally) => ({
+const configurationStatOf = (c: RunConfiguration, t: Tally) => ({
   uid: c.uid,
   id: c.id,
   display_name: c.display_name ?? '',
@@ -526,10 +526,10 @@ export const runsPage = z.object({
 export const RUN_INCLUDES = ['launch_settings', 'results', 'creator'] as const;
 
 /** The elapsed time of a run: from its start to its end, or to `now` while in flight. */
-export const elapsedOf = (run: { started_at: string | null; completed_at: string | null }, now: string) =>
+const elapsedOf = (run: { started_at: string | null; completed_at: string | null }, now: string) =>
   run.started_at ? Math.max(0, Date.parse(run.completed_at ?? now) - Date.parse(run.started_at)) / 1000 : null;
 
-export const scorerListOf = (scorers: RunScorer[]) => scorers.map((s) => ({ uid: s.uid, name: s.name, kind: s.kind }));
+const scorerListOf = (scorers: RunScorer[]) => scorers.map((s) => ({ uid: s.uid, name: s.name, kind: s.kind }));
 
 // ---- answers: trials ---------------------------------------------------------------------------
 
@@ -600,9 +600,9 @@ export const trialsPage = z.object({ data: z.array(trialResource), page_info: pa
 // ---- answers: results --------------------------------------------------------------------------
 
 /** Candidates are compared with the baseline at this family-wise level (Bonferroni across candidates). */
-export const ALPHA = 0.05;
+const ALPHA = 0.05;
 
-export const comparisonResource = z.object({
+const comparisonResource = z.object({
   baseline_uid: z.string(),
   candidate_uid: z.string(),
   baseline: z.object({ pass_count: z.int(), trial_count: z.int(), pass_rate: z.number().nullable() }),

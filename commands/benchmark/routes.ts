@@ -70,7 +70,7 @@ import { benchmarkRunDecider } from './run-decider.js';
 const NAMESPACE = '0d3f8e4a-6b2c-4c1e-9f57-8a1b2c3d4e5f';
 
 /** The built-in correctness scorer of a factory: one, with a uid derived from the factory. */
-export const correctnessScorerUid = (factoryUid: string) => uuidv5(`correctness:${factoryUid}`, NAMESPACE);
+const correctnessScorerUid = (factoryUid: string) => uuidv5(`correctness:${factoryUid}`, NAMESPACE);
 
 const CORRECTNESS_RUBRIC = [
   "You grade one trial of a benchmark: an agent run given a task. The task's success criteria follow this rubric;",

@@ -41,9 +41,9 @@ export type BenchmarkRunCommand =
     }
   | { type: 'CancelRun'; data: { reason: string } };
 
-export type TrialStatus = 'executing' | 'succeeded' | 'failed' | 'cancelled';
+type TrialStatus = 'executing' | 'succeeded' | 'failed' | 'cancelled';
 
-export interface TrialState {
+interface TrialState {
   uid: string;
   run_id: string;
   attempt: number;
