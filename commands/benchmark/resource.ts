@@ -3,7 +3,7 @@
  * body with its bounds, the tallies the read model keeps, and the comparison of pass rates.
  */
 import { z } from 'zod';
-import { pageInfoSchema } from '../../src/http/schemas.js';
+import { boundedJson, pageInfoSchema } from '../../src/http/schemas.js';
 import { fisherExactTwoSided } from '../../src/stats.js';
 import { BENCHMARK_RUN_STATES, type Configuration, type RunConfiguration, type RunScorer } from './events.js';
 
@@ -179,9 +179,13 @@ const repoRef = z
   .strict();
 
 const tags = z.array(z.string().trim().min(1).max(64)).max(MAX_TAGS);
-const labels = z
-  .record(z.string().trim().min(1).max(64), z.string().max(256))
-  .refine((l) => Object.keys(l).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`);
+/** Room for the 20 labels of 64 and 256 characters, however escaped: checked before the keys are walked. */
+const labels = boundedJson(
+  { maxBytes: 16 * 1024, maxDepth: 1 },
+  z
+    .record(z.string().trim().min(1).max(64), z.string().max(256))
+    .refine((l) => Object.keys(l).length <= MAX_LABELS, `at most ${MAX_LABELS} labels`),
+);
 
 const taskFields = {
   title: nonBlank(MAX_TITLE),
