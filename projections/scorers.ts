@@ -1,12 +1,14 @@
 /** Scorers, one document each, as the scorer endpoints answer them (their counts are rollups: scoring-rollups). */
 import { projection } from '../src/projector/projection.js';
-import type { ScorerEvent, ScorerFields } from '../commands/scorer/events.js';
+import type { ScorerEvent, ScorerFields, ScorerKind } from '../commands/scorer/events.js';
 
 export interface ScorerDoc extends ScorerFields {
   [field: string]: unknown;
   uid: string;
   factory_uid: string;
   team_uid: string;
+  /** Absent on scorers made before kinds: `user`. */
+  scorer_kind?: ScorerKind;
   version: number;
   /** Flat, for the self-improvement check's index. */
   self_improvement_enabled: boolean;

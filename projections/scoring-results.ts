@@ -4,7 +4,7 @@
  * judge's reason is kept only as sealed under the scorer's key; reads open it on request.
  */
 import { projection } from '../src/projector/projection.js';
-import type { ScoringEvent, SelfImprovementEvent } from '../commands/scorer/events.js';
+import type { ScoringEvent, SelfImprovementEvent, Trigger } from '../commands/scorer/events.js';
 
 interface LiveScore {
   attempt_id: string;
@@ -29,7 +29,7 @@ export interface ScoringResultDoc {
   /** The newest attempt: results are listed by it. */
   attempt_id: string;
   attempted_at: string;
-  trigger: 'automatic' | 'manual';
+  trigger: Trigger;
   /** How the newest attempt stands (the live score may come from an older one). */
   attempt_status: 'in_flight' | 'scored' | 'failed';
   error: string | null;

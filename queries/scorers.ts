@@ -100,13 +100,16 @@ export default function scorerQueries(api: Api, rt: Runtime): void {
     };
   }
 
-  async function list(req: FastifyRequest, filter: Record<string, string>, recent: number) {
+  async function list(req: FastifyRequest, filter: Record<string, string>, recent: number, managed: boolean) {
     const docs = await findAll(scorers, {
       filter,
       sort: BY_CREATION,
       limit: 200,
     });
-    const visible = docs.filter((d) => req.principal!.teams.has(d.team_uid));
+    // Benchmark-managed scorers (the built-in correctness scorer) only when asked for.
+    const visible = docs.filter(
+      (d) => req.principal!.teams.has(d.team_uid) && (managed || (d.scorer_kind ?? 'user') === 'user'),
+    );
     const names = await agentNames(visible);
     return { scorers: await Promise.all(visible.map((d) => listEntry(d, names, recent))) };
   }
@@ -123,7 +126,7 @@ export default function scorerQueries(api: Api, rt: Runtime): void {
     },
     async (req) => {
       const factory = await visibleFactory(req, req.params.factory_uid);
-      return list(req, { factory_uid: factory.uid }, req.query.recent_outcomes_limit);
+      return list(req, { factory_uid: factory.uid }, req.query.recent_outcomes_limit, req.query.include_managed);
     },
   );
 
@@ -140,10 +143,10 @@ export default function scorerQueries(api: Api, rt: Runtime): void {
     async (req) => {
       if (req.query.factory_uid) {
         const factory = await visibleFactory(req, req.query.factory_uid);
-        return list(req, { factory_uid: factory.uid }, req.query.recent_outcomes_limit);
+        return list(req, { factory_uid: factory.uid }, req.query.recent_outcomes_limit, req.query.include_managed);
       }
       if (!req.team) throw new InvalidRequest('the caller belongs to no team');
-      return list(req, { team_uid: req.team.uid }, req.query.recent_outcomes_limit);
+      return list(req, { team_uid: req.team.uid }, req.query.recent_outcomes_limit, req.query.include_managed);
     },
   );
 

@@ -5,6 +5,7 @@
 import { analyticsFeature } from '../commands/analytics/index.js';
 import { automationFeature } from '../commands/automation/index.js';
 import { branchFeature } from '../commands/branch/index.js';
+import { benchmarkFeature } from '../commands/benchmark/index.js';
 import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
@@ -45,4 +46,5 @@ export const features: readonly Feature[] = [
   factoryFileFeature,
   branchFeature,
   analyticsFeature,
+  benchmarkFeature,
 ];

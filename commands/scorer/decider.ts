@@ -52,6 +52,17 @@ function assertManager(teamUid: string, context: DecideContext): void {
   if (context.actor.type !== 'user') throw new Forbidden('only people of the team manage scorers');
 }
 
+/** What a benchmark-managed scorer lets people change: its words, its judge's model and configuration. */
+const MANAGED_EDITABLE: ReadonlySet<string> = new Set([
+  'name',
+  'description',
+  'scoring_prompt',
+  'model_id',
+  'agent_config',
+]);
+
+const managed = (s: LiveScorer) => (s.scorer_kind ?? 'user') !== 'user';
+
 /** A scorer of another team does not exist for the caller. */
 export function visibleScorer(state: ScorerState, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>) {
   if (state.status !== 'live' || (context.actor.type !== 'system' && !(state.team_uid in context.teams)))
@@ -97,6 +108,8 @@ export const scorerDecider: Decider<ScorerCommand, ScorerEvent, ScorerState> = {
       case 'CreateScorer': {
         if (state.status !== 'none') throw new Conflict(`scorer ${command.data.uid} exists`);
         assertManager(command.data.team_uid, context);
+        if ((command.data.scorer_kind ?? 'user') !== 'user' && context.actor.type !== 'system')
+          throw new Forbidden('benchmark-managed scorers are made by the benchmarks themselves');
         assertValid(command.data);
         return [{ type: 'ScorerCreated', data: { ...command.data, version: 1, created_at: context.now } }];
       }
@@ -110,12 +123,19 @@ export const scorerDecider: Decider<ScorerCommand, ScorerEvent, ScorerState> = {
           ),
         ) as Partial<ScorerFields>;
         if (Object.keys(changes).length === 0) return [];
+        const fixed = Object.keys(changes).filter((k) => !MANAGED_EDITABLE.has(k));
+        if (managed(s) && fixed.length && context.actor.type !== 'system')
+          throw new Conflict(
+            `a benchmark-managed scorer keeps its ${fixed.join(', ')}: only its name, description, rubric, model and judge configuration change`,
+            'managed_scorer',
+          );
         assertValid({ ...current, ...changes });
         return [{ type: 'ScorerUpdated', data: { uid: s.uid, version: s.version + 1, changes } }];
       }
       case 'DeleteScorer': {
         const s = visibleScorer(state, command.data.uid, context);
         assertManager(s.team_uid, context);
+        if (managed(s)) throw new Conflict('a benchmark-managed scorer cannot be deleted', 'managed_scorer');
         return [{ type: 'ScorerDeleted', data: { uid: s.uid, factory_uid: s.factory_uid, team_uid: s.team_uid } }];
       }
     }

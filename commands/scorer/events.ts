@@ -53,7 +53,15 @@ export interface ScorerFields {
   self_improvement: SelfImprovementConfig;
 }
 
-export type ScorerCreatedData = ScorerFields & { uid: string; factory_uid: string; team_uid: string };
+/** `benchmark_task_correctness`: the built-in scorer a factory's benchmarks keep (commands/benchmark); absent: `user`. */
+export type ScorerKind = 'user' | 'benchmark_task_correctness';
+
+export type ScorerCreatedData = ScorerFields & {
+  uid: string;
+  factory_uid: string;
+  team_uid: string;
+  scorer_kind?: ScorerKind;
+};
 
 export type ScorerEvent =
   /** `created_at`: automatic judging takes runs that finish from then on (a replay of older ones starts nothing). */
@@ -73,7 +81,8 @@ export const scorerKey = (uid: string) => `scorer-${uid}`;
 
 // ---- attempts --------------------------------------------------------------------------------
 
-export type Trigger = 'automatic' | 'manual';
+/** `benchmark`: a benchmark trial judged by the scorers its run selected (commands/benchmark). */
+export type Trigger = 'automatic' | 'manual' | 'benchmark';
 
 /** The run judged, as it was when the attempt started. */
 export interface JudgedRun {
@@ -117,6 +126,8 @@ export type ScoringEvent =
         attempted_at: string;
         /** What the judge may answer, as the scorer said when the attempt started. */
         classifications: Classification[];
+        /** A benchmark trial's success criteria: the judge's rubric gains them (absent otherwise). */
+        criteria?: string;
       };
     }
   | {

@@ -104,7 +104,8 @@ export const scoringTriggersReactor = (normalize: Normalize) =>
 
 async function startAutomaticAttempts(rt: Runtime, event: RecordedEvent<RunEvent>, normalize: Normalize) {
   const judged = await judgedRunOf(rt, event.data.run_id);
-  if (!judged || judged.source === 'RUN_SCORER' || judged.source === 'SELF_IMPROVEMENT') return;
+  // Benchmark trials are judged by the scorers their benchmark run selected (commands/benchmark).
+  if (!judged || ['RUN_SCORER', 'SELF_IMPROVEMENT', 'BENCHMARK_TRIAL'].includes(judged.source)) return;
   const { source: _source, ...run } = judged;
   const scorers = await findAll(rt.readModel(scorersProjection), {
     filter: { factory_uid: run.factory_uid },
@@ -199,7 +200,10 @@ export const judgeRunsReactor = (normalize: Normalize) =>
         if (scorer.status !== 'live') return void (await fail('the scorer was deleted'));
         const conversation = await conversationReader(rt, normalize).judged(a.run_id, a.include_descendants);
         if (!conversation) return void (await fail('the judged run is gone'));
-        const files = { rubric: scorer.scoring_prompt, classifications: a.classifications, conversation };
+        const rubric = a.criteria
+          ? `${scorer.scoring_prompt}\n\n## Success criteria\n\n${a.criteria}`
+          : scorer.scoring_prompt;
+        const files = { rubric, classifications: a.classifications, conversation };
         try {
           await createRun(
             rt,

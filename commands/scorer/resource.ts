@@ -215,7 +215,7 @@ export function toScorerResource(doc: ScorerDoc, agentNames: ReadonlyMap<string,
     agent_uids: doc.agents.map((a) => a.uid),
     agents: doc.agents.map((a) => ({ ...a, name: agentNames.get(a.uid) ?? '' })),
     sampling_rate: doc.sampling_rate ?? 100,
-    scorer_kind: 'user',
+    scorer_kind: doc.scorer_kind ?? 'user',
     agent_config: doc.agent_config,
     version: doc.version,
     self_improvement_enabled: doc.self_improvement.enabled,
@@ -248,7 +248,9 @@ export const scoringResult = z.object({
     .enum(['scored', 'failed', 'in_flight'])
     .describe('scored: a live score exists; in_flight: none yet and a judge is running; failed: neither'),
   is_in_flight: z.boolean().describe('A judge is running on this run (a live score stays shown meanwhile)'),
-  trigger: z.enum(['automatic', 'manual']).describe('What started the newest attempt'),
+  trigger: z
+    .enum(['automatic', 'manual', 'benchmark'])
+    .describe('What started the newest attempt (benchmark: a benchmark run judging its trial)'),
   classification: z.string().nullable(),
   score: z.number().nullable(),
   outcome: z.enum(['pass', 'fail']).nullable().describe('Derived now, against the current threshold'),

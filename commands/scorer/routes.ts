@@ -317,6 +317,8 @@ export default function scorerRoutes(normalize: Normalize) {
         const s = await rt.state(scorerDecider, scorerStream(scorer_uid));
         if (s.status !== 'live' || s.factory_uid !== factory.uid)
           errors.push({ path, message: `no scorer ${scorer_uid} in the factory` });
+        else if ((s.scorer_kind ?? 'user') !== 'user')
+          errors.push({ path, message: `the scorer ${scorer_uid} is benchmark-managed: its benchmarks dispatch it` });
         else chosen.push({ scorer: s, path });
       }
       const pairs = [];

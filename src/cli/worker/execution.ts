@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
 import { type Judgement, MAX_JUDGE_OUTPUT, parseJudgement, prepareJudge } from './judge.js';
-import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf } from './output.js';
+import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf, usageOf } from './output.js';
 
 /** Output is sent at most this often, or sooner when a batch fills up. */
 const FLUSH_MS = 500;
@@ -159,6 +159,9 @@ export class Execution {
         SHOPFLOOR_TITLE: this.run.title,
         SHOPFLOOR_CONVERSATION_ID: this.run.conversation_id,
         SHOPFLOOR_ARTIFACTS_DIR: artifactsDir,
+        // The model and configuration the run asks for (a benchmark's configurations differ in them).
+        SHOPFLOOR_MODEL_ID: typeof this.run.config?.model_id === 'string' ? this.run.config.model_id : '',
+        SHOPFLOOR_RUN_CONFIG: JSON.stringify(this.run.config ?? {}),
       },
       // Its own process group, so that cancelling ends everything it started.
       detached: true,
@@ -220,6 +223,12 @@ export class Execution {
   }
 
   private onLine(line: Line): void {
+    const usage = line.stream === 'stdout' ? usageOf(line.text) : null;
+    if (usage) {
+      // A protocol line, not output (judges report what they spent too).
+      this.send('usage', usage);
+      return;
+    }
     if (this.judgeOutput !== null) {
       // A judge's output stays here: only its answer leaves, as the judgement.
       this.judgeLines[line.stream]++;

@@ -47,6 +47,21 @@ export function questionOf(line: string): { question: string; options: string[] 
   return { question: match[2]!.trim().slice(0, 4000), options };
 }
 
+/**
+ * What the command spent: a line `::usage::{"inference_cost_usd": 0.12, ...}` (the run's
+ * `request_usage` so far, as one JSON object), reported as the run's usage. Null for other lines.
+ */
+export function usageOf(line: string): Record<string, unknown> | null {
+  const match = /^::usage::(\{.*\})$/.exec(line.trim());
+  if (!match) return null;
+  try {
+    const value = JSON.parse(match[1]!) as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
 const MIME_TYPES: Record<string, string> = {
   '.txt': 'text/plain',
   '.log': 'text/plain',
