@@ -9,18 +9,10 @@
  *   `message_ids` and `content` are those of the messages it joins, timed by the first.
  */
 import { z } from 'zod';
+import { ACTION_CATEGORIES } from '../commands/run/events.js';
 import type { MessageDoc, TurnDoc } from '../projections/conversation-messages.js';
 
-const actionCategory = z.enum([
-  'command',
-  'files',
-  'search',
-  'integration',
-  'documents',
-  'computer',
-  'review',
-  'skill',
-]);
+const actionCategory = z.enum(ACTION_CATEGORIES);
 
 /** The content blocks a worker records (the worker API checks them) and the user's words as text. */
 const contentBlock = z.discriminatedUnion('type', [

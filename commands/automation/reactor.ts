@@ -9,13 +9,14 @@ import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { Conflict, DomainError, NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
 import { matchFilter, type FieldMap } from './filter.js';
 import { webhookState } from '../webhook/ingress/state.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun, joinConversation } from '../run/create.js';
-import type { Artifact } from '../run/events.js';
+import type { Artifact, RunSchedule, RunSource } from '../run/events.js';
 import { runState } from '../run/state.js';
 import { foremanOf } from '../task/dispatch.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
@@ -68,7 +69,7 @@ const triggeredBy = (automation: Automation, webhookUid: string, body: unknown) 
   automation.triggers.some((t) => webhookOf(t) === webhookUid && matchFilter(payloadFilterOf(t), body).matched);
 
 /** The automation's own agent when it is still a live agent of the factory's team. */
-export async function automationAgent(
+async function automationAgent(
   rt: Runtime,
   automation: Automation,
   factory: LiveFactory,
@@ -76,6 +77,70 @@ export async function automationAgent(
   if (!automation.agent) return null;
   const agent = await rt.state(identityDecider, identityStream(automation.agent));
   return agent.status === 'live' && agent.team_uid === factory.team_uid ? automation.agent : null;
+}
+
+/** What starts one automation's run besides the automation: why, with what, under which id. */
+export interface AutomationRunStart {
+  run_id: string;
+  prompt: string;
+  source: RunSource;
+  metadata: Record<string, string>;
+  artifacts?: Artifact[];
+  schedule?: RunSchedule;
+}
+
+/**
+ * Starts an automation's factory run, with the agent it names, else the factory's foreman
+ * (reference-notes §5). A run already there (a replayed reaction; or one whose creation a crash
+ * cut short) is finished instead. Returns whether the run exists now; a refusal is logged.
+ */
+export async function startAutomationRun(
+  rt: Runtime,
+  automation: Automation,
+  factory: LiveFactory,
+  foremanUid: string | null,
+  context: CommandContext,
+  start: AutomationRunStart,
+): Promise<boolean> {
+  try {
+    const created = await runState(rt, start.run_id);
+    if (created) {
+      await joinConversation(rt, created, context);
+      return true;
+    }
+    const agent = (await automationAgent(rt, automation, factory)) ?? foremanUid;
+    await createRun(
+      rt,
+      {
+        prompt: start.prompt,
+        title: automation.name,
+        ...(agent ? { agent_identity_uid: agent } : {}),
+        ...(automation.config ? { config: automation.config } : {}),
+        team: true,
+        interactive: false,
+        mode: 'normal',
+      },
+      context,
+      {
+        source: start.source,
+        team_uid: factory.team_uid,
+        run_id: start.run_id,
+        factory_uid: factory.uid,
+        automatic_metadata: start.metadata,
+        ...(start.artifacts ? { artifacts: start.artifacts } : {}),
+        ...(start.schedule ? { schedule: start.schedule } : {}),
+      },
+    );
+    return true;
+  } catch (error) {
+    if (error instanceof Conflict) return true; // another reaction to the same event created it first
+    if (!(error instanceof DomainError)) throw error;
+    rt.log.warn(
+      { run_id: start.run_id, automation: automation.id, code: error.code, detail: error.message },
+      'automation run refused',
+    );
+    return false;
+  }
 }
 
 export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Promise<StartedRun[]> {
@@ -120,51 +185,20 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
       size_bytes: bytes.length,
       blob: delivery.payload_blob,
     };
-    try {
-      const created = await runState(rt, run_id);
-      if (created) await joinConversation(rt, created, context);
-      else {
-        // The automation names its agent; without one, the foreman runs it (reference-notes §5).
-        const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
-        await createRun(
-          rt,
-          {
-            prompt: automationPrompt(automation, webhook, delivery.delivery_id),
-            title: automation.name,
-            ...(agent ? { agent_identity_uid: agent } : {}),
-            ...(automation.config ? { config: automation.config } : {}),
-            team: true,
-            interactive: false,
-            mode: 'normal',
-          },
-          context,
-          {
-            source: 'API',
-            team_uid: factory.team_uid,
-            run_id,
-            factory_uid: factory.uid,
-            artifacts: [artifact],
-            automatic_metadata: {
-              automation_id: automation.id,
-              webhook_uid: webhook.uid,
-              delivery_id: delivery.delivery_id,
-              factory_uid: factory.uid,
-              ...('replay_id' in delivery ? { replay_id: delivery.replay_id } : {}),
-            },
-          },
-        );
-      }
-      started.push({ automation_id: automation.id, run_id });
-    } catch (error) {
-      // Another reaction to the same event created it first.
-      if (error instanceof Conflict) started.push({ automation_id: automation.id, run_id });
-      else if (error instanceof DomainError)
-        rt.log.warn(
-          { event: event.id, automation: automation.id, code: error.code, detail: error.message },
-          'automation run refused',
-        );
-      else throw error;
-    }
+    const started_run = await startAutomationRun(rt, automation, factory, foreman?.uid ?? null, context, {
+      run_id,
+      prompt: automationPrompt(automation, webhook, delivery.delivery_id),
+      source: 'API',
+      artifacts: [artifact],
+      metadata: {
+        automation_id: automation.id,
+        webhook_uid: webhook.uid,
+        delivery_id: delivery.delivery_id,
+        factory_uid: factory.uid,
+        ...('replay_id' in delivery ? { replay_id: delivery.replay_id } : {}),
+      },
+    });
+    if (started_run) started.push({ automation_id: automation.id, run_id });
   }
   return started;
 }

@@ -6,7 +6,7 @@
  * id derives from the firing event and the automation.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { Conflict, DomainError, NotFound } from '../../src/kernel/errors.js';
+import { NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
@@ -14,14 +14,12 @@ import { automationsProjection } from '../../projections/automations.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { createRun, joinConversation } from '../run/create.js';
-import { runState } from '../run/state.js';
 import { scheduleDecider } from '../schedule/decider.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';
 import { foremanOf } from '../task/dispatch.js';
 import type { Automation } from './decider.js';
 import { type AutomationEvent, inlineScheduleId, scheduleIdsOf } from './events.js';
-import { automationAgent, factoryAutomations } from './reactor.js';
+import { factoryAutomations, startAutomationRun } from './reactor.js';
 
 /** The inline schedules an automation asks for, by id. */
 function inlineSchedules(automation: Automation | undefined): Map<string, ScheduleFields> {
@@ -115,54 +113,19 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
       if (error instanceof NotFound) continue;
       throw error;
     }
-    const run_id = derivedId(event, `automation-run:${id}`);
-    const started = await runState(rt, run_id);
-    if (started) {
-      await joinConversation(rt, started, context);
-      continue;
-    }
     const foreman = await foremanOf(rt, rt.readModel(identitiesProjection), factory);
-    const agent = (await automationAgent(rt, automation, factory)) ?? foreman?.uid ?? null;
-    const prompt = [
-      automation.prompt,
-      '',
-      '---',
-      `This run was started by the schedule "${fired.fields.name}" (${fired.id}) for its due time ${fired.due_at}.`,
-    ].join('\n');
-    try {
-      await createRun(
-        rt,
-        {
-          prompt,
-          title: automation.name,
-          ...(agent ? { agent_identity_uid: agent } : {}),
-          ...(automation.config ? { config: automation.config } : {}),
-          team: true,
-          interactive: false,
-          mode: 'normal',
-        },
-        context,
-        {
-          source: 'SCHEDULED_AGENT',
-          team_uid: factory.team_uid,
-          run_id,
-          factory_uid: factory.uid,
-          automatic_metadata: { automation_id: id, schedule_id: fired.id, factory_uid: factory.uid },
-          schedule: {
-            schedule_id: fired.id,
-            schedule_name: fired.fields.name,
-            cron_schedule: fired.fields.cron_schedule,
-          },
-        },
-      );
-    } catch (error) {
-      if (error instanceof Conflict) continue; // another reaction to the same firing started it
-      if (!(error instanceof DomainError)) throw error;
-      rt.log.warn(
-        { event: event.id, automation: id, code: error.code, detail: error.message },
-        'automation run refused',
-      );
-    }
+    await startAutomationRun(rt, automation, factory, foreman?.uid ?? null, context, {
+      run_id: derivedId(event, `automation-run:${id}`),
+      prompt: [
+        automation.prompt,
+        '',
+        '---',
+        `This run was started by the schedule "${fired.fields.name}" (${fired.id}) for its due time ${fired.due_at}.`,
+      ].join('\n'),
+      source: 'SCHEDULED_AGENT',
+      metadata: { automation_id: id, schedule_id: fired.id, factory_uid: factory.uid },
+      schedule: { schedule_id: fired.id, schedule_name: fired.fields.name, cron_schedule: fired.fields.cron_schedule },
+    });
   }
 }
 

@@ -42,6 +42,18 @@ export const RUN_SOURCES = [
 ] as const;
 export type RunSource = (typeof RUN_SOURCES)[number];
 
+/** What an action block of a message does (the normalized conversation's categories, reference notes §2.9). */
+export const ACTION_CATEGORIES = [
+  'command',
+  'files',
+  'search',
+  'integration',
+  'documents',
+  'computer',
+  'review',
+  'skill',
+] as const;
+
 export type RunMode = 'normal' | 'plan' | 'orchestrate';
 
 export interface StatusMessage {

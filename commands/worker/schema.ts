@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { LONGEST_LONG_POLL_SECONDS } from '../../src/config.js';
 import { booleanParam, boundedJson, uidParam } from '../../src/http/schemas.js';
-import { FINISH_STATES, RUN_SOURCES, RUN_STATES } from '../run/events.js';
+import { ACTION_CATEGORIES, FINISH_STATES, RUN_SOURCES, RUN_STATES } from '../run/events.js';
 import { runModeSchema } from '../run/schema.js';
 
 /** The idle timeout of every connection is above it (src/config.ts). */
@@ -95,16 +95,7 @@ export const timelineBody = z
   .strict();
 
 // The normalized conversation's content blocks (reference notes §2.9).
-const actionCategory = z.enum([
-  'command',
-  'files',
-  'search',
-  'integration',
-  'documents',
-  'computer',
-  'review',
-  'skill',
-]);
+const actionCategory = z.enum(ACTION_CATEGORIES);
 const name = z.string().min(1).max(200);
 
 /** Free-form parts as `json` has them: bounded in requests, as recorded in answers (a pipe cannot encode). */
