@@ -69,11 +69,7 @@ const triggeredBy = (automation: Automation, webhookUid: string, body: unknown) 
   automation.triggers.some((t) => webhookOf(t) === webhookUid && matchFilter(payloadFilterOf(t), body).matched);
 
 /** The automation's own agent when it is still a live agent of the factory's team. */
-async function automationAgent(
-  rt: Runtime,
-  automation: Automation,
-  factory: LiveFactory,
-): Promise<string | null> {
+async function automationAgent(rt: Runtime, automation: Automation, factory: LiveFactory): Promise<string | null> {
   if (!automation.agent) return null;
   const agent = await rt.state(identityDecider, identityStream(automation.agent));
   return agent.status === 'live' && agent.team_uid === factory.team_uid ? automation.agent : null;
