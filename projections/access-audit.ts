@@ -5,12 +5,11 @@
  * One entry per event and team, in log order; the event's metadata says who, when and in which
  * request. Entries show no hash of any key or code.
  *
- * Two kinds of helper documents say whom a key event concerns: `agent:<uid>` (its team) and
- * `user:<uid>` (the user's teams now). They have no `team_uid`, so no team's entries include them.
+ * Two tables say whom a key event concerns: `agents` (each agent's team) and `users` (each
+ * user's teams now).
  */
 import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import type { Docs } from '../src/projector/projection.js';
-import { projection } from '../src/projector/projection.js';
+import { type ProjectionDocs, projection } from '../src/projector/projection.js';
 import type { IdentityEvent } from '../commands/identity/events.js';
 import type { TeamEvent } from '../commands/team/events.js';
 import type { UserEvent } from '../commands/user/events.js';
@@ -34,13 +33,10 @@ export interface AuditEntryDoc {
   data: Record<string, unknown>;
 }
 
-type HelperDoc = { agent_team?: string; user_teams?: string[] };
-type Doc = AuditEntryDoc | HelperDoc;
+type Tables = { agents: { team_uid: string }; users: { team_uids: string[] } };
+type AuditDocs = ProjectionDocs<AuditEntryDoc, Tables>;
 
-const agentDoc = (uid: string) => `agent:${uid}`;
-const userDoc = (uid: string) => `user:${uid}`;
-
-function entry(docs: Docs<Doc>, team_uid: string, e: RecordedEvent, data: Record<string, unknown>): void {
+function entry(docs: AuditDocs, team_uid: string, e: RecordedEvent, data: Record<string, unknown>): void {
   const { position } = e;
   docs.put(`${e.id}:${team_uid}`, {
     team_uid,
@@ -60,29 +56,30 @@ function entry(docs: Docs<Doc>, team_uid: string, e: RecordedEvent, data: Record
 }
 
 /** The teams a key of this principal opens now. */
-async function teamsOf(docs: Docs<Doc>, principal: { type: 'user' | 'agent'; uid: string }): Promise<string[]> {
+async function teamsOf(docs: AuditDocs, principal: { type: 'user' | 'agent'; uid: string }): Promise<string[]> {
   if (principal.type === 'agent') {
-    const agent = (await docs.get(agentDoc(principal.uid))) as HelperDoc | null;
-    return agent?.agent_team ? [agent.agent_team] : [];
+    const agent = await docs.in('agents').get(principal.uid);
+    return agent ? [agent.team_uid] : [];
   }
-  return ((await docs.get(userDoc(principal.uid))) as HelperDoc | null)?.user_teams ?? [];
+  return (await docs.in('users').get(principal.uid))?.team_uids ?? [];
 }
 
-export const accessAuditProjection = projection<TeamEvent | UserEvent | IdentityEvent, Doc>({
+export const accessAuditProjection = projection<TeamEvent | UserEvent | IdentityEvent, AuditEntryDoc, Tables>({
   name: 'access_audit',
-  version: 1,
+  version: 2,
   indexes: [['team_uid', 'order']],
+  tables: { agents: [], users: [] },
   on: {
     TeamCreated: (e, docs) => entry(docs, e.data.uid, e, { uid: e.data.uid, name: e.data.name }),
     MemberAdded: async (e, docs) => {
       entry(docs, e.data.team_uid, e, { ...e.data });
       const teams = (await teamsOf(docs, { type: 'user', uid: e.data.user_uid })).filter((t) => t !== e.data.team_uid);
-      docs.put(userDoc(e.data.user_uid), { user_teams: [...teams, e.data.team_uid] });
+      docs.in('users').put(e.data.user_uid, { team_uids: [...teams, e.data.team_uid] });
     },
     MemberRemoved: async (e, docs) => {
       entry(docs, e.data.team_uid, e, { ...e.data });
       const teams = await teamsOf(docs, { type: 'user', uid: e.data.user_uid });
-      docs.put(userDoc(e.data.user_uid), { user_teams: teams.filter((t) => t !== e.data.team_uid) });
+      docs.in('users').put(e.data.user_uid, { team_uids: teams.filter((t) => t !== e.data.team_uid) });
     },
     InvitationIssued: (e, docs) => entry(docs, e.data.team_uid, e, { uid: e.data.uid, team_uid: e.data.team_uid }),
     AgentIdentityCreated: (e, docs) => {
@@ -94,7 +91,7 @@ export const accessAuditProjection = projection<TeamEvent | UserEvent | Identity
         agent_type: profile.agent_type,
         on_behalf_of_enabled: profile.on_behalf_of_enabled ?? null,
       });
-      docs.put(agentDoc(uid), { agent_team: team_uid });
+      docs.in('agents').put(uid, { team_uid });
     },
     // Acting on users' behalf is a grant; the rest of an agent's profile is not access.
     AgentIdentityUpdated: async (e, docs) => {

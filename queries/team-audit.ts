@@ -46,7 +46,7 @@ export async function teamAudit(
 }
 
 export default function teamAuditQueries(api: Api, rt: Runtime): void {
-  const entries = rt.readModel(accessAuditProjection) as Collection<AuditEntryDoc>;
+  const entries = rt.readModel(accessAuditProjection);
   api.get(
     '/teams/:team_uid/audit',
     { schema: { params: teamParams, querystring: query, response: { 200: auditResponse }, tags: ['history'] } },
