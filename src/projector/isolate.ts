@@ -10,6 +10,7 @@ import { comparePositions, START, type Position, type RecordedEvent } from '../e
 import {
   CheckpointMoved,
   type CheckpointedWrites,
+  FenceLost,
   type DocumentStore,
   type DocWrite,
   isStoreFault,
@@ -49,7 +50,8 @@ export function setAsideOf(event: RecordedEvent, error: unknown): SetAsideEvent 
 }
 
 /** A failed commit that may be the documents' fault; anything else is thrown on as it is. */
-export const mayBeRefusal = (error: unknown): boolean => !(error instanceof CheckpointMoved) && !isStoreFault(error);
+export const mayBeRefusal = (error: unknown): boolean =>
+  !(error instanceof CheckpointMoved) && !(error instanceof FenceLost) && !isStoreFault(error);
 
 interface Part {
   target: Target;

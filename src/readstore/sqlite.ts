@@ -12,16 +12,21 @@ import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
 import {
   CheckpointMoved,
+  FenceLost,
   samePosition,
   type CheckpointedWrites,
   type Collection,
   type Doc,
   type DocumentStore,
+  type Fence,
+  type Filter,
   type FindQuery,
   type IndexSpec,
   type Page,
   type Scalar,
+  type Update,
 } from './port.js';
+import { applyUpdate, checkUpdate } from './update.js';
 import {
   assertCollectionName,
   compileAfter,
@@ -171,7 +176,44 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     saveCheckpoint(checkpoint, position);
   };
-  const commitAll = writing(db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart)));
+  /** Whether document `id` exists and matches `when`, inside the current transaction. */
+  const matches = (collection: string, id: string, when: Filter | undefined): boolean => {
+    const where = compileFilter(when);
+    return (
+      stmt(`SELECT 1 FROM ${table(collection)} WHERE id = ? AND (${where.sql})`).get(id, ...where.params) !== undefined
+    );
+  };
+
+  const commitAll = writing(
+    db.transaction((parts: readonly CheckpointedWrites[], fence: Fence | undefined) => {
+      if (fence && !matches(fence.collection, fence.id, fence.when)) throw new FenceLost(fence);
+      parts.forEach(commitPart);
+    }),
+  );
+
+  // Read, checked and written in one IMMEDIATE transaction: no other connection writes in between.
+  const update = writing(
+    db.transaction((collection: string, id: string, u: Update): Doc | null => {
+      const row = stmt(`SELECT json(doc) AS doc FROM ${table(collection)} WHERE id = ?`).get(id) as DocRow | undefined;
+      if (!row && !u.upsert) return null;
+      if (row && u.when && !matches(collection, id, u.when)) return null;
+      const doc = applyUpdate(row ? (JSON.parse(row.doc) as Doc) : null, u);
+      stmt(
+        `INSERT INTO ${table(collection)} (id, doc) VALUES (?, jsonb(?))
+         ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
+      ).run(id, JSON.stringify(doc));
+      return doc;
+    }),
+  );
+
+  const remove = writing(
+    db.transaction((collection: string, id: string, when: Filter | undefined): boolean => {
+      const where = compileFilter(when);
+      return (
+        stmt(`DELETE FROM ${table(collection)} WHERE id = ? AND (${where.sql})`).run(id, ...where.params).changes > 0
+      );
+    }),
+  );
 
   const promote = writing(
     db.transaction((source: string, target: string) => {
@@ -273,15 +315,22 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   }
 
   return {
+    async update<T extends Doc>(collection: string, id: string, u: Update) {
+      checkUpdate(u);
+      return update(collection, id, u) as T | null;
+    },
+    async remove(collection, id, when) {
+      return remove(collection, id, when);
+    },
     async ensureCollection(name, indexes) {
       ensureCollection(name, indexes);
     },
     collection,
     async commit(writes, checkpoint, position, expected) {
-      commitAll([{ writes, checkpoint, position, expected }]);
+      commitAll([{ writes, checkpoint, position, expected }], undefined);
     },
-    async commitAll(parts) {
-      commitAll(parts);
+    async commitAll(parts, fence) {
+      commitAll(parts, fence);
     },
     async readCheckpoint(name) {
       return read(() => readCheckpoint(name));
