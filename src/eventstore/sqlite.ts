@@ -38,8 +38,14 @@ interface PendingAppend {
   reject(error: unknown): void;
 }
 
-/** Events written by another process are seen by a slow poll; our own wake subscribers at once. */
-const FOREIGN_WRITER_POLL_MS = 250;
+/**
+ * Our own appends wake subscribers at once; another process's are seen by watching the database's
+ * `data_version` (it changes when another connection commits), every few milliseconds while
+ * anyone subscribes: a command answered by another process waits on our projector seeing it.
+ */
+const FOREIGN_WRITER_POLL_MS = 4;
+/** Subscribers look again this often whatever the watch says. */
+const SUBSCRIBER_FALLBACK_MS = 1000;
 
 const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
 
@@ -108,6 +114,30 @@ export function openSqliteEventStore(file: string): EventStore {
   const appended = new EventEmitter();
   appended.setMaxListeners(0);
 
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let watchers = 0;
+  let watch: NodeJS.Timeout | undefined;
+  let seenVersion: unknown;
+  /** While anyone subscribes: wakes subscribers when another connection has committed. */
+  const watchForeignWriters = (on: boolean): void => {
+    watchers += on ? 1 : -1;
+    if (watchers > 0 && !watch) {
+      watch = setInterval(() => {
+        // A read transaction still open would show the version it began with.
+        endRead();
+        const version = dataVersion.get();
+        if (version !== seenVersion) {
+          seenVersion = version;
+          appended.emit('appended');
+        }
+      }, FOREIGN_WRITER_POLL_MS);
+      watch.unref();
+    } else if (watchers === 0 && watch) {
+      clearInterval(watch);
+      watch = undefined;
+    }
+  };
+
   function appendOne({ stream, events, expected }: PendingAppend): AppendResult {
     const current = currentRevision.get(stream)?.revision ?? null;
     const actual = current === null ? 'no_stream' : BigInt(current);
@@ -162,24 +192,29 @@ export function openSqliteEventStore(file: string): EventStore {
 
   async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
     let position = Number(after.commit);
-    while (!signal.aborted) {
-      const rows = read(() => readAfter.all(position, batchSize));
-      if (rows.length > 0) {
-        position = rows[rows.length - 1]!.position;
-        yield rows.map(toRecorded);
-        continue;
+    watchForeignWriters(true);
+    try {
+      while (!signal.aborted) {
+        const rows = read(() => readAfter.all(position, batchSize));
+        if (rows.length > 0) {
+          position = rows[rows.length - 1]!.position;
+          yield rows.map(toRecorded);
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            appended.off('appended', done);
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, SUBSCRIBER_FALLBACK_MS);
+          appended.on('appended', done);
+          signal.addEventListener('abort', done);
+        });
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          appended.off('appended', done);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, FOREIGN_WRITER_POLL_MS);
-        appended.on('appended', done);
-        signal.addEventListener('abort', done);
-      });
+    } finally {
+      watchForeignWriters(false);
     }
   }
 
@@ -220,6 +255,7 @@ export function openSqliteEventStore(file: string): EventStore {
 
     async close() {
       if (pending.length) flush();
+      clearInterval(watch);
       endRead();
       await checkpointer.stop();
       db.close();
