@@ -1,0 +1,108 @@
+/**
+ * Several processes on one store, played by two apps on one data directory (each with its own
+ * connections, projector, leases and registry): one owns the projector and the reactors, the other
+ * follows; commands answered by either read their own writes on both; the webhook budgets are
+ * counted once; and a worker's calls may reach either process.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { deliveryLog, type Hook, makeHook, post, postToken } from './ingress-helpers.js';
+
+let a: TestApp;
+let b: TestApp;
+
+beforeAll(async () => {
+  a = await startTestApp();
+  b = await startTestApp({ DATA_DIR: a.dir });
+});
+afterAll(async () => {
+  await b?.close({ keepData: true });
+  await a?.close();
+});
+
+describe('one owner, the others follow', () => {
+  it('runs the projector and the reactors in the first process only; both are ready', async () => {
+    expect([a.rt.projector.isOwner, b.rt.projector.isOwner]).toEqual([true, false]);
+    for (const t of [a, b]) expect((await t.app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+    const leases = new Map<string, unknown>();
+    for await (const [name, lease] of a.rt.docs.collection('ownership').scan()) leases.set(name, lease.holder);
+    expect(leases.get('projector')).toBe(a.rt.ownership.me);
+    expect(leases.get('reactor_dispatched-task')).toBe(a.rt.ownership.me);
+  });
+
+  it('answers a command on the follower once its own read models show it, both ways', async () => {
+    const made = await b.call('POST', '/factory', { name: 'Made on b' });
+    expect(made.statusCode).toBe(201);
+    const uid = made.json().uid;
+    // No waiting: the answer came once the owner had projected the factory.
+    expect((await b.call('GET', `/factory/${uid}`)).statusCode).toBe(200);
+    expect((await a.call('GET', `/factory/${uid}`)).statusCode).toBe(200);
+    expect((await b.call('DELETE', `/factory/${uid}`)).statusCode).toBe(204);
+    expect((await a.call('GET', `/factory/${uid}`)).statusCode).toBe(404);
+    expect((await b.call('GET', `/factory/${uid}`)).statusCode).toBe(404);
+  });
+});
+
+describe('webhook budgets', () => {
+  let hook: Hook;
+  beforeAll(async () => {
+    hook = await makeHook(a, { authMode: 'token' });
+  });
+
+  it('counts deliveries once across processes: of 90 in a minute, 60 are accepted', async () => {
+    const answers = await Promise.all(
+      Array.from({ length: 90 }, (_, i) => postToken(i % 2 ? b : a, hook, JSON.stringify({ n: i }))),
+    );
+    const statuses = answers.map((r) => r.statusCode);
+    expect(statuses.filter((s) => s === 202)).toHaveLength(60);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(30);
+    for (const r of answers.filter((r) => r.statusCode === 429))
+      expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+    const log = await deliveryLog(b, hook, '?limit=100');
+    expect(log.deliveries.filter((d) => d.status === 'accepted')).toHaveLength(60);
+  });
+
+  it('counts failed authentications once across processes, then refuses even the right token', async () => {
+    const other = await makeHook(a, { authMode: 'token' });
+    for (let i = 0; i < 30; i++) {
+      const res = await post(i % 2 ? b : a, `/webhooks/w/${other.uid}`, '{}', { authorization: 'Bearer wrong' });
+      expect(res.statusCode).toBe(401);
+    }
+    for (const t of [a, b]) expectProblem(await postToken(t, other, '{}'), 429, 'rate_limited');
+  });
+});
+
+describe('handing over', () => {
+  it('lets the follower take the projector and reactors at once when the owner shuts down', async () => {
+    const c = await startTestApp({ DATA_DIR: a.dir });
+    try {
+      expect(c.rt.projector.isOwner).toBe(false);
+      await a.stop();
+      await expect.poll(() => b.rt.projector.isOwner || c.rt.projector.isOwner, { timeout: 3000 }).toBe(true);
+      const owner = b.rt.projector.isOwner ? b : c;
+      const follower = owner === b ? c : b;
+      // Commands on either are projected by the new owner.
+      for (const t of [owner, follower]) {
+        const made = await t.call('POST', '/factory', { name: 'After the handover' });
+        expect(made.statusCode).toBe(201);
+        expect((await follower.call('GET', `/factory/${made.json().uid}`)).statusCode).toBe(200);
+      }
+      // The reactors went too: dispatch still creates the task of a factory run.
+      const factory = (await follower.call('POST', '/factory', { name: 'Dispatching' })).json().uid;
+      await follower.call('POST', '/agent/identities', {
+        name: 'Foreman',
+        agent_type: 'FOREMAN',
+        factory_uid: factory,
+      });
+      const run = await follower.call('POST', `/factory/${factory}/runs`, { prompt: 'Do it' });
+      expect(run.statusCode, run.body).toBe(201);
+      await expect
+        .poll(async () => (await follower.call('GET', `/factory/${factory}/tasks`)).json().tasks.length, {
+          timeout: 5000,
+        })
+        .toBe(1);
+    } finally {
+      await c.close({ keepData: true });
+    }
+  });
+});
