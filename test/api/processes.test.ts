@@ -72,6 +72,66 @@ describe('webhook budgets', () => {
   });
 });
 
+describe('a worker whose calls reach either process', () => {
+  let key: string;
+  const worker = 'roaming-1';
+  const as = (t: TestApp, method: 'GET' | 'POST', url: string, body?: unknown, headers: Record<string, string> = {}) =>
+    t.call(method, url, body, key, headers);
+  const beat = async (t: TestApp, runs: string[] = [], acks: string[] = []) => {
+    const res = await as(t, 'POST', `/agent/workers/${worker}/heartbeat`, { runs, acks });
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json().signals as Array<{ signal_id: string; type: string; run_id: string; message?: string }>;
+  };
+
+  beforeAll(async () => {
+    const agent = await a.call('POST', '/agent/identities', { name: 'Roamer' });
+    key = (await a.call('POST', `/agent/identities/${agent.json().uid}/api-keys`)).json().api_key;
+  });
+
+  it('is known to both once announced to one, and listed by both', async () => {
+    expect((await as(a, 'POST', '/agent/workers', { host: 'box', worker_id: worker })).statusCode).toBe(201);
+    await beat(b);
+    for (const t of [a, b]) {
+      const listed = (await t.call('GET', '/agent/connected-self-hosted-workers')).json().workers;
+      expect(listed).toEqual([expect.objectContaining({ worker_id: worker, host: 'box', runs: [] })]);
+    }
+  });
+
+  it('executes a run with its calls alternating between the processes, and hears its signals on either', async () => {
+    const runId = (await a.call('POST', '/agent/runs', { prompt: 'roam' })).json().run_id;
+    const claimed = await as(b, 'POST', `/agent/workers/${worker}/claim`);
+    expect(claimed.statusCode, claimed.body).toBe(200);
+    const x = claimed.json().run.execution_id as string;
+    const report = (t: TestApp, what: string, body: unknown = {}) =>
+      as(t, 'POST', `/agent/workers/${worker}/runs/${runId}/${what}`, body, { 'x-execution-id': x });
+    expect((await report(a, 'claim')).statusCode).toBe(200);
+    // Just leased through b: a heartbeat on a still knows the run is this worker's.
+    expect(await beat(a, [runId])).toEqual([]);
+    expect((await report(b, 'start')).statusCode).toBe(200);
+
+    // A follow-up sent through a reaches the worker through b; acknowledged there, a never repeats it.
+    expect((await a.call('POST', `/agent/runs/${runId}/followups`, { message: 'and docs' })).statusCode).toBe(200);
+    let signals: Awaited<ReturnType<typeof beat>> = [];
+    await expect.poll(async () => (signals = await beat(b, [runId])).length, { timeout: 3000 }).toBe(1);
+    expect(signals[0]).toMatchObject({ type: 'followup', run_id: runId, message: 'and docs' });
+    await beat(b, [runId], [signals[0]!.signal_id]);
+    expect(await beat(a, [runId])).toEqual([]);
+    expect(await beat(b, [runId])).toEqual([]);
+
+    expect((await report(a, 'finish', { state: 'SUCCEEDED' })).statusCode).toBe(200);
+    expect((await b.call('GET', `/agent/runs/${runId}`)).json().state).toBe('SUCCEEDED');
+  });
+
+  it('wakes a claim waiting on one process when a run is queued through the other', async () => {
+    const waiting = as(b, 'POST', `/agent/workers/${worker}/claim?wait_seconds=10`);
+    await new Promise((r) => setTimeout(r, 300));
+    const runId = (await a.call('POST', '/agent/runs', { prompt: 'wake up' })).json().run_id;
+    const claimed = await waiting;
+    expect(claimed.statusCode, claimed.body).toBe(200);
+    expect(claimed.json().run.run_id).toBe(runId);
+  });
+});
+
 describe('handing over', () => {
   it('lets the follower take the projector and reactors at once when the owner shuts down', async () => {
     const c = await startTestApp({ DATA_DIR: a.dir });
