@@ -17,7 +17,7 @@ import {
   START,
 } from './port.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
-import { turnSnapshot } from '../sqlite-snapshot.js';
+import { isLockBusy, lockRetryPause, mayRetryLock, turnSnapshot } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface Row {
@@ -65,6 +65,7 @@ export function openSqliteEventStore(file: string): EventStore {
   db.pragma('journal_mode = WAL');
   // An acknowledged event survives a crash of the process and of the machine.
   db.pragma('synchronous = FULL');
+  // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
@@ -173,16 +174,31 @@ export function openSqliteEventStore(file: string): EventStore {
     ),
   );
 
+  /** Since when the group waiting to commit has found the write lock taken (null: it has not). */
+  let busySince: number | null = null;
+  let busyTries = 0;
+  let retry: NodeJS.Timeout | undefined;
+
   function flush(): void {
+    retry = undefined;
     const group = pending;
     pending = [];
     let outcomes: ReturnType<typeof commitGroup>;
     try {
       outcomes = commitGroup(group);
     } catch (error) {
+      busySince ??= performance.now();
+      if (isLockBusy(error) && mayRetryLock(busySince)) {
+        // Another process is writing: wait for the lock without stalling, gathering what comes meanwhile.
+        pending = group.concat(pending);
+        retry = setTimeout(flush, lockRetryPause(busyTries++));
+        return;
+      }
+      [busySince, busyTries] = [null, 0];
       for (const p of group) p.reject(error);
       return;
     }
+    [busySince, busyTries] = [null, 0];
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) group[i]!.resolve(o.result);
       else group[i]!.reject(o.error);
@@ -221,7 +237,7 @@ export function openSqliteEventStore(file: string): EventStore {
   return {
     append(stream, events, expected) {
       return new Promise((resolve, reject) => {
-        if (pending.length === 0) setImmediate(flush);
+        if (pending.length === 0 && !retry) setImmediate(flush);
         pending.push({ stream, events, expected, resolve, reject });
       });
     },
@@ -254,7 +270,16 @@ export function openSqliteEventStore(file: string): EventStore {
     },
 
     async close() {
-      if (pending.length) flush();
+      clearTimeout(retry);
+      retry = undefined;
+      while (pending.length) {
+        flush();
+        if (retry) {
+          clearTimeout(retry);
+          retry = undefined;
+          await new Promise((r) => setTimeout(r, lockRetryPause(busyTries)));
+        }
+      }
       clearInterval(watch);
       endRead();
       await checkpointer.stop();

@@ -42,7 +42,7 @@ import {
 } from './sqlite-filter.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
-import { turnSnapshot } from '../sqlite-snapshot.js';
+import { turnSnapshot, whenUnlocked } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface DocRow {
@@ -83,6 +83,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   db.pragma('journal_mode = WAL');
   // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.
   db.pragma('synchronous = NORMAL');
+  // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
   // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
   db.pragma('cache_size = -65536');
@@ -317,20 +318,20 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   return {
     async update<T extends Doc>(collection: string, id: string, u: Update) {
       checkUpdate(u);
-      return update(collection, id, u) as T | null;
+      return (await whenUnlocked(() => update(collection, id, u))) as T | null;
     },
     async remove(collection, id, when) {
-      return remove(collection, id, when);
+      return whenUnlocked(() => remove(collection, id, when));
     },
     async ensureCollection(name, indexes) {
-      ensureCollection(name, indexes);
+      await whenUnlocked(() => ensureCollection(name, indexes));
     },
     collection,
     async commit(writes, checkpoint, position, expected) {
-      commitAll([{ writes, checkpoint, position, expected }], undefined);
+      await whenUnlocked(() => commitAll([{ writes, checkpoint, position, expected }], undefined));
     },
     async commitAll(parts, fence) {
-      commitAll(parts, fence);
+      await whenUnlocked(() => commitAll(parts, fence));
     },
     async readCheckpoint(name) {
       return read(() => readCheckpoint(name));
@@ -359,11 +360,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       return new Map(rows.map((row) => [row.checkpoint, row.n]));
     },
     async promote(source, target) {
-      promote(source, target);
+      await whenUnlocked(() => promote(source, target));
       statements.clear();
     },
     async drop(name) {
-      drop(name);
+      await whenUnlocked(() => drop(name));
       statements.clear();
     },
     async listCollections() {
