@@ -16,7 +16,7 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runDecider, type RunCommand, type RunDeciderState } from '../run/decider.js';
 import { runStream } from '../run/events.js';
-import { PRESENCE, type PresenceDoc, Presences } from './presence.js';
+import { PRESENCE, type PresenceDoc, Presences } from './presence-store.js';
 import { type Holding, MISSED_HEARTBEATS, type WorkerRegistry } from './registry.js';
 
 const sweeperContext = (h: Holding, now: number): CommandContext => ({

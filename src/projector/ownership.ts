@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import type { Collection, DocumentStore, Fence } from '../readstore/port.js';
 
 /** The collection of leases; not a read model (no version, no checkpoint, not rebuilt). */
-export const OWNERSHIP = 'ownership';
+const OWNERSHIP = 'ownership';
 
 export interface LeaseDoc {
   [field: string]: unknown;

@@ -41,7 +41,7 @@ export class ApiError extends Error {
  * A failure that says nothing of whether the request was applied: no answer at all, or a gateway's
  * or an overloaded server's (behind a load balancer, the process that had it may have died).
  */
-export const isTransient = (error: unknown): boolean =>
+const isTransient = (error: unknown): boolean =>
   error instanceof ApiError ? [502, 503, 504].includes(error.status) : (error as Error)?.name !== 'AbortError';
 
 /**
