@@ -71,16 +71,19 @@ export async function status(
       set_aside: counts.get(collectionOf(p)) ?? 0,
     });
   }
+  console.table(rows);
+  // Beside the table (which lists read models only, as scripts read it): the reactors, then any
+  // other work one process owns at a time.
+  const reactorRows = [];
   for (const name of reactors) {
     const checkpoint = (await docs.readCheckpoint(reactorCheckpoint({ name }))) ?? START;
-    rows.push({
-      projection: `reactor ${name}`,
-      version: '-',
-      ...row(reactorCheckpoint({ name }), checkpoint),
-      set_aside: '-',
-    });
+    reactorRows.push({ name, ...row(reactorCheckpoint({ name }), checkpoint) });
   }
-  console.table(rows);
+  const width = Math.max(0, ...reactorRows.map((r) => r.name.length));
+  for (const r of reactorRows)
+    console.log(
+      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  owner ${r.owner}`,
+    );
   const shown = new Set(['projector', ...reactors.map((name) => reactorCheckpoint({ name }))]);
   for (const [name, lease] of leases) if (!shown.has(name)) console.log(`${name}: owned by ${ownerOf(lease, nowMs)}`);
   let setAside = 0;

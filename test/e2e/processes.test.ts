@@ -222,6 +222,8 @@ describe.sequential('three processes on one data directory', () => {
     expect(status.code, status.stderr).toBe(0);
     const runs = parseStatus(status.stdout).find((r) => r.projection === 'runs') as Record<string, string>;
     expect(runs.owner).toMatch(new RegExp(`pid (${pids.join('|')})$`));
+    expect(status.stdout).toMatch(new RegExp(`^reactor dispatched-task .* owner .* pid (${pids.join('|')})$`, 'm'));
+    expect(status.stdout).toMatch(new RegExp(`^worker_sweeper: owned by .* pid (${pids.join('|')})$`, 'm'));
 
     // Quiet: the worker and the survivors stop, then every read model is checked against the log.
     process.kill(-worker!.pid!, 'SIGTERM');

@@ -3,9 +3,12 @@
  * is a document of the read store (`webhook_budgets`, not a read model) holding the times it was
  * spent within the last window, changed by compare-and-set on its version (one conditional update,
  * DocumentStore.update). Two processes spending the last use at once: one wins, the other reads
- * again and finds the budget used up. Keys are webhook uids that exist, so the documents stay few.
+ * again and finds the budget used up. In one process a budget is spent by one request at a time,
+ * so only processes race each other (a hundred requests racing in one process made a hundred
+ * rounds). Keys are webhook uids that exist, so the documents stay few.
  */
 import { setTimeout as delay } from 'node:timers/promises';
+import { oneAtATime } from '../../../src/kernel/one-at-a-time.js';
 import type { DocumentStore } from '../../../src/readstore/port.js';
 
 export const BUDGETS = 'webhook_budgets';
@@ -33,6 +36,7 @@ export interface RateLimiter {
 export function slidingWindow(docs: DocumentStore, kind: string, limit: number, windowMs = 60_000): RateLimiter {
   const budgets = docs.collection<BudgetDoc>(BUDGETS);
   const id = (key: string) => `${kind}:${key}`;
+  const inTurn = oneAtATime();
   const recent = (doc: BudgetDoc | null, now: number) => (doc?.times ?? []).filter((t) => t > now - windowMs);
   const wait = (times: number[], now: number) =>
     times.length < limit ? null : Math.max(1, Math.ceil((times[times.length - limit]! + windowMs - now) / 1000));
@@ -61,9 +65,9 @@ export function slidingWindow(docs: DocumentStore, kind: string, limit: number, 
     async exhausted(key, now) {
       return wait(recent(await budgets.get(id(key)), now), now);
     },
-    take: (key, now) => spend(key, now, true),
+    take: (key, now) => inTurn(key, () => spend(key, now, true)),
     async hit(key, now) {
-      await spend(key, now, false);
+      await inTurn(key, () => spend(key, now, false));
     },
   };
 }
