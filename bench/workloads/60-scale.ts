@@ -56,9 +56,11 @@ function headOf(dir: string): number {
   }
 }
 
+/** The pid of the process owning the projector; null when the server keeps no leases (an older release, BENCH_SERVER_ENTRY). */
 function projectorOwnerPid(dir: string): number | null {
   const db = new Database(path.join(dir, 'read.db'), { readonly: true, fileMustExist: true });
   try {
+    if (!db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'ownership'`).get()) return null;
     const doc = db.prepare(`SELECT json(doc) FROM ownership WHERE id = 'projector'`).pluck().get() as
       | string
       | undefined;
@@ -174,7 +176,8 @@ const workload: Workload = {
         // One after the other: the first to start takes the projector lease.
         for (let i = 0; i < n; i++) servers.push(await startServer(dir, `server-processes-${n}-${i}`));
         const ownerPid = projectorOwnerPid(dir);
-        const owner = servers.find((s) => s.proc.pid === ownerPid);
+        // A release without leases: every process projects; the first is called the owner.
+        const owner = ownerPid === null ? servers[0]! : servers.find((s) => s.proc.pid === ownerPid);
         if (!owner) throw new Error(`no server owns the projector (lease holder pid ${ownerPid})`);
         const followers = servers.filter((s) => s !== owner);
         const idle0 = servers.map((s) => cpuMs(s.proc.pid));
@@ -234,7 +237,7 @@ const workload: Workload = {
         .join(
           ', ',
         )} at the end). A configuration cannot serve more than two cores' worth of its own CPU time per request, so each figure's ratio is the share of both cores the phase kept busy. One process runs its JavaScript on one core (plus SQLite's checkpointer thread), so it cannot use both; more processes can, up to the two cores, and no further: ${one.length ? `at one process the commands used ${pct(one[0]!.value / one[0]!.ceiling!.value)} and the queries ${pct(one[1]!.value / one[1]!.ceiling!.value)} of the two cores, so the gain from more processes is bounded by about ${fmt(one[0]!.ceiling!.value / one[0]!.value, 1)}× and ${fmt(one[1]!.ceiling!.value / one[1]!.value, 1)}×` : ''}, less what each added process costs (followers wait on the owner's checkpoints, every process reads the log for the worker registry). Commands are also bounded by the one SQLite writer: every append, from any process, takes the write lock of events.db and an fsync (synchronous=FULL), and each process groups only its own appends into one commit.`,
-      `Projecting: while only the followers take commands, the owner serves nothing, so its CPU time per event is what projecting (and following the log) costs. Before this change every process ran every projector, at that cost each (the checkpoint compare-and-set kept it correct); now one does.`,
+      `Projecting: while only the followers take commands, the owner serves nothing, so its CPU time per event is what projecting (and following the log) costs. Before single ownership every process ran every projector, at that cost each (the checkpoint compare-and-set kept it correct); now one does. To measure that directly, run this workload with BENCH_SERVER_ENTRY set to an older release's src/main.ts: without leases, every process projects (the first started is called the owner here).`,
       ...rows,
     );
     return { figures, notes };
