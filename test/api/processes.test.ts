@@ -3,17 +3,34 @@
  * connections, projector, leases and registry): one owns the projector and the reactors, the other
  * follows; commands answered by either read their own writes on both; the webhook budgets are
  * counted once; and a worker's calls may reach either process.
+ *
+ * The apps share this process's event loop, and a store sees another connection's commits from its
+ * next turn of the loop (src/sqlite-snapshot.ts): every request here starts in a turn of its own,
+ * as one arriving over HTTP does.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { deliveryLog, type Hook, makeHook, post, postToken } from './ingress-helpers.js';
+import { deliveryLog, type Hook, makeHook, post as postNow, postToken as postTokenNow } from './ingress-helpers.js';
 
 let a: TestApp;
 let b: TestApp;
 
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** `t`, its requests each in a turn of its own. */
+function arriving(t: TestApp): TestApp {
+  const call = t.call;
+  t.call = async (...args) => {
+    await nextTurn();
+    return call(...args);
+  };
+  return t;
+}
+const post: typeof postNow = async (...args) => (await nextTurn(), postNow(...args));
+const postToken: typeof postTokenNow = async (...args) => (await nextTurn(), postTokenNow(...args));
+
 beforeAll(async () => {
-  a = await startTestApp();
-  b = await startTestApp({ DATA_DIR: a.dir });
+  a = arriving(await startTestApp());
+  b = arriving(await startTestApp({ DATA_DIR: a.dir }));
 });
 afterAll(async () => {
   await b?.close({ keepData: true });
@@ -134,7 +151,7 @@ describe('a worker whose calls reach either process', () => {
 
 describe('handing over', () => {
   it('lets the follower take the projector and reactors at once when the owner shuts down', async () => {
-    const c = await startTestApp({ DATA_DIR: a.dir });
+    const c = arriving(await startTestApp({ DATA_DIR: a.dir }));
     try {
       expect(c.rt.projector.isOwner).toBe(false);
       await a.stop();
