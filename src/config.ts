@@ -39,6 +39,11 @@ const schema = z.object({
   WORKER_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(3600).default(10),
   /** How long a worker has to acknowledge a run it was handed before the run is queued again. */
   WORKER_LEASE_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
+  /**
+   * Processes on one store: how long the owner of the projector, a reactor or the worker sweeper may
+   * go without renewing its lease before another process takes over (renewed every fifth of it).
+   */
+  OWNERSHIP_LEASE_SECONDS: z.coerce.number().min(0.25).max(300).default(5),
   /** The largest file (artifact or handoff file) a worker may upload. */
   WORKER_UPLOAD_MAX_BYTES: z.coerce
     .number()

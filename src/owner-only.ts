@@ -3,6 +3,7 @@
  * sealed secrets, people), the keys and the blobs. Modes are set explicitly, so no umask widens
  * (or narrows) them; files Shopfloor made with an earlier version are tightened when it opens them.
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 
 const FILE_MODE = 0o600;
@@ -39,12 +40,22 @@ export function ownerOnlySqliteFile(file: string): void {
   for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) tighten(f, FILE_MODE);
 }
 
-/** Writes `contents` to `file` unless it exists (another instance may have made it first); owner-only either way. */
+/**
+ * Writes `contents` to `file` unless it exists (another instance may have made it first); owner-only
+ * either way. The file appears whole or not at all: it is written aside and linked into place, so
+ * processes starting together on one directory never read a file another is still writing.
+ */
 export function writeOwnerOnlyOnce(file: string, contents: string): void {
-  try {
-    fs.writeFileSync(file, contents, { flag: 'wx', mode: FILE_MODE });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  if (!fs.existsSync(file)) {
+    const aside = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    fs.writeFileSync(aside, contents, { flag: 'wx', mode: FILE_MODE });
+    try {
+      fs.linkSync(aside, file);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    } finally {
+      fs.unlinkSync(aside);
+    }
   }
   tighten(file, FILE_MODE);
 }

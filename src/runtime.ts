@@ -3,7 +3,6 @@
  * adapters are the default; EVENTSTORE_URL and MONGODB_URL switch to the production servers.
  */
 import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from 'pino';
@@ -21,7 +20,8 @@ import type { Collection, Doc, DocumentStore } from './readstore/port.js';
 import { openSqliteDocumentStore } from './readstore/sqlite.js';
 import { type BlobStore, openBlobStore } from './blobs/store.js';
 import { type UrlSigner, urlSigner } from './http/signed-url.js';
-import { type AnyReactor, runReactor } from './projector/reactor.js';
+import { type AnyReactor, reactorCheckpoint, runReactor } from './projector/reactor.js';
+import { type Exclusive, Ownership, type Work } from './projector/ownership.js';
 import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 
 export interface Runtime {
@@ -64,8 +64,18 @@ export interface Runtime {
   ): Collection<T[K]>;
   /** A stream's state now, folded by `decider` (kept between reads: only new events are read). */
   state: StreamStates;
-  /** Starts the reactors; each waits for the read models to show an event before reacting. */
+  /**
+   * Starts the reactors, each in the one process of the store that owns it at the time; each waits
+   * for the read models to show an event before reacting.
+   */
   startReactors(reactors: ReadonlyArray<AnyReactor<Runtime>>): void;
+  /**
+   * Runs `work` in one process of the store at a time: whenever this one holds lease `name`
+   * (see projector/ownership). Stop it before the runtime closes.
+   */
+  exclusive(name: string, work: Work): Exclusive;
+  /** The leases of this process (projector, reactors, exclusive work). */
+  ownership: Ownership;
   close(): Promise<void>;
 }
 
@@ -96,12 +106,11 @@ export async function openRuntime(
   clock: Clock = systemClock,
 ): Promise<Runtime> {
   const { events, docs } = await openStores(config);
-  const projector = new Projector(events, docs, projections, log);
+  const ownership = new Ownership(docs, log, config.OWNERSHIP_LEASE_SECONDS * 1000);
+  await ownership.start();
+  const projector = new Projector(events, docs, projections, log, ownership);
   await projector.start();
-  const reactions = new AbortController();
-  // Every reactor and service listens to it: past Node's default of 10 listeners, not a leak.
-  setMaxListeners(100, reactions.signal);
-  const running: Promise<void>[] = [];
+  const reacting: Exclusive[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
   const handle: Runtime['handle'] = (stream, decider, command, context) =>
@@ -129,13 +138,21 @@ export async function openRuntime(
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {
-        running.push(runReactor(r, rt, events, docs, log, reactions.signal, (e) => projector.waitFor(e.position)));
+        reacting.push(
+          ownership.exclusive(reactorCheckpoint(r), ({ signal, fence }) =>
+            runReactor(r, rt, events, docs, log, signal, (e) => projector.waitFor(e.position), fence),
+          ),
+        );
       }
     },
+    exclusive: (name, work) => ownership.exclusive(name, work),
+    ownership,
     async close() {
-      reactions.abort();
-      await Promise.all(running);
+      // Reactors stop while the projector still answers their waits; every lease this process
+      // held is released, for another process to take at once.
+      await Promise.all(reacting.map((r) => r.stop()));
       await projector.stop();
+      await ownership.stop();
       await events.close();
       await docs.close();
     },

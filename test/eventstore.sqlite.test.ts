@@ -89,7 +89,7 @@ describe('sqlite event store', () => {
 
     const next = iterator.next();
     await writer.append('task-x', [event('Foreign')], 'no_stream');
-    // The reader only learns of another connection's writes by polling.
+    // The reader only learns of another connection's writes by watching the file's data_version.
     const batch = await within(next);
     expect(batch.done ? [] : batch.value.map((e) => e.type)).toEqual(['Foreign']);
 

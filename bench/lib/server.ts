@@ -143,7 +143,20 @@ export async function load(
   seconds = params.httpSeconds,
   connections = params.httpConnections,
 ): Promise<LoadResult> {
-  // One request of each kind first, to fail fast on a wrong route, key or body rather than measure errors.
+  await warmUp(base, c, seconds, connections);
+  return measure(base, c, seconds, connections);
+}
+
+/**
+ * One request of each kind (failing fast on a wrong route, key or body rather than measuring
+ * errors), then a fifth of `seconds` (0.5 to 1 s) of load; returns once the server is quiet.
+ */
+export async function warmUp(
+  base: string,
+  c: LoadCase | LoadCase[],
+  seconds = params.httpSeconds,
+  connections = params.httpConnections,
+): Promise<void> {
   for (const r of sequence(c)) {
     const context: RequestContext = {};
     const probe = r.vary?.(context) ?? {};
@@ -159,6 +172,15 @@ export async function load(
   }
   await once(base, c, Math.max(0.5, Math.min(1, seconds / 5)), connections);
   await drain(base);
+}
+
+/** `seconds` of load from `connections` connections, and the wait for the server to be quiet again. */
+export async function measure(
+  base: string,
+  c: LoadCase | LoadCase[],
+  seconds = params.httpSeconds,
+  connections = params.httpConnections,
+): Promise<LoadResult> {
   const r = await once(base, c, seconds, connections);
   const drained = await drain(base);
   if (drained > 1000) log(`the server needed ${Math.round(drained)} ms to finish the requests queued by this case`);

@@ -4,6 +4,7 @@ import { webhookDeliveriesProjection } from '../../projections/webhook-deliverie
 import { webhooksProjection } from '../../projections/webhooks.js';
 import webhookQueries from '../../queries/webhooks.js';
 import webhookIngress from './ingress/ingress.js';
+import { BUDGETS } from './ingress/rate-limit.js';
 import webhookRoutes from './routes.js';
 
 export const webhookFeature = feature({
@@ -11,4 +12,6 @@ export const webhookFeature = feature({
   routes: [webhookRoutes, webhookQueries],
   rootRoutes: [webhookIngress],
   projections: [webhooksProjection, webhookDeliveriesProjection],
+  // The ingress's budgets, shared by the processes of the store.
+  start: (rt) => rt.docs.ensureCollection(BUDGETS, []),
 });

@@ -27,24 +27,22 @@ export default function workerQueries(api: Api, rt: Runtime): void {
   const schema = { response: { 200: connectedWorkers }, tags: ['workers'] };
   api.get('/agent/connected-self-hosted-workers', { schema }, async (req) => {
     const team = activeTeam(req).uid;
-    const { registry, ready } = workersOf(rt);
+    const { registry, presences, ready } = workersOf(rt);
     await ready;
-    const workers = registry
-      .liveWorkers(team)
-      .sort((a, b) => a.connected_at.localeCompare(b.connected_at) || a.worker_id.localeCompare(b.worker_id))
-      .map(
-        (w): z.infer<typeof connectedWorker> => ({
-          worker_id: w.worker_id,
-          host: w.host,
-          capabilities: w.capabilities,
-          agent_uid: w.agent_uid,
-          connected_at: w.connected_at,
-          last_heartbeat_at: w.last_heartbeat_at,
-          runs: registry
-            .heldBy(team, w.worker_id)
-            .map(({ run_id, execution_id, state }) => ({ run_id, execution_id, state })),
-        }),
-      );
+    // Presence is the store's: workers connected through any process are listed.
+    const workers = (await presences.live(team)).map(
+      (w): z.infer<typeof connectedWorker> => ({
+        worker_id: w.worker_id,
+        host: w.host,
+        capabilities: w.capabilities,
+        agent_uid: w.agent_uid,
+        connected_at: w.connected_at,
+        last_heartbeat_at: w.last_heartbeat_at,
+        runs: registry
+          .heldBy(team, w.worker_id)
+          .map(({ run_id, execution_id, state }) => ({ run_id, execution_id, state })),
+      }),
+    );
     return { workers };
   });
 }

@@ -1,10 +1,11 @@
 /**
- * The worker side of the runtime: the presence registry, kept in step with the run events from
- * the head of the log on, and the sweeper. Started beside the reactors; the worker routes find
- * it through `workersOf(rt)`.
+ * The worker side of the runtime: who is connected (presence, kept in the read store so that every
+ * process of a store sees every worker), the registry of what the log says they hold (kept in step
+ * with the run events from the head of the log on, in every process), and the sweeper (in one
+ * process of the store at a time). The worker routes find it through `workersOf(rt)`.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { type Position, type RecordedEvent, START } from '../../src/eventstore/port.js';
+import { comparePositions, type Position, type RecordedEvent, START } from '../../src/eventstore/port.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import { findEach } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
@@ -12,16 +13,20 @@ import { runsProjection, type RunDoc } from '../../projections/runs.js';
 import { teamsProjection } from '../../projections/teams.js';
 import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
+import { PRESENCE, Presences } from './presence-store.js';
 import { runSweeper } from './sweeper.js';
+
+const RETRY_AFTER_FAILURE_MS = 1000;
 
 export interface Workers {
   registry: WorkerRegistry;
+  presences: Presences;
   /** Resolves once the runs held before start-up are known. */
   ready: Promise<void>;
+  /** Resolves once the registry has folded every event appended so far (by any process). */
+  synced(): Promise<void>;
   stop(): Promise<void>;
 }
-
-const RETRY_AFTER_FAILURE_MS = 1000;
 
 const started = new WeakMap<Runtime, Workers>();
 
@@ -84,8 +89,17 @@ async function adopt(rt: Runtime, registry: WorkerRegistry, run: RunDoc): Promis
   }
 }
 
-/** Follows the log from `head`: holdings and signals at once, wake-ups once the read models show them. */
-async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, signal: AbortSignal): Promise<void> {
+/**
+ * Follows the log from `head`: holdings and signals at once, wake-ups once the read models show
+ * them (a run queued through any process wakes the claims waiting here). `at` is told how far.
+ */
+async function follow(
+  rt: Runtime,
+  registry: WorkerRegistry,
+  head: Position,
+  signal: AbortSignal,
+  at: (position: Position) => void,
+): Promise<void> {
   const runs = rt.readModel(runsProjection);
   let position = head;
   while (!signal.aborted) {
@@ -93,6 +107,7 @@ async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, sig
       for await (const batch of rt.events.subscribe(position, signal, 500)) {
         const queued = registry.apply(batch);
         position = (batch.at(-1) as RecordedEvent).position;
+        at(position);
         if (!queued.length) continue;
         await caughtUp(rt, position, signal);
         const unknown = queued.filter((q) => !q.team_uid).map((q) => q.run_id);
@@ -109,32 +124,61 @@ async function follow(rt: Runtime, registry: WorkerRegistry, head: Position, sig
 }
 
 export function startWorkers(rt: Runtime): Workers {
-  const registry = new WorkerRegistry({
-    heartbeatSeconds: rt.config.WORKER_HEARTBEAT_SECONDS,
-    leaseSeconds: rt.config.WORKER_LEASE_SECONDS,
-  });
+  const presences = new Presences(rt);
+  const registry = new WorkerRegistry(
+    { heartbeatSeconds: rt.config.WORKER_HEARTBEAT_SECONDS, leaseSeconds: rt.config.WORKER_LEASE_SECONDS },
+    (team, worker) => presences.touch(team, worker),
+  );
   const abort = new AbortController();
+  // How far the registry has folded the log, and who waits for it to get somewhere.
+  let folded: Position | null = null;
+  let waiting: Array<{ position: Position; resolve(): void }> = [];
+  const foldedTo = (position: Position) => {
+    folded = position;
+    const reached = waiting.filter((w) => comparePositions(position, w.position) >= 0);
+    waiting = waiting.filter((w) => !reached.includes(w));
+    for (const w of reached) w.resolve();
+  };
   const ready = (async () => {
+    await rt.docs.ensureCollection(PRESENCE, [['team_uid', 'seen_ms'], ['seen_ms']]);
     const head = await rt.events.headPosition();
     await caughtUp(rt, head, abort.signal);
     await adoptHeldRuns(rt, registry).catch((error: unknown) =>
       rt.log.error({ err: error }, 'could not adopt the runs held before start-up'),
     );
+    foldedTo(head);
     return head;
   })();
-  const loops = ready.then((head) =>
-    Promise.all([follow(rt, registry, head, abort.signal), runSweeper(rt, registry, abort.signal)]),
+  // The sweeper runs in one process of the store at a time.
+  const sweeper = ready.then(() =>
+    rt.exclusive('worker_sweeper', ({ signal }) =>
+      runSweeper(rt, registry, presences, AbortSignal.any([signal, abort.signal])),
+    ),
   );
+  const loops = ready.then((head) => follow(rt, registry, head, abort.signal, foldedTo));
+  for (const p of [sweeper, loops])
+    p.catch((error: unknown) => rt.log.error({ err: error }, 'the worker side could not start'));
   const workers: Workers = {
     registry,
+    presences,
     ready: ready.then(
       () => undefined,
       () => undefined,
     ),
+    async synced() {
+      const head = await rt.events.headPosition();
+      if (folded && comparePositions(folded, head) >= 0) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000); // never hold a heartbeat longer than that
+        waiting.push({ position: head, resolve: () => (clearTimeout(timer), resolve()) });
+      });
+    },
     async stop() {
       abort.abort();
       registry.close();
+      await (await sweeper.catch(() => null))?.stop();
       await loops.catch((error: unknown) => rt.log.error({ err: error }, 'worker side stopped with an error'));
+      for (const w of waiting) w.resolve();
       started.delete(rt);
     },
   };

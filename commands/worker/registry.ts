@@ -1,13 +1,15 @@
 /**
- * Who is executing runs right now: the live workers (presence), the runs they hold, the signals
- * waiting for them, and the claim requests waiting for a queued run.
+ * What the log says workers hold right now: the runs handed out (holdings), the signals waiting
+ * for their workers, and the claim requests waiting for a queued run, in this process.
  *
- * Presence is not history, so it lives in memory only. What a worker holds is history: it is
- * folded here from the run events (from the head of the log on, plus the held runs found in the
- * `runs` read model at start), so that after a restart the sweeper still knows whose runs to
- * take back when their worker never returns. Signals are kept until the worker acknowledges them;
- * at start those of held runs are read back from their streams, so a restart loses none (a worker
- * may see a signal twice and drops repeats by `signal_id`).
+ * Holdings and signals are history: every process folds them here from the run events (from the
+ * head of the log on, plus the held runs found in the `runs` read model at start), so whichever
+ * process a worker's request reaches knows whose runs are whose, and after a restart the sweeper
+ * still knows whose runs to take back when their worker never returns. Signals are kept until the
+ * worker acknowledges them; at start those of held runs are read back from their streams, so a
+ * restart loses none (a worker may see a signal twice and drops repeats by `signal_id`). What a
+ * worker says about itself (its presence, its acknowledgements) is not history: that is kept in
+ * the read store for every process to share (presence.ts).
  *
  * A worker id is chosen by its worker, so it names a worker within its team only: everything here
  * is keyed by team and id, and two teams may use one id without meeting (or learning of) each other.
@@ -19,17 +21,6 @@ import type { RunEvent, RunMode } from '../run/events.js';
 export const MISSED_HEARTBEATS = 3;
 /** Live workers one team may have at a time. */
 export const MAX_WORKERS_PER_TEAM = 100;
-
-export interface Presence {
-  worker_id: string;
-  team_uid: string;
-  /** The agent whose API key announced the worker. */
-  agent_uid: string;
-  host: string;
-  capabilities: string[];
-  connected_at: string;
-  last_heartbeat_at: string;
-}
 
 type HeldState = 'PENDING' | 'CLAIMED' | 'INPROGRESS';
 
@@ -74,67 +65,43 @@ interface TeamQueue {
   waiters: Set<() => void>;
 }
 
-/** Where a worker's presence and signals are kept: its id within its team. */
+/** Where a worker's signals are kept: its id within its team. */
 const keyOf = (teamUid: string, workerId: string) => `${teamUid}\u0000${workerId}`;
 
 /** A recorded run event, discriminated by its type. */
 type Event = { [K in RunEvent['type']]: RecordedEvent<Extract<RunEvent, { type: K }>> }[RunEvent['type']];
 
 export class WorkerRegistry {
-  /** By `keyOf(team, worker id)`. */
-  private readonly workers = new Map<string, Presence & { seen_ms: number }>();
   /** By run id. */
   private readonly holdings = new Map<string, Holding>();
-  /** Pending signals by `keyOf(team, worker id)`, then by signal id. */
+  /** Pending signals by `keyOf(team, worker id)`, then by signal id; and when each worker's last one came. */
   private readonly signals = new Map<string, Map<string, Signal>>();
+  private readonly lastSignalAt = new Map<string, number>();
   private readonly queues = new Map<string, TeamQueue>();
 
   constructor(
     readonly timings: { heartbeatSeconds: number; leaseSeconds: number },
-    /** When the registry started: absent workers count as seen then, so they may come back. */
-    private readonly startedMs = Date.now(),
+    /** Records a worker seen (its presence, presence.ts). */
+    private readonly seen: (teamUid: string, workerId: string) => void = () => {},
   ) {}
 
-  // ---- presence ----------------------------------------------------------------------------
-
-  get(teamUid: string, workerId: string): Presence | null {
-    return this.workers.get(keyOf(teamUid, workerId)) ?? null;
-  }
-
-  liveWorkers(teamUid: string, now = Date.now()): Presence[] {
-    return [...this.workers.values()].filter((w) => w.team_uid === teamUid && !this.isGone(teamUid, w.worker_id, now));
-  }
-
-  announce(worker: Omit<Presence, 'connected_at' | 'last_heartbeat_at'>, now = Date.now()): Presence {
-    const at = new Date(now).toISOString();
-    const presence = { ...worker, connected_at: at, last_heartbeat_at: at, seen_ms: now };
-    this.workers.set(keyOf(worker.team_uid, worker.worker_id), presence);
-    return presence;
-  }
-
   /** Any request of a worker is a sign of life. */
-  touch(teamUid: string, workerId: string, now = Date.now()): void {
-    const w = this.workers.get(keyOf(teamUid, workerId));
-    if (w) Object.assign(w, { last_heartbeat_at: new Date(now).toISOString(), seen_ms: now });
+  touch(teamUid: string, workerId: string): void {
+    this.seen(teamUid, workerId);
   }
 
-  /** True once a worker (present or only named by its holdings) has missed enough heartbeats. */
-  isGone(teamUid: string, workerId: string, now = Date.now()): boolean {
-    return this.goneAt(keyOf(teamUid, workerId), now);
-  }
-
-  private goneAt(key: string, now: number): boolean {
-    const seen = this.workers.get(key)?.seen_ms ?? this.startedMs;
-    return now - seen > MISSED_HEARTBEATS * this.timings.heartbeatSeconds * 1000;
-  }
-
-  /** Forgets gone workers that hold nothing any more, with their pending signals. */
-  forgetGone(now = Date.now()): void {
+  /**
+   * Forgets the pending signals of workers that hold nothing here and were last signalled longer
+   * ago than a live worker takes to hear them: a worker that comes back later running one of
+   * those runs is told it does not hold it (`not_held`) instead.
+   */
+  forgetSignals(now = Date.now()): void {
     const holders = new Set([...this.holdings.values()].map((h) => keyOf(h.team_uid, h.worker_id)));
-    for (const key of this.workers.keys()) {
-      if (this.goneAt(key, now) && !holders.has(key)) {
-        this.workers.delete(key);
+    const after = 2 * MISSED_HEARTBEATS * this.timings.heartbeatSeconds * 1000;
+    for (const [key, at] of this.lastSignalAt) {
+      if (!holders.has(key) && now - at > after) {
         this.signals.delete(key);
+        this.lastSignalAt.delete(key);
       }
     }
   }
@@ -196,6 +163,7 @@ export class WorkerRegistry {
     const pending = this.signals.get(key) ?? new Map<string, Signal>();
     pending.set(signal.signal_id, signal);
     this.signals.set(key, pending);
+    this.lastSignalAt.set(key, Date.now());
   }
 
   /** Queues a signal for the execution that holds the run now; any other execution gets none. */
@@ -204,14 +172,30 @@ export class WorkerRegistry {
     if (h?.execution_id === signal.execution_id) this.queueSignal(h, signal);
   }
 
+  /** Whether this worker holds every run of `runs` as far as this process knows. */
+  holdsAll(teamUid: string, workerId: string, runs: readonly string[]): boolean {
+    return runs.every((id) => {
+      const h = this.holdings.get(id);
+      return h?.worker_id === workerId && h.team_uid === teamUid;
+    });
+  }
+
   /**
-   * What a worker that runs `runs` must hear, after dropping the signals it acknowledges. Stop
-   * signals of runs it no longer runs are dropped; a run it runs without holding it (say the
-   * run was cancelled while the server restarted) gets a `not_held` stop.
+   * What a worker that runs `runs` must hear, after dropping the signals it acknowledged (here or
+   * through another process). Stop signals of runs it no longer runs are dropped; a run it runs
+   * without holding it (say the run was cancelled while the server restarted) gets a `not_held`
+   * stop. Also answers the run of each signal this process had pending for the worker, the
+   * acknowledged ones included, for the acknowledgements to be kept as long as they matter.
    */
-  signalsFor(teamUid: string, workerId: string, runs: readonly string[], acknowledged: readonly string[]): Signal[] {
+  signalsFor(
+    teamUid: string,
+    workerId: string,
+    runs: readonly string[],
+    acknowledged: ReadonlySet<string>,
+  ): { signals: Signal[]; runOf: Map<string, string> } {
     const key = keyOf(teamUid, workerId);
     const pending = this.signals.get(key) ?? new Map<string, Signal>();
+    const runOf = new Map([...pending.values()].map((s) => [s.signal_id, s.run_id]));
     for (const id of acknowledged) pending.delete(id);
     for (const [id, s] of pending) {
       if (s.type === 'cancel' && !runs.includes(s.run_id)) pending.delete(id);
@@ -221,7 +205,8 @@ export class WorkerRegistry {
       const h = this.holdings.get(run_id);
       if ((h?.worker_id === workerId && h.team_uid === teamUid) || signalled.has(run_id)) continue;
       const signal_id = `not-held:${run_id}`;
-      if (!acknowledged.includes(signal_id)) {
+      runOf.set(signal_id, run_id);
+      if (!acknowledged.has(signal_id)) {
         pending.set(signal_id, {
           signal_id,
           type: 'cancel',
@@ -233,7 +218,8 @@ export class WorkerRegistry {
       }
     }
     if (pending.size) this.signals.set(key, pending);
-    return [...pending.values()];
+    else this.signals.delete(key);
+    return { signals: [...pending.values()], runOf };
   }
 
   // ---- waiting for queued runs ---------------------------------------------------------------

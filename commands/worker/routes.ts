@@ -10,14 +10,9 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import {
-  MAX_WORKERS_PER_TEAM,
-  MISSED_HEARTBEATS,
-  type Presence,
-  type Signal,
-  type WorkerRegistry,
-} from './registry.js';
-import { runningWorkers, workersOf } from './presence.js';
+import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Signal } from './registry.js';
+import type { PresenceDoc } from './presence-store.js';
+import { runningWorkers, type Workers, workersOf } from './presence.js';
 import { runsProjection } from '../../projections/runs.js';
 import { skillDecider } from '../skill/decider.js';
 import { skillsStream } from '../skill/events.js';
@@ -63,18 +58,21 @@ export default function workerRoutes(api: Api, rt: Runtime): void {
   });
 }
 
-async function registryOf(rt: Runtime): Promise<WorkerRegistry> {
+async function workersReady(rt: Runtime): Promise<Workers> {
   const workers = workersOf(rt);
   await workers.ready;
-  return workers.registry;
+  return workers;
 }
 
-/** The announced worker of the caller's team, or 404 (announce again). */
-function presentWorker(registry: WorkerRegistry, req: FastifyRequest, workerId: string): Presence {
+/**
+ * The announced worker of the caller's team, or 404 (announce again). Announced through any
+ * process of the store: presence is kept in the read store.
+ */
+async function presentWorker(workers: Workers, req: FastifyRequest, workerId: string): Promise<PresenceDoc> {
   const { team_uid } = workerPrincipal(req);
-  const worker = registry.get(team_uid, workerId);
-  if (!worker || registry.isGone(team_uid, workerId)) throw new NotFound('worker', workerId);
-  registry.touch(team_uid, workerId);
+  const worker = await workers.presences.get(team_uid, workerId);
+  if (!worker || workers.presences.isGone(worker)) throw new NotFound('worker', workerId);
+  workers.presences.touch(team_uid, workerId);
   return worker;
 }
 
@@ -92,14 +90,21 @@ function presenceRoutes(api: Api, rt: Runtime): void {
     { schema: { body: announceBody, response: { 201: announced }, tags } },
     async (req, reply) => {
       const { team_uid, agent_uid } = workerPrincipal(req);
-      const registry = await registryOf(rt);
+      const { presences } = await workersReady(rt);
       // A worker id names a worker within its team: another team's worker of the same id is another worker.
       const worker_id = req.body.worker_id ?? timeOrderedId();
-      const live = registry.liveWorkers(team_uid);
-      if (!live.some((w) => w.worker_id === worker_id) && live.length >= MAX_WORKERS_PER_TEAM) {
+      const known = await presences.get(team_uid, worker_id);
+      const live = known && !presences.isGone(known, Date.now(), 0);
+      if (!live && (await presences.countLive(team_uid)) >= MAX_WORKERS_PER_TEAM) {
         throw new LimitExceeded(`a team has at most ${MAX_WORKERS_PER_TEAM} connected workers`);
       }
-      registry.announce({ worker_id, team_uid, agent_uid, host: req.body.host, capabilities: req.body.capabilities });
+      await presences.announce({
+        worker_id,
+        team_uid,
+        agent_uid,
+        host: req.body.host,
+        capabilities: req.body.capabilities,
+      });
       return reply.code(201).send({ worker_id, ...timings() });
     },
   );
@@ -115,7 +120,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
       },
     },
     async (req) => {
-      const { team_uid, worker_id } = presentWorker(await registryOf(rt), req, req.params.worker_id);
+      const { team_uid, worker_id } = await presentWorker(await workersReady(rt), req, req.params.worker_id);
       const { repos, skills } = req.body;
       const command = { type: 'ReportSkills' as const, data: { team_uid, worker_id, repos, skills } };
       await rt.execute(skillsStream(team_uid), skillDecider, command, commandContext(req));
@@ -127,9 +132,23 @@ function presenceRoutes(api: Api, rt: Runtime): void {
     '/agent/workers/:worker_id/heartbeat',
     { schema: { params: workerParams, body: heartbeatBody, response: { 200: heartbeatAnswer }, tags } },
     async (req) => {
-      const registry = await registryOf(rt);
-      const { team_uid, worker_id } = presentWorker(registry, req, req.params.worker_id);
-      const signals = registry.signalsFor(team_uid, worker_id, req.body.runs, req.body.acks);
+      const workers = await workersReady(rt);
+      const { registry, presences } = workers;
+      const presence = await presentWorker(workers, req, req.params.worker_id);
+      const { team_uid, worker_id } = presence;
+      const { runs, acks } = req.body;
+      // Before telling a worker it does not hold a run, make sure this process has read every
+      // event so far: the lease may have been taken through another process a moment ago.
+      if (!registry.holdsAll(team_uid, worker_id, runs)) await workers.synced();
+      // Acknowledged through any process (stored with the presence), or in this heartbeat.
+      const acknowledged = new Set([...(presence.acks ?? []).map((a) => a.signal_id), ...acks]);
+      const { signals, runOf } = registry.signalsFor(team_uid, worker_id, runs, acknowledged);
+      const held = new Set(registry.heldBy(team_uid, worker_id).map((h) => h.run_id));
+      await presences.heartbeat(presence, acks, (ack) => {
+        const run = ack.run_id ?? runOf.get(ack.signal_id) ?? null;
+        if (run !== null) ack.run_id = run;
+        return run !== null && (held.has(run) || runs.includes(run));
+      });
       return { signals: await Promise.all(signals.map((s) => render(rt, s))), ...timings() };
     },
   );
@@ -145,8 +164,9 @@ function presenceRoutes(api: Api, rt: Runtime): void {
       },
     },
     async (req, reply) => {
-      const registry = await registryOf(rt);
-      const worker = presentWorker(registry, req, req.params.worker_id);
+      const workers = await workersReady(rt);
+      const { registry } = workers;
+      const worker = await presentWorker(workers, req, req.params.worker_id);
       // The worker hung up: stop waiting, and hand it nothing.
       const gone = new AbortController();
       reply.raw.once('close', () => gone.abort());
@@ -201,7 +221,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
         const left = deadline - Date.now();
         if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send(null);
         await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
-        registry.touch(worker.team_uid, worker.worker_id);
+        workers.presences.touch(worker.team_uid, worker.worker_id);
       }
     },
   );

@@ -9,10 +9,11 @@ import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
 
 const projections = projectionsOf(features);
+const reactors = features.flatMap((f) => f.reactors ?? []).map((r) => r.name);
 const commands = [workerCommand, ...features.flatMap((f) => f.cli ?? [])];
 
 const USAGE = `usage:
-  shopfloor projections status              position and lag of every read model
+  shopfloor projections status              position, lag and owning process of every read model and reactor
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
   shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event
   shopfloor projections retry [name]        rebuild the read models with set-aside events; exit 1 if any stays set aside
@@ -41,7 +42,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     switch (action) {
       case 'status':
-        return await status(stores, projections);
+        return await status(stores, projections, reactors);
       case 'rebuild':
         if (!name) throw new Error('name the projection to rebuild, or all');
         return await rebuild(stores, select(projections, name));

@@ -4,6 +4,8 @@ import { comparePositions, START, type EventStore, type Position } from '../even
 import type { DocumentStore, SetAside } from '../readstore/port.js';
 import { type AnyProjection, collectionOf } from '../projector/projection.js';
 import { rebuildProjections, verifyProjection } from '../projector/rebuild.js';
+import { type LeaseDoc, listLeases } from '../projector/ownership.js';
+import { reactorCheckpoint } from '../projector/reactor.js';
 
 export interface Stores {
   events: EventStore;
@@ -29,23 +31,61 @@ const describe = ({ position, stream, revision, event_type, event_id, metadata: 
 
 const RETRY_HINT = 'Fix the cause, then `shopfloor projections retry` applies them (a rebuild of those read models).';
 
-export async function status({ events, docs }: Stores, projections: readonly AnyProjection[]): Promise<number> {
+/** Who holds a lease: `host pid N`, or why nobody does. */
+function ownerOf(lease: LeaseDoc | undefined, nowMs: number): string {
+  if (!lease) return '-';
+  if (lease.holder === null) return 'none (released)';
+  const silent = (nowMs - Date.parse(lease.renewed_at)) / 1000;
+  const who = `${lease.host} pid ${lease.pid}`;
+  // Wall clocks of two machines may differ a little; this is for people, the lease does not use it.
+  return silent * 1000 > lease.ttl_ms ? `${who} (silent ${Math.round(silent)} s)` : who;
+}
+
+/**
+ * Position, lag and owner of every read model (the projector's, one process of the store at a
+ * time) and of every reactor; then the other exclusive work and who owns it.
+ */
+export async function status(
+  { events, docs }: Stores,
+  projections: readonly AnyProjection[],
+  reactors: readonly string[] = [],
+): Promise<number> {
   const head = await events.headPosition();
   const counts = await docs.countSetAside();
+  const leases = new Map((await listLeases(docs)).map((l) => [l.name, l]));
+  const nowMs = Date.now();
   const rows = [];
+  const row = (name: string, checkpoint: Position) => ({
+    position: show(checkpoint),
+    head: show(head),
+    lag: (head.commit - checkpoint.commit).toString(),
+    caught_up: comparePositions(checkpoint, head) >= 0,
+    owner: ownerOf(leases.get(name), nowMs),
+  });
   for (const p of projections) {
     const checkpoint = (await docs.readCheckpoint(collectionOf(p))) ?? START;
     rows.push({
       projection: p.name,
       version: p.version,
-      position: show(checkpoint),
-      head: show(head),
-      lag: (head.commit - checkpoint.commit).toString(),
-      caught_up: comparePositions(checkpoint, head) >= 0,
+      ...row('projector', checkpoint),
       set_aside: counts.get(collectionOf(p)) ?? 0,
     });
   }
   console.table(rows);
+  // Beside the table (which lists read models only, as scripts read it): the reactors, then any
+  // other work one process owns at a time.
+  const reactorRows = [];
+  for (const name of reactors) {
+    const checkpoint = (await docs.readCheckpoint(reactorCheckpoint({ name }))) ?? START;
+    reactorRows.push({ name, ...row(reactorCheckpoint({ name }), checkpoint) });
+  }
+  const width = Math.max(0, ...reactorRows.map((r) => r.name.length));
+  for (const r of reactorRows)
+    console.log(
+      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  owner ${r.owner}`,
+    );
+  const shown = new Set(['projector', ...reactors.map((name) => reactorCheckpoint({ name }))]);
+  for (const [name, lease] of leases) if (!shown.has(name)) console.log(`${name}: owned by ${ownerOf(lease, nowMs)}`);
   let setAside = 0;
   for (const p of projections) setAside += await printSetAside(docs, p, counts.get(collectionOf(p)) ?? 0);
   if (setAside) console.log(RETRY_HINT);

@@ -17,7 +17,7 @@ import {
   START,
 } from './port.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
-import { turnSnapshot } from '../sqlite-snapshot.js';
+import { isLockBusy, lockRetryPause, mayRetryLock, turnSnapshot } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface Row {
@@ -38,8 +38,14 @@ interface PendingAppend {
   reject(error: unknown): void;
 }
 
-/** Events written by another process are seen by a slow poll; our own wake subscribers at once. */
-const FOREIGN_WRITER_POLL_MS = 250;
+/**
+ * Our own appends wake subscribers at once; another process's are seen by watching the database's
+ * `data_version` (it changes when another connection commits), every few milliseconds while
+ * anyone subscribes: a command answered by another process waits on our projector seeing it.
+ */
+const FOREIGN_WRITER_POLL_MS = 4;
+/** Subscribers look again this often whatever the watch says. */
+const SUBSCRIBER_FALLBACK_MS = 1000;
 
 const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
 
@@ -59,6 +65,7 @@ export function openSqliteEventStore(file: string): EventStore {
   db.pragma('journal_mode = WAL');
   // An acknowledged event survives a crash of the process and of the machine.
   db.pragma('synchronous = FULL');
+  // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
   db.exec(`
     CREATE TABLE IF NOT EXISTS events (
@@ -108,6 +115,30 @@ export function openSqliteEventStore(file: string): EventStore {
   const appended = new EventEmitter();
   appended.setMaxListeners(0);
 
+  const dataVersion = db.prepare('PRAGMA data_version').pluck();
+  let watchers = 0;
+  let watch: NodeJS.Timeout | undefined;
+  let seenVersion: unknown;
+  /** While anyone subscribes: wakes subscribers when another connection has committed. */
+  const watchForeignWriters = (on: boolean): void => {
+    watchers += on ? 1 : -1;
+    if (watchers > 0 && !watch) {
+      watch = setInterval(() => {
+        // A read transaction still open would show the version it began with.
+        endRead();
+        const version = dataVersion.get();
+        if (version !== seenVersion) {
+          seenVersion = version;
+          appended.emit('appended');
+        }
+      }, FOREIGN_WRITER_POLL_MS);
+      watch.unref();
+    } else if (watchers === 0 && watch) {
+      clearInterval(watch);
+      watch = undefined;
+    }
+  };
+
   function appendOne({ stream, events, expected }: PendingAppend): AppendResult {
     const current = currentRevision.get(stream)?.revision ?? null;
     const actual = current === null ? 'no_stream' : BigInt(current);
@@ -143,16 +174,31 @@ export function openSqliteEventStore(file: string): EventStore {
     ),
   );
 
+  /** Since when the group waiting to commit has found the write lock taken (null: it has not). */
+  let busySince: number | null = null;
+  let busyTries = 0;
+  let retry: NodeJS.Timeout | undefined;
+
   function flush(): void {
+    retry = undefined;
     const group = pending;
     pending = [];
     let outcomes: ReturnType<typeof commitGroup>;
     try {
       outcomes = commitGroup(group);
     } catch (error) {
+      busySince ??= performance.now();
+      if (isLockBusy(error) && mayRetryLock(busySince)) {
+        // Another process is writing: wait for the lock without stalling, gathering what comes meanwhile.
+        pending = group.concat(pending);
+        retry = setTimeout(flush, lockRetryPause(busyTries++));
+        return;
+      }
+      [busySince, busyTries] = [null, 0];
       for (const p of group) p.reject(error);
       return;
     }
+    [busySince, busyTries] = [null, 0];
     for (const [i, o] of outcomes.entries()) {
       if (o.ok) group[i]!.resolve(o.result);
       else group[i]!.reject(o.error);
@@ -162,31 +208,36 @@ export function openSqliteEventStore(file: string): EventStore {
 
   async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
     let position = Number(after.commit);
-    while (!signal.aborted) {
-      const rows = read(() => readAfter.all(position, batchSize));
-      if (rows.length > 0) {
-        position = rows[rows.length - 1]!.position;
-        yield rows.map(toRecorded);
-        continue;
+    watchForeignWriters(true);
+    try {
+      while (!signal.aborted) {
+        const rows = read(() => readAfter.all(position, batchSize));
+        if (rows.length > 0) {
+          position = rows[rows.length - 1]!.position;
+          yield rows.map(toRecorded);
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer);
+            appended.off('appended', done);
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          const timer = setTimeout(done, SUBSCRIBER_FALLBACK_MS);
+          appended.on('appended', done);
+          signal.addEventListener('abort', done);
+        });
       }
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          appended.off('appended', done);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const timer = setTimeout(done, FOREIGN_WRITER_POLL_MS);
-        appended.on('appended', done);
-        signal.addEventListener('abort', done);
-      });
+    } finally {
+      watchForeignWriters(false);
     }
   }
 
   return {
     append(stream, events, expected) {
       return new Promise((resolve, reject) => {
-        if (pending.length === 0) setImmediate(flush);
+        if (pending.length === 0 && !retry) setImmediate(flush);
         pending.push({ stream, events, expected, resolve, reject });
       });
     },
@@ -219,7 +270,17 @@ export function openSqliteEventStore(file: string): EventStore {
     },
 
     async close() {
-      if (pending.length) flush();
+      clearTimeout(retry);
+      retry = undefined;
+      while (pending.length) {
+        flush();
+        if (retry) {
+          clearTimeout(retry);
+          retry = undefined;
+          await new Promise((r) => setTimeout(r, lockRetryPause(busyTries)));
+        }
+      }
+      clearInterval(watch);
       endRead();
       await checkpointer.stop();
       db.close();

@@ -10,8 +10,10 @@ import { comparePositions, START, type Position, type RecordedEvent } from '../e
 import {
   CheckpointMoved,
   type CheckpointedWrites,
+  FenceLost,
   type DocumentStore,
   type DocWrite,
+  type Fence,
   isStoreFault,
   type SetAsideEvent,
 } from '../readstore/port.js';
@@ -49,7 +51,8 @@ export function setAsideOf(event: RecordedEvent, error: unknown): SetAsideEvent 
 }
 
 /** A failed commit that may be the documents' fault; anything else is thrown on as it is. */
-export const mayBeRefusal = (error: unknown): boolean => !(error instanceof CheckpointMoved) && !isStoreFault(error);
+export const mayBeRefusal = (error: unknown): boolean =>
+  !(error instanceof CheckpointMoved) && !(error instanceof FenceLost) && !isStoreFault(error);
 
 interface Part {
   target: Target;
@@ -85,13 +88,15 @@ async function partOf(docs: DocumentStore, target: Target, events: readonly Reco
  * the store refuses that commit, commits each half again, and so on, until the one event it
  * refuses is found: that event is set aside for the targets whose documents the store refuses
  * even alone, and the others apply it. A batch with one bad event among n costs about 2 log2(n)
- * commits. Throws CheckpointMoved and the store's own faults as they come.
+ * commits. Throws CheckpointMoved, FenceLost (`fence` no longer holds) and the store's own faults
+ * as they come.
  */
 export async function commitIsolated(
   docs: DocumentStore,
   targets: readonly Target[],
   events: readonly RecordedEvent[],
   committed: OnCommitted,
+  fence?: Fence,
 ): Promise<void> {
   const parts: Part[] = [];
   for (const target of targets) {
@@ -104,27 +109,27 @@ export async function commitIsolated(
     committed(part.target, part.writes.length > 0, part.setAside);
   };
   try {
-    await docs.commitAll(parts.map(commitOf));
+    await docs.commitAll(parts.map(commitOf), fence);
     parts.forEach(done);
     return;
   } catch (error) {
     if (!mayBeRefusal(error)) throw error;
     if (events.length > 1) {
       const half = Math.ceil(events.length / 2);
-      await commitIsolated(docs, targets, events.slice(0, half), committed);
-      await commitIsolated(docs, targets, events.slice(half), committed);
+      await commitIsolated(docs, targets, events.slice(0, half), committed, fence);
+      await commitIsolated(docs, targets, events.slice(half), committed, fence);
       return;
     }
   }
   // One event, refused: each read model alone (a second try for each), and the refused set it aside.
   for (const part of parts) {
     try {
-      await docs.commitAll([commitOf(part)]);
+      await docs.commitAll([commitOf(part)], fence);
       done(part);
     } catch (error) {
       if (!mayBeRefusal(error)) throw error;
       const skipped = { ...part, writes: [], setAside: [...part.setAside, setAsideOf(events[0]!, error)] };
-      await docs.commitAll([commitOf(skipped)]);
+      await docs.commitAll([commitOf(skipped)], fence);
       done(skipped);
     }
   }

@@ -4,6 +4,12 @@
  * SQLite), so a restart resumes exactly where the last commit left off. `waitFor(position)` lets
  * a command answer only once its own events are visible to queries (read your writes).
  *
+ * Of the processes on one store, one owns the projector at a time (the `projector` lease, see
+ * ownership.ts) and projects, its commits fenced by the lease; the others follow the checkpoints
+ * it commits, so their `waitFor` resolves once the owner has passed a position. A process that
+ * loses the lease stops projecting at once and follows; when the owner dies, another takes over
+ * from the checkpoints.
+ *
  * An event a read model cannot apply is set aside for that read model (projector/isolate): it is
  * logged once, recorded beside the checkpoint, and the projector goes on, so one bad event never
  * holds up the others. `/readyz` and `shopfloor projections status` show it until a rebuild of
@@ -18,11 +24,13 @@ import {
   type Position,
   type RecordedEvent,
 } from '../eventstore/port.js';
-import { CheckpointMoved, type DocumentStore, type SetAsideEvent } from '../readstore/port.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { CheckpointMoved, type DocumentStore, type Fence, FenceLost, type SetAsideEvent } from '../readstore/port.js';
 import { DomainError, ReadModelFailed } from '../kernel/errors.js';
 import { commitIsolated, type Target } from './isolate.js';
 import { replayInto } from './rebuild.js';
 import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
+import type { Exclusive, Ownership } from './ownership.js';
 
 /** Catching up, large batches fold many changes of one document into one write. */
 const BATCH_SIZE = 5000;
@@ -30,6 +38,11 @@ const RETRY_AFTER_FAILURE_MS = 1000;
 const WAIT_FOR_TIMEOUT_MS = 10_000;
 /** Set-aside events kept in memory for waiters: a command waits for its own, recent, events only. */
 const RECENT_SET_ASIDE = 1000;
+/** A follower reads the owner's checkpoints this often while commands wait on them, else seldom. */
+const FOLLOW_WAITING_MS = 5;
+const FOLLOW_IDLE_MS = 250;
+/** The lease of the projector among the processes of one store. */
+const LEASE = 'projector';
 
 interface Waiter {
   position: Position;
@@ -74,12 +87,19 @@ export class Projector {
   private readyAt: Position | null = null;
   private ready = false;
   private failing = false;
+  private lease: Exclusive | null = null;
+  private projecting = false;
+  private following: Promise<void> | null = null;
+  /** Wakes a follower's wait for the next look at the checkpoints (a command began waiting). */
+  private poke: (() => void) | null = null;
 
+  /** Without `ownership`, this process projects alone (tools, unit tests). */
   constructor(
     private readonly events: EventStore,
     private readonly docs: DocumentStore,
     readonly projections: readonly AnyProjection[],
     private readonly log: Logger,
+    private readonly ownership?: Ownership,
   ) {
     this.targets = projections.map((p) => ({
       projection: p,
@@ -93,17 +113,96 @@ export class Projector {
     for (const t of this.targets) {
       for (const { name, indexes } of collectionsOf(t.projection, t.collection))
         await this.docs.ensureCollection(name, indexes);
-      t.position = (await this.docs.readCheckpoint(t.collection)) ?? START;
     }
-    this.processed = minPosition(this.targets.map((t) => t.position));
+    await this.readPositions();
     this.readyAt = await this.events.headPosition();
     this.settle();
-    this.loop = this.run();
+    if (!this.ownership) {
+      this.projecting = true;
+      this.loop = this.run(this.abort.signal);
+      return;
+    }
+    this.following = this.follow();
+    this.lease = this.ownership.exclusive(LEASE, ({ signal, fence }) => this.own(signal, fence));
+    await this.lease.started;
   }
 
   async stop(): Promise<void> {
     this.abort.abort();
+    this.poke?.();
+    await this.lease?.stop();
     await this.loop;
+    await this.following;
+  }
+
+  /** True while this process projects (it owns the projector); the others follow its checkpoints. */
+  get isOwner(): boolean {
+    return this.projecting;
+  }
+
+  private async readPositions(): Promise<void> {
+    for (const t of this.targets) t.position = (await this.docs.readCheckpoint(t.collection)) ?? START;
+    this.processed = minPosition(this.targets.map((t) => t.position));
+  }
+
+  /** Projects while this process owns the lease, from the checkpoints the last owner committed. */
+  private async own(signal: AbortSignal, fence: Fence): Promise<void> {
+    const stop = AbortSignal.any([signal, this.abort.signal]);
+    await this.readPositions();
+    this.projecting = true;
+    this.settle();
+    try {
+      this.loop = this.run(stop, fence);
+      await this.loop;
+    } finally {
+      this.projecting = false;
+      this.poke?.();
+    }
+  }
+
+  /**
+   * While another process projects: reads the checkpoints it commits, so waiters here are
+   * answered once it has passed their positions (with the events it set aside, for theirs).
+   */
+  private async follow(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      if (!this.projecting) {
+        try {
+          await this.observe();
+          this.failing = false;
+        } catch (error) {
+          if (!this.failing) this.log.error({ err: error }, 'cannot read the read models; trying again');
+          this.failing = true;
+        }
+      }
+      const ms = this.waiters.length && !this.projecting ? FOLLOW_WAITING_MS : FOLLOW_IDLE_MS;
+      const poked = new Promise<void>((resolve) => (this.poke = resolve));
+      await Promise.race([delay(ms), poked]);
+      this.poke = null;
+    }
+  }
+
+  private async observe(): Promise<void> {
+    const stored = new Map((await this.docs.listCheckpoints()).map((c) => [c.name, c.position]));
+    const moved = this.targets.filter((t) => {
+      const at = stored.get(t.collection) ?? START;
+      if (comparePositions(at, t.position) === 0) return false;
+      t.position = at;
+      return true;
+    });
+    if (!moved.length) return;
+    // Read after the checkpoints: the events set aside up to them are there too.
+    const counts = await this.docs.countSetAside();
+    for (const t of this.targets) {
+      const known = this.recent.filter((e) => e.readModel === t.projection.name);
+      if ((counts.get(t.collection) ?? 0) <= known.length) continue;
+      const ids = new Set(known.map((e) => e.event_id));
+      for (const e of await this.docs.listSetAside(t.collection))
+        if (!ids.has(e.event_id)) this.remember({ ...e, readModel: t.projection.name });
+    }
+    for (const t of moved) this.changed(t.projection);
+    this.processed = minPosition(this.targets.map((t) => t.position));
+    this.settle();
   }
 
   /** True once the projections have caught up with the log as it was at start-up. */
@@ -127,6 +226,7 @@ export class Projector {
       const failed = this.failedFor({ position, origin, resolve() {}, reject() {} });
       return failed ? Promise.reject(failed) : Promise.resolve();
     }
+    this.poke?.();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(
         () =>
@@ -157,18 +257,22 @@ export class Projector {
       .map((p) => ({ projection: p.name, version: p.version, events: counts.get(collectionOf(p))! }));
   }
 
-  private async run(): Promise<void> {
-    const signal = this.abort.signal;
+  private async run(signal: AbortSignal, fence?: Fence): Promise<void> {
     while (!signal.aborted) {
       try {
-        await this.loadFresh();
+        await this.loadFresh(fence);
         for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
-          await this.applyBatch(batch);
+          await this.applyBatch(batch, fence);
           this.failing = false;
           this.processed = batch[batch.length - 1]!.position;
           this.settle();
         }
       } catch (error) {
+        if (error instanceof FenceLost) {
+          this.log.warn('the projector lease was taken over; following the new owner');
+          return;
+        }
+        if (signal.aborted) return;
         this.failing = true;
         this.log.error({ err: error }, 'projector failed; resuming from the last checkpoints');
         await new Promise((r) => setTimeout(r, RETRY_AFTER_FAILURE_MS));
@@ -181,7 +285,7 @@ export class Projector {
    * rebuild loads them: only their event types, indexes built once loaded. Following the log
    * event by event with every index kept up to date takes about twice as long.
    */
-  private async loadFresh(): Promise<void> {
+  private async loadFresh(fence?: Fence): Promise<void> {
     const fresh = this.targets.filter((t) => t.position === START);
     if (fresh.length === 0) return;
     const head = await this.events.headPosition();
@@ -196,6 +300,7 @@ export class Projector {
       head,
       () => {},
       (t, e) => this.noteSetAside(t.projection, e),
+      fence,
     );
     for (const t of fresh) {
       t.position = head;
@@ -206,13 +311,19 @@ export class Projector {
     this.settle();
   }
 
-  private async applyBatch(batch: RecordedEvent[]): Promise<void> {
+  private async applyBatch(batch: RecordedEvent[], fence?: Fence): Promise<void> {
     for (;;) {
       try {
-        await commitIsolated(this.docs, this.targets, batch, (target, wrote, setAside) => {
-          if (wrote || setAside.length) this.changed(target.projection);
-          for (const e of setAside) this.noteSetAside(target.projection, e);
-        });
+        await commitIsolated(
+          this.docs,
+          this.targets,
+          batch,
+          (target, wrote, setAside) => {
+            if (wrote || setAside.length) this.changed(target.projection);
+            for (const e of setAside) this.noteSetAside(target.projection, e);
+          },
+          fence,
+        );
         return;
       } catch (error) {
         if (!(error instanceof CheckpointMoved)) throw error;
@@ -239,7 +350,11 @@ export class Projector {
       },
       'read model set aside an event it cannot apply; it goes on without it',
     );
-    const noted = { ...e, readModel: p.name };
+    this.remember({ ...e, readModel: p.name });
+  }
+
+  /** Keeps a set-aside event for the commands waiting on it; those waiting are answered now. */
+  private remember(noted: Noted): void {
     this.recent.push(noted);
     if (this.recent.length > RECENT_SET_ASIDE) this.recent = this.recent.slice(-RECENT_SET_ASIDE);
     const hit = this.waiters.filter((w) => concerns(w, noted));
@@ -273,11 +388,17 @@ export class Projector {
         else w.resolve();
       }
     }
-    if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) {
-      this.ready = true;
-      void this.dropOldVersions();
+    if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) this.ready = true;
+    // The owner drops what newer versions replaced, once caught up.
+    if (this.ready && this.projecting && !this.dropped) {
+      this.dropped = true;
+      void this.dropOldVersions().catch((error: unknown) =>
+        this.log.error({ err: error }, 'could not drop superseded read model versions'),
+      );
     }
   }
+
+  private dropped = false;
 
   /** Blue/green: once the current versions have caught up, older versions' collections go. */
   private async dropOldVersions(): Promise<void> {

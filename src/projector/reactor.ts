@@ -2,12 +2,21 @@
  * Reactors: subscriptions that turn events into commands (dispatch creates a task, a cancelled
  * task cancels its run tree). Each has its own checkpoint; delivery is at least once, so every
  * command a reactor sends carries ids derived from the causing event and is safe to repeat.
+ * Each runs in one process of a store at a time (its lease, `reactor_<name>`), its checkpoint
+ * commits fenced by the lease.
  */
 import type { Logger } from 'pino';
 import { v5 as uuidv5 } from 'uuid';
-import { comparePositions, START, type EventStore, type NewEvent, type RecordedEvent } from '../eventstore/port.js';
+import {
+  comparePositions,
+  type EventStore,
+  type NewEvent,
+  type Position,
+  type RecordedEvent,
+  START,
+} from '../eventstore/port.js';
 import type { CommandContext } from '../kernel/handle.js';
-import type { DocumentStore } from '../readstore/port.js';
+import { type DocumentStore, type Fence, FenceLost } from '../readstore/port.js';
 
 const NAMESPACE = '6f1d8a52-3c4e-4f0b-9a57-2b8e1c9d7e10';
 const RETRY_AFTER_FAILURE_MS = 1000;
@@ -40,7 +49,13 @@ export type AnyReactor<Deps> = Reactor<any, Deps>;
 
 export const reactor = <E extends NewEvent, Deps>(r: Reactor<E, Deps>) => r;
 
-/** Runs one reactor until `signal` aborts; `before` runs ahead of each event (read models). */
+/** The reactor's checkpoint, and the name of its lease. */
+export const reactorCheckpoint = (r: Pick<AnyReactor<unknown>, 'name'>): string => `reactor_${r.name}`;
+
+/**
+ * Runs one reactor until `signal` aborts, or its `fence` no longer holds; `before` runs ahead of
+ * each event (read models).
+ */
 export async function runReactor<Deps>(
   r: AnyReactor<Deps>,
   deps: Deps,
@@ -49,8 +64,10 @@ export async function runReactor<Deps>(
   log: Logger,
   signal: AbortSignal,
   before: (event: RecordedEvent) => Promise<void>,
+  fence?: Fence,
 ): Promise<void> {
-  const checkpointName = `reactor_${r.name}`;
+  const checkpointName = reactorCheckpoint(r);
+  const save = (position: Position) => docs.commitAll([{ writes: [], checkpoint: checkpointName, position }], fence);
   const types = Object.keys(r.on);
   const react = async (event: RecordedEvent) => {
     const handler = r.on[event.type];
@@ -71,17 +88,21 @@ export async function runReactor<Deps>(
         );
         for (const event of batch) await react(event);
         position = batch.length === BATCH_SIZE ? batch[batch.length - 1]!.position : head;
-        await docs.commit([], checkpointName, position);
+        await save(position);
       }
       for await (const batch of events.subscribe(position, signal, BATCH_SIZE)) {
         for (const event of batch) {
           await react(event);
           position = event.position;
         }
-        await docs.commit([], checkpointName, position);
+        await save(position);
       }
     } catch (error) {
       if (signal.aborted) return;
+      if (error instanceof FenceLost) {
+        log.warn({ reactor: r.name }, 'reactor lease taken over; leaving it to the new owner');
+        return;
+      }
       log.error({ err: error, reactor: r.name }, 'reactor failed; resuming from its checkpoint');
       await new Promise((resolve) => setTimeout(resolve, RETRY_AFTER_FAILURE_MS));
     }

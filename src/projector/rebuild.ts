@@ -4,7 +4,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
-import type { Doc, DocumentStore, SetAsideEvent } from '../readstore/port.js';
+import type { Doc, DocumentStore, Fence, SetAsideEvent } from '../readstore/port.js';
 import { projectionBatch } from './batch.js';
 import { commitIsolated, mayBeRefusal, setAsideOf, type Target } from './isolate.js';
 import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
@@ -55,8 +55,9 @@ export type OnSetAside = (target: Target, event: SetAsideEvent) => void;
  * Replays the log into fresh `targets` (one per projection, emptied first), in one pass, stopping
  * after `until` (default: the head), and leaves each checkpointed there with its indexes built.
  * Each commit writes every target as one. Events a read model cannot apply are set aside as the
- * live projector sets them aside (projector/isolate), so a replay never dies on one. Returns the
- * events handled.
+ * live projector sets them aside (projector/isolate), so a replay never dies on one. With `fence`
+ * (the live projector loading new read models), nothing is dropped or written once the lease is
+ * lost. Returns the events handled.
  */
 export async function replayInto(
   events: EventStore,
@@ -66,7 +67,9 @@ export async function replayInto(
   until: Position | null,
   onProgress: (p: Progress) => void,
   onSetAside: OnSetAside = () => {},
+  fence?: Fence,
 ): Promise<number> {
+  if (fence) await docs.commitAll([], fence);
   for (const [i, target] of targets.entries()) {
     for (const { name } of collectionsOf(projections[i]!, target)) {
       await docs.drop(name);
@@ -101,7 +104,7 @@ export async function replayInto(
         })),
       );
       try {
-        await docs.commitAll(parts);
+        await docs.commitAll(parts, fence);
         for (const [i, t] of written.entries()) {
           t.position = position;
           for (const e of parts[i]!.setAside) onSetAside(t, e);
@@ -110,9 +113,15 @@ export async function replayInto(
         if (!mayBeRefusal(error)) throw error;
         // The store refused some document: go through these events again, halving until it is found.
         const again = await readBetween(events, types, written[0]!.position, position);
-        await commitIsolated(docs, written, again, (t, _wrote, setAside) => {
-          for (const e of setAside) onSetAside(t, e);
-        });
+        await commitIsolated(
+          docs,
+          written,
+          again,
+          (t, _wrote, setAside) => {
+            for (const e of setAside) onSetAside(t, e);
+          },
+          fence,
+        );
       }
       count += pending;
       onProgress({ events: count, position, head });
@@ -120,7 +129,10 @@ export async function replayInto(
     }
   }
   // Everything up to the head was read, also past the last event handled.
-  await docs.commitAll(targets.map((target) => ({ writes: [], checkpoint: target, position: head })));
+  await docs.commitAll(
+    targets.map((target) => ({ writes: [], checkpoint: target, position: head })),
+    fence,
+  );
   // Indexes built once over the loaded documents cost far less than kept up to date while loading.
   for (const [i, target] of targets.entries())
     for (const { name, indexes } of collectionsOf(projections[i]!, target)) await docs.ensureCollection(name, indexes);

@@ -17,18 +17,22 @@ import {
 import { comparePositions, type Position } from '../eventstore/port.js';
 import {
   CheckpointMoved,
+  FenceLost,
   samePosition,
   type CheckpointedWrites,
   type Collection,
   type Condition,
   type Doc,
   type DocumentStore,
+  type Fence,
   type Filter,
   type FindQuery,
   type Page,
   type Scalar,
   type Sort,
+  type Update,
 } from './port.js';
+import { checkUpdate } from './update.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 
 /** Positions as 20-digit zero-padded strings: string order equals numeric order up to 2^64. */
@@ -317,7 +321,37 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     await saveCheckpoint(checkpointName, position);
   }
 
+  /** Document `id`, and only when it matches `when` (an `id` field in `when` names the document too). */
+  const only = (id: string, when: Filter | undefined): MongoFilter<Stored> =>
+    ({ $and: [{ _id: id }, translateFilter(when)] }) as MongoFilter<Stored>;
+
+  async function checkFence(fence: Fence | undefined): Promise<void> {
+    if (fence && !(await docs(fence.collection).findOne(only(fence.id, fence.when), { projection: { _id: 1 } })))
+      throw new FenceLost(fence);
+  }
+
   const store: DocumentStore = {
+    async update<T extends Doc>(collection: string, id: string, u: Update) {
+      checkUpdate(u);
+      const coll = docs(collection);
+      const change = { ...(u.set ? { $set: u.set } : {}), ...(u.inc ? { $inc: u.inc } : {}) } as Document;
+      // One conditional statement; a missing document is inserted apart, so that none of `when`'s
+      // equalities seed it (as an upsert would), and a concurrent insert makes it lose.
+      const updated = await coll.findOneAndUpdate(only(id, u.when), change, { returnDocument: 'after' });
+      if (updated) return strip<T>(updated);
+      if (!u.upsert) return null;
+      const doc = { ...(u.set ?? {}), ...(u.inc ?? {}) };
+      try {
+        await coll.insertOne({ ...doc, _id: id });
+        return doc as T;
+      } catch (error) {
+        if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return null;
+        throw error;
+      }
+    },
+    async remove(collection, id, when) {
+      return (await docs(collection).deleteOne(only(id, when))).deletedCount === 1;
+    },
     async ensureCollection(name, indexes) {
       try {
         await db.createCollection(docs(name).collectionName);
@@ -334,7 +368,8 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     async commit(writes, checkpointName, position, expected) {
       await commitPart({ writes, checkpoint: checkpointName, position, expected });
     },
-    async commitAll(parts) {
+    async commitAll(parts, fence) {
+      await checkFence(fence);
       for (const part of parts) await commitPart(part);
     },
     async readCheckpoint(name) {

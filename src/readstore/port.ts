@@ -103,7 +103,43 @@ export interface CheckpointedWrites {
   setAside?: readonly SetAsideEvent[];
 }
 
+/**
+ * A conditional write of one document, outside any read model: state that the processes of one
+ * store share and that no event records (ownership leases, webhook budgets, worker presence).
+ * Such collections are made with `ensureCollection` like any other and read through
+ * `collection()`; only `update` and `remove` write them.
+ */
+export interface Update {
+  /** A condition on the stored document: nothing is written unless it holds. */
+  when?: Filter;
+  /** Top-level fields to set. */
+  set?: Doc;
+  /** Top-level numeric fields to add to (a missing field counts as 0). */
+  inc?: Readonly<Record<string, number>>;
+  /** Creates the document from `set` and `inc` when there is none, whatever `when` says. */
+  upsert?: boolean;
+}
+
+/**
+ * A commit made only while one document matches a condition: the holder of an ownership lease
+ * writes only while its fencing token is still the stored one. Checked in the commit's own
+ * transaction on SQLite; on MongoDB just before it (its writes are guarded by position anyway).
+ */
+export interface Fence {
+  collection: string;
+  id: string;
+  when: Filter;
+}
+
 export interface DocumentStore {
+  /**
+   * Applies `update` to document `id` of `collection` atomically (one conditional statement, across
+   * processes too); returns the document as written, or null when `when` did not hold or there
+   * was no document to update.
+   */
+  update<T extends Doc = Doc>(collection: string, id: string, update: Update): Promise<T | null>;
+  /** Deletes document `id` when it exists and matches `when`; says whether it did. */
+  remove(collection: string, id: string, when?: Filter): Promise<boolean>;
   ensureCollection(name: string, indexes: readonly IndexSpec[]): Promise<void>;
   collection<T extends Doc = Doc>(name: string): Collection<T>;
   /**
@@ -121,8 +157,9 @@ export interface DocumentStore {
   /**
    * Several read models' commits as one: one transaction on SQLite (all or nothing); on MongoDB
    * one after the other, each as `commit`. CheckpointMoved names the first checkpoint that moved.
+   * With `fence`, throws FenceLost and writes nothing when its document no longer matches.
    */
-  commitAll(parts: readonly CheckpointedWrites[]): Promise<void>;
+  commitAll(parts: readonly CheckpointedWrites[], fence?: Fence): Promise<void>;
   readCheckpoint(name: string): Promise<Position | null>;
   listCheckpoints(): Promise<Array<{ name: string; position: Position }>>;
   /** Events set aside under `checkpoint` (every checkpoint when omitted), by checkpoint and position. */
@@ -144,6 +181,14 @@ export class CheckpointMoved extends Error {
   constructor(readonly checkpointName: string) {
     super(`checkpoint ${checkpointName} was moved by another writer`);
     this.name = 'CheckpointMoved';
+  }
+}
+
+/** A fenced commit found its fence gone: the writer lost the lease it wrote under. */
+export class FenceLost extends Error {
+  constructor(readonly fence: Fence) {
+    super(`${fence.collection}/${fence.id} no longer holds: the lease was lost, nothing was written`);
+    this.name = 'FenceLost';
   }
 }
 

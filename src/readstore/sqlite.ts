@@ -12,16 +12,21 @@ import Database from 'better-sqlite3';
 import type { Position } from '../eventstore/port.js';
 import {
   CheckpointMoved,
+  FenceLost,
   samePosition,
   type CheckpointedWrites,
   type Collection,
   type Doc,
   type DocumentStore,
+  type Fence,
+  type Filter,
   type FindQuery,
   type IndexSpec,
   type Page,
   type Scalar,
+  type Update,
 } from './port.js';
+import { applyUpdate, checkUpdate } from './update.js';
 import {
   assertCollectionName,
   compileAfter,
@@ -37,7 +42,7 @@ import {
 } from './sqlite-filter.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
-import { turnSnapshot } from '../sqlite-snapshot.js';
+import { turnSnapshot, whenUnlocked } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
 
 interface DocRow {
@@ -78,6 +83,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   db.pragma('journal_mode = WAL');
   // Read models can be rebuilt from the event log, so losing the last commits on power loss is fine.
   db.pragma('synchronous = NORMAL');
+  // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
   // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
   db.pragma('cache_size = -65536');
@@ -171,7 +177,44 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }
     saveCheckpoint(checkpoint, position);
   };
-  const commitAll = writing(db.transaction((parts: readonly CheckpointedWrites[]) => parts.forEach(commitPart)));
+  /** Whether document `id` exists and matches `when`, inside the current transaction. */
+  const matches = (collection: string, id: string, when: Filter | undefined): boolean => {
+    const where = compileFilter(when);
+    return (
+      stmt(`SELECT 1 FROM ${table(collection)} WHERE id = ? AND (${where.sql})`).get(id, ...where.params) !== undefined
+    );
+  };
+
+  const commitAll = writing(
+    db.transaction((parts: readonly CheckpointedWrites[], fence: Fence | undefined) => {
+      if (fence && !matches(fence.collection, fence.id, fence.when)) throw new FenceLost(fence);
+      parts.forEach(commitPart);
+    }),
+  );
+
+  // Read, checked and written in one IMMEDIATE transaction: no other connection writes in between.
+  const update = writing(
+    db.transaction((collection: string, id: string, u: Update): Doc | null => {
+      const row = stmt(`SELECT json(doc) AS doc FROM ${table(collection)} WHERE id = ?`).get(id) as DocRow | undefined;
+      if (!row && !u.upsert) return null;
+      if (row && u.when && !matches(collection, id, u.when)) return null;
+      const doc = applyUpdate(row ? (JSON.parse(row.doc) as Doc) : null, u);
+      stmt(
+        `INSERT INTO ${table(collection)} (id, doc) VALUES (?, jsonb(?))
+         ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
+      ).run(id, JSON.stringify(doc));
+      return doc;
+    }),
+  );
+
+  const remove = writing(
+    db.transaction((collection: string, id: string, when: Filter | undefined): boolean => {
+      const where = compileFilter(when);
+      return (
+        stmt(`DELETE FROM ${table(collection)} WHERE id = ? AND (${where.sql})`).run(id, ...where.params).changes > 0
+      );
+    }),
+  );
 
   const promote = writing(
     db.transaction((source: string, target: string) => {
@@ -273,15 +316,22 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
   }
 
   return {
+    async update<T extends Doc>(collection: string, id: string, u: Update) {
+      checkUpdate(u);
+      return (await whenUnlocked(() => update(collection, id, u))) as T | null;
+    },
+    async remove(collection, id, when) {
+      return whenUnlocked(() => remove(collection, id, when));
+    },
     async ensureCollection(name, indexes) {
-      ensureCollection(name, indexes);
+      await whenUnlocked(() => ensureCollection(name, indexes));
     },
     collection,
     async commit(writes, checkpoint, position, expected) {
-      commitAll([{ writes, checkpoint, position, expected }]);
+      await whenUnlocked(() => commitAll([{ writes, checkpoint, position, expected }], undefined));
     },
-    async commitAll(parts) {
-      commitAll(parts);
+    async commitAll(parts, fence) {
+      await whenUnlocked(() => commitAll(parts, fence));
     },
     async readCheckpoint(name) {
       return read(() => readCheckpoint(name));
@@ -310,11 +360,11 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       return new Map(rows.map((row) => [row.checkpoint, row.n]));
     },
     async promote(source, target) {
-      promote(source, target);
+      await whenUnlocked(() => promote(source, target));
       statements.clear();
     },
     async drop(name) {
-      drop(name);
+      await whenUnlocked(() => drop(name));
       statements.clear();
     },
     async listCollections() {

@@ -2,7 +2,8 @@
  * Taking runs back from workers, with fast timings (heartbeat 0.4 s, lease 0.4 s): an
  * unacknowledged lease goes back to the queue; a worker that stops heartbeating loses its runs
  * (never started: queued again; in progress: ERROR); and after a server restart the runs held
- * before it are still known, so a worker that never comes back still loses them.
+ * before it, and the workers' presence, are still known: a returning worker carries on, and one
+ * that never comes back still loses them.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -195,10 +196,9 @@ describe('a server restart', () => {
     open.splice(open.indexOf(first.app), 1);
 
     const { app } = await start(first.dir);
-    // Presence did not survive: the worker announces again under its id.
-    expect((await app.call('POST', `/agent/workers/${worker}/heartbeat`, { runs: [runId] }, key)).status).toBe(404);
-    expect((await app.call('POST', '/agent/workers', { host: 'h', worker_id: worker }, key)).status).toBe(201);
+    // Presence is kept in the store: the worker carries on under its id without announcing again.
     const beat = await app.call('POST', `/agent/workers/${worker}/heartbeat`, { runs: [runId] }, key);
+    expect(beat.status).toBe(200);
     expect(beat.body.signals).toEqual([
       expect.objectContaining({ type: 'followup', run_id: runId, execution_id: x, message: 'one more thing' }),
     ]);

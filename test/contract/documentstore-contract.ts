@@ -8,6 +8,7 @@ import type { Position } from '../../src/eventstore/port.js';
 import {
   CheckpointMoved,
   type Doc,
+  FenceLost,
   type DocumentStore,
   type DocWrite,
   type Filter,
@@ -559,6 +560,145 @@ export function documentStoreContract(
         await expect(store.promote(source, target)).rejects.toThrow();
         expect(await store.collection(target).get('a')).toEqual({ v: 1 });
         expect(await store.readCheckpoint(target)).toEqual(at(3n));
+      });
+    });
+
+    describe('shared state: conditional updates, removals and fenced commits', () => {
+      it('creates a document only with upsert, then sets and increments its fields', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        expect(await store.update(name, 'a', { set: { holder: 'p1' } })).toBeNull();
+        expect(await store.collection(name).get('a')).toBeNull();
+
+        expect(
+          await store.update(name, 'a', { set: { holder: 'p1', list: [1, 'x'] }, inc: { token: 1 }, upsert: true }),
+        ).toEqual({ holder: 'p1', list: [1, 'x'], token: 1 });
+        expect(await store.update(name, 'a', { set: { beat: 'b' }, inc: { token: 2, other: -1 } })).toEqual({
+          holder: 'p1',
+          list: [1, 'x'],
+          token: 3,
+          beat: 'b',
+          other: -1,
+        });
+        expect(await store.collection(name).get('a')).toEqual({
+          holder: 'p1',
+          list: [1, 'x'],
+          token: 3,
+          beat: 'b',
+          other: -1,
+        });
+      });
+
+      it('writes only while `when` holds on the stored document; a missing one is created by upsert whatever `when` says', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, [['token']]);
+        expect(
+          await store.update(name, 'l', { when: { token: 7 }, set: { holder: 'p1' }, inc: { token: 1 }, upsert: true }),
+        ).toEqual({
+          holder: 'p1',
+          token: 1,
+        });
+        // Stored now: `when` decides, with or without upsert.
+        for (const upsert of [false, true])
+          expect(await store.update(name, 'l', { when: { token: 0 }, set: { holder: 'p2' }, upsert })).toBeNull();
+        expect(
+          await store.update(name, 'l', { when: { holder: 'p1', token: { $gte: 1 } }, set: { holder: 'p2' } }),
+        ).toEqual({
+          holder: 'p2',
+          token: 1,
+        });
+        expect(
+          await store.update(name, 'l', {
+            when: { $or: [{ holder: null }, { gone: { $exists: true } }] },
+            set: { holder: 'p3' },
+          }),
+        ).toBeNull();
+        expect(await store.collection(name).get('l')).toEqual({ holder: 'p2', token: 1 });
+      });
+
+      it('refuses updates that write nothing or name odd fields, and increments of what is not a number', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        for (const bad of [
+          {},
+          { set: {} },
+          { set: { 'a.b': 1 } },
+          { set: { $where: 1 } },
+          { set: { id: 'x' } },
+          { inc: { n: Number.NaN } },
+        ])
+          await expect(store.update(name, 'a', { ...bad, upsert: true })).rejects.toThrow();
+        await store.update(name, 'a', { set: { n: 'text' }, upsert: true });
+        await expect(store.update(name, 'a', { inc: { n: 1 } })).rejects.toThrow();
+        expect(await store.collection(name).get('a')).toEqual({ n: 'text' });
+      });
+
+      it('counts every one of many concurrent increments, through several handles', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        const other = await open();
+        try {
+          await Promise.all(
+            Array.from({ length: 60 }, (_, i) =>
+              (i % 2 ? other : store).update(name, 'counter', { inc: { n: 1 }, upsert: true }),
+            ),
+          );
+          expect(await store.collection(name).get('counter')).toEqual({ n: 60 });
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('lets exactly one of concurrent compare-and-set writers win', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, []);
+        await store.update(name, 'cas', { set: { v: 0, by: null }, upsert: true });
+        const other = await open();
+        try {
+          const results = await Promise.all(
+            Array.from({ length: 10 }, (_, i) =>
+              (i % 2 ? other : store).update(name, 'cas', { when: { v: 0 }, set: { by: `w${i}` }, inc: { v: 1 } }),
+            ),
+          );
+          expect(results.filter((r) => r !== null)).toHaveLength(1);
+          expect(await store.collection(name).get('cas')).toMatchObject({ v: 1 });
+        } finally {
+          await other.close();
+        }
+      });
+
+      it('removes a document only when it matches', async () => {
+        const name = fresh();
+        await store.ensureCollection(name, [['seen']]);
+        await store.update(name, 'w', { set: { seen: 10 }, upsert: true });
+        expect(await store.remove(name, 'w', { seen: { $lt: 5 } })).toBe(false);
+        expect(await store.remove(name, 'nobody')).toBe(false);
+        expect(await store.collection(name).get('w')).toEqual({ seen: 10 });
+        expect(await store.remove(name, 'w', { seen: { $lt: 20 } })).toBe(true);
+        expect(await store.collection(name).get('w')).toBeNull();
+      });
+
+      it('commits under a fence only while its document matches, and writes nothing otherwise', async () => {
+        const [leases, docs] = [fresh(), fresh()];
+        await store.ensureCollection(leases, []);
+        await store.ensureCollection(docs, []);
+        await store.update(leases, 'projector', { set: { holder: 'p1' }, inc: { token: 1 }, upsert: true });
+        const fence = { collection: leases, id: 'projector', when: { holder: 'p1', token: 1 } };
+        await store.commitAll([{ writes: [put(docs, 'a', { v: 1 })], checkpoint: docs, position: at(1n) }], fence);
+        expect(await store.collection(docs).get('a')).toEqual({ v: 1 });
+
+        // Taken over: the old holder's commit is refused whole.
+        await store.update(leases, 'projector', { when: { token: 1 }, set: { holder: 'p2' }, inc: { token: 1 } });
+        const stale = store.commitAll(
+          [{ writes: [put(docs, 'a', { v: 2 }, at(2n))], checkpoint: docs, position: at(2n) }],
+          fence,
+        );
+        await expect(stale).rejects.toThrow(FenceLost);
+        expect(await store.collection(docs).get('a')).toEqual({ v: 1 });
+        expect(await store.readCheckpoint(docs)).toEqual(at(1n));
+        await expect(store.commitAll([], { collection: leases, id: 'nobody', when: { holder: 'p1' } })).rejects.toThrow(
+          FenceLost,
+        );
       });
     });
   });

@@ -8,7 +8,8 @@
  *      webhooks, whose senders are not known yet, only while the bound on such reads allows
  *      (body-reads.ts), else 503 before reading it
  *   5. signature schemes: the provider signature over the raw body → 401 (counted)
- *   6. delivery rate of authenticated senders, 60 a minute → 429
+ *   6. delivery rate of authenticated senders, 60 a minute → 429 (budgets counted in the store, so
+ *      once for all processes: rate-limit.ts)
  *   7. JSON, nested at most 64 levels → 400
  *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
  * Rejections at 3, 4, 5 and 7 are logged; 404, 429 and 503 are not (they would let anyone fill the log).
@@ -90,8 +91,9 @@ function identityOf(
 
 export default function webhookIngress(app: Api, rt: Runtime): void {
   const webhooks = rt.readModel(webhooksProjection);
-  const failedAuth = slidingWindow(rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
-  const deliveries = slidingWindow(DELIVERIES_PER_MINUTE);
+  // Counted in the read store: one budget for all the processes of a store.
+  const failedAuth = slidingWindow(rt.docs, 'failed_auth', rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
+  const deliveries = slidingWindow(rt.docs, 'deliveries', DELIVERIES_PER_MINUTE);
   const bodyReads = boundedBodyReads(
     rt.config.WEBHOOK_CONCURRENT_BODY_READS,
     rt.config.WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK,
@@ -144,7 +146,7 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const reject = async (reason: DeliveryRejectionReason, size_bytes: number) =>
       write(rejectedDeliveriesStream(uid), { type: 'DeliveryRejected', data: { ...base, size_bytes, reason } }, 'any');
     const unauthorized = async (size_bytes: number) => {
-      failedAuth.hit(uid, Date.now());
+      await failedAuth.hit(uid, Date.now());
       await reject('auth', size_bytes);
       return sendProblem(
         reply,
@@ -157,7 +159,7 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     const declaredSize = Number(req.headers['content-length']) || 0;
 
     // 2. Brute force stops here, before any credential is compared.
-    const wait = failedAuth.exhausted(uid, Date.now());
+    const wait = await failedAuth.exhausted(uid, Date.now());
     if (wait !== null) return tooMany(reply, wait, 'too many failed authentications for this webhook');
 
     const secret = await resolveWebhookSecret(rt, webhook);
@@ -219,11 +221,10 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
       if (!verified) return unauthorized(body.length);
     }
 
-    // 6. Only authenticated senders spend the delivery budget.
-    const rateWait = deliveries.exhausted(uid, Date.now());
+    // 6. Only authenticated senders spend the delivery budget (checked and spent as one).
+    const rateWait = await deliveries.take(uid, Date.now());
     if (rateWait !== null)
       return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
-    deliveries.hit(uid, Date.now());
 
     // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would fail.
     const json = parseJson(body);

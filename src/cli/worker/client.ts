@@ -1,4 +1,5 @@
 /** The worker API as the reference worker calls it: one method per operation, JSON in and out. */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FoundSkill } from './skills.js';
 
 export interface Announced {
@@ -38,6 +39,29 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A failure that says nothing of whether the request was applied: no answer at all, or a gateway's
+ * or an overloaded server's (behind a load balancer, the process that had it may have died).
+ */
+const isTransient = (error: unknown): boolean =>
+  error instanceof ApiError ? [502, 503, 504].includes(error.status) : (error as Error)?.name !== 'AbortError';
+
+/**
+ * Runs `attempt` through transient failures, for about `budgetMs`, with growing pauses; `again` is
+ * true on the retries (when an earlier attempt may have been applied after all).
+ */
+export async function withRetries<T>(attempt: (again: boolean) => Promise<T>, budgetMs = 30_000): Promise<T> {
+  const deadline = Date.now() + budgetMs;
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt(n > 0);
+    } catch (error) {
+      if (!isTransient(error) || Date.now() > deadline) throw error;
+      await delay(Math.min(2000, 100 * 2 ** n));
+    }
+  }
+}
+
 /** The report endpoints on a held run (JSON bodies). */
 export type Report =
   | 'claim'
@@ -72,7 +96,12 @@ export class WorkerClient {
     }
     const res = await fetch(`${this.baseUrl}/api/v1${path}`, { method, headers, body, signal: init.signal ?? null });
     const text = await res.text();
-    const parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    let parsed: Record<string, unknown> | null = null;
+    try {
+      parsed = text ? (JSON.parse(text) as Record<string, unknown>) : null;
+    } catch {
+      // not JSON (a proxy's error page): the status says it
+    }
     if (!res.ok) throw new ApiError(res.status, String(parsed?.code ?? 'unknown'), String(parsed?.detail ?? text));
     return { status: res.status, body: parsed };
   }

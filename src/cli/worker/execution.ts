@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ApiError, type Assignment, type Report, type Signal, type WorkerClient } from './client.js';
+import { ApiError, type Assignment, type Report, type Signal, type WorkerClient, withRetries } from './client.js';
 import { type Judgement, MAX_JUDGE_OUTPUT, parseJudgement, prepareJudge } from './judge.js';
 import { filesUnder, lineSplitter, mimeTypeOf, pullRequestUrls, questionOf, usageOf } from './output.js';
 
@@ -64,11 +64,24 @@ export class Execution {
   /** Runs the command to its end and finishes the run (unless it was taken away). */
   async execute(): Promise<void> {
     const { client, workerId } = this.o;
+    // Behind a load balancer a report may get no answer (the process that had it died), applied or
+    // not: it is sent again. A step found already taken on a retry is confirmed by the next one,
+    // which the server accepts only from the execution holding the run.
+    const taken = (again: boolean, error: unknown) =>
+      again && error instanceof ApiError && error.code === 'not_claimed' ? null : Promise.reject(error);
     try {
       // The acknowledgement's prompt is authoritative: follow-ups may have joined it since the claim.
-      const ack = (await client.report(workerId, this.run, 'claim')) as { run: Assignment } | null;
+      const ack = (await withRetries((again) =>
+        client.report(workerId, this.run, 'claim').catch((e: unknown) => taken(again, e)),
+      )) as { run: Assignment } | null;
       if (ack?.run) Object.assign(this.run, { prompt: ack.run.prompt, mode: ack.run.mode });
-      await client.report(workerId, this.run, 'start');
+      const started = await withRetries((again) =>
+        client.report(workerId, this.run, 'start').catch((e: unknown) => taken(again, e)),
+      );
+      if (started === null)
+        await withRetries(() =>
+          client.report(workerId, this.run, 'timeline', { name: 'start_confirmed', detail: { retried: true } }),
+        );
     } catch (error) {
       this.o.log(`run ${this.runId}: could not take it up (${String(error)})`);
       return;
@@ -279,13 +292,22 @@ export class Execution {
     this.send('timeline', { name, detail });
   }
 
-  /** Queues a report; a 409 `not_claimed` means the run was taken away. */
+  /**
+   * Queues a report, sent again through failures that leave it unknown whether it was applied (an
+   * output message may then be recorded twice); a 409 `not_claimed` means the run was taken away,
+   * or, for a finish sent again, that the first one was applied.
+   */
   private send(what: Report, body: unknown, upload?: () => Promise<unknown>): void {
     this.reports = this.reports.then(async () => {
       if (this.stopped) return;
+      let retried = false;
       try {
-        await (upload ? upload() : this.o.client.report(this.o.workerId, this.run, what, body));
+        await withRetries((again) => {
+          retried = again;
+          return upload ? upload() : this.o.client.report(this.o.workerId, this.run, what, body);
+        });
       } catch (error) {
+        if (error instanceof ApiError && error.code === 'not_claimed' && what === 'finish' && retried) return;
         if (error instanceof ApiError && error.code === 'not_claimed')
           this.stop('the run is no longer held by this execution');
         else this.o.log(`run ${this.runId}: ${what} report failed (${String(error)})`);
