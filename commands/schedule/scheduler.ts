@@ -1,6 +1,6 @@
 /**
- * The scheduler: once a second it asks the read model which schedules are due by the server's
- * clock and fires each from its own stream. A firing is decided on the write side (the schedule's
+ * The scheduler: once a second, in one process of the store at a time, it asks the read model
+ * which schedules are due by the server's clock and fires each from its own stream. A firing is decided on the write side (the schedule's
  * kept state), so the read model's lag or a second process firing the same due time at once
  * changes nothing: the decider fires each due time once, and the second firing decides nothing.
  */
@@ -75,22 +75,17 @@ export async function fireDueSchedules(rt: Runtime): Promise<number> {
   return fired;
 }
 
+/** Runs the scheduler in one process of the store at a time (whichever holds its lease). */
 export function startScheduler(rt: Runtime): Service {
-  const abort = new AbortController();
-  const loop = (async () => {
-    while (!abort.signal.aborted) {
+  const exclusive = rt.exclusive('scheduler', async ({ signal }) => {
+    while (!signal.aborted) {
       try {
         await fireDueSchedules(rt);
       } catch (error) {
         rt.log.error({ err: error }, 'scheduler pass failed; trying again');
       }
-      await delay(TICK_MS, undefined, { signal: abort.signal }).catch(() => {});
+      await delay(TICK_MS, undefined, { signal }).catch(() => {});
     }
-  })();
-  return {
-    async stop() {
-      abort.abort();
-      await loop;
-    },
-  };
+  });
+  return { stop: () => exclusive.stop() };
 }

@@ -11,7 +11,8 @@ const SCHEDULES = 5;
 const dataDir = makeDataDir();
 const servers: ServerProcess[] = [];
 const start = async () => {
-  const s = await startServer({ dataDir });
+  // A killed process's leases (the scheduler's among them) are taken over after one second.
+  const s = await startServer({ dataDir, extra: { OWNERSHIP_LEASE_SECONDS: '1' } });
   servers.push(s);
   return s;
 };
