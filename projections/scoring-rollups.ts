@@ -4,11 +4,17 @@
  * counted by score, not by outcome: pass and fail are derived when read, against the threshold of
  * that moment, so a new threshold re-derives the past without touching a row.
  *
+ * A judge run's cost is the cost ledger's: each `RunInferencePriced` and `RunExecutionPriced` of
+ * one of the scorer's judge runs (the `judge_runs` table names its scorer) adds its `delta` in the
+ * period it happened (the usage report, the end of the execution), as the factory's cost figures
+ * count it. Judge runs are counted in the period they first ended.
+ *
  * Rows are counters; each remembers the last event it applied, so a replay adds nothing twice.
  */
-import { positionKey } from '../src/eventstore/port.js';
+import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { type Grain, GRAINS, periodStart } from '../src/periods.js';
-import { type Docs, projection } from '../src/projector/projection.js';
+import { type Docs, type ProjectionDocs, projection } from '../src/projector/projection.js';
+import type { RunExecutionPriced, RunInferencePriced } from '../commands/analytics/events.js';
 import { type Dollars, NO_DOLLARS, type ScoringEvent } from '../commands/scorer/events.js';
 
 export type RollupGrain = Grain | 'all';
@@ -21,8 +27,9 @@ export interface ScoringRollupDoc {
   start: string;
   /** Live scores in the period, by score. */
   scores: Array<{ score: number; count: number }>;
-  /** Judge runs that ended in the period, and what they cost. */
+  /** Judge runs that (first) ended in the period. */
   judge_runs: number;
+  /** What the scorer's judge runs cost in the period: the cost ledger's entries of their usage and executions. */
   cost: Dollars;
   /** The newest live score's time (the total's row only keeps it meaningfully). */
   last_scored_at: string | null;
@@ -35,11 +42,19 @@ export const rollupKey = (scorerUid: string, grain: RollupGrain, start: string) 
 const startOf = (at: string, grain: RollupGrain) =>
   grain === 'all' ? '' : periodStart(new Date(at), grain).toISOString();
 
-const add = (a: Dollars, b: Dollars): Dollars => ({
+/** Which scorer a judge run judges for. */
+interface JudgeRunDoc {
+  [field: string]: unknown;
+  scorer_uid: string;
+}
+
+type Tables = { judge_runs: JudgeRunDoc };
+
+const add = (a: Dollars, b: { inference: number; compute: number; platform: number }): Dollars => ({
   inference: a.inference + b.inference,
   compute: a.compute + b.compute,
   platform: a.platform + b.platform,
-  total: a.total + b.total,
+  total: a.total + b.inference + b.compute + b.platform,
 });
 
 /** Applies `change` to the row of every grain holding `at`, once per event. */
@@ -76,11 +91,31 @@ const counted = (scores: ScoringRollupDoc['scores'], score: number, by: number) 
   return next.filter((s) => s.count !== 0).sort((a, b) => a.score - b.score);
 };
 
-export const scoringRollupsProjection = projection<ScoringEvent, ScoringRollupDoc>({
+/** A ledger entry of a judge run: what it adds to the judge runs' cost, when it happened. */
+async function priced(
+  e: RecordedEvent<RunInferencePriced | RunExecutionPriced>,
+  docs: ProjectionDocs<ScoringRollupDoc, Tables>,
+) {
+  const judge = await docs.in('judge_runs').get(e.data.run_id);
+  if (!judge) return;
+  await update(docs, judge.scorer_uid, e.data.at, `${positionKey(e.position)}:1`, (row) => ({
+    cost: add(row.cost, e.data.delta),
+  }));
+}
+
+export const scoringRollupsProjection = projection<
+  ScoringEvent | RunInferencePriced | RunExecutionPriced,
+  ScoringRollupDoc,
+  Tables
+>({
   name: 'scoring_rollups',
-  version: 1,
+  // 2: judge-run cost from the cost ledger (it was the dollars the judges' workers reported).
+  version: 2,
   indexes: [['scorer_uid', 'grain', 'start']],
+  tables: { judge_runs: [] },
   on: {
+    ScoringAttemptStarted: (e, docs) =>
+      docs.in('judge_runs').put(e.data.judge_run_id, { scorer_uid: e.data.scorer_uid }),
     ScoringJudgementRecorded: async (e, docs) => {
       const d = e.data;
       if (!d.live) return;
@@ -98,9 +133,12 @@ export const scoringRollupsProjection = projection<ScoringEvent, ScoringRollupDo
       }));
     },
     ScoringJudgeRunEnded: (e, docs) =>
-      update(docs, e.data.scorer_uid, e.metadata.occurred_at, `${positionKey(e.position)}:1`, (row) => ({
-        judge_runs: row.judge_runs + (e.data.first ? 1 : 0),
-        cost: add(row.cost, e.data.cost),
-      })),
+      e.data.first
+        ? update(docs, e.data.scorer_uid, e.metadata.occurred_at, `${positionKey(e.position)}:1`, (row) => ({
+            judge_runs: row.judge_runs + 1,
+          }))
+        : undefined,
+    RunInferencePriced: priced,
+    RunExecutionPriced: priced,
   },
 });

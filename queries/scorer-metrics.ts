@@ -53,7 +53,9 @@ const answer = z.object({
   cost: z
     .object({
       judge_run_count: z.int().describe('Judge runs that ended in the range'),
-      dollars: dollars.describe('What they cost, from their request_usage (US dollars)'),
+      dollars: dollars.describe(
+        'What the judge runs cost in the range, as the cost ledger priced them (their request_usage; US dollars)',
+      ),
       series: z.object({ judge_run_count: z.array(z.int()), dollars: z.array(dollars) }),
     })
     .optional()

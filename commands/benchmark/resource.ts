@@ -24,24 +24,32 @@ const MAX_SELECTED_SCORERS = 20;
 
 // ---- money and tallies -------------------------------------------------------------------------
 
-/** US dollars by category, as `request_usage` reports them. */
-export interface Dollars {
+/** Amounts by category, with their total: US dollars, or credits. */
+export interface Amounts {
   inference: number;
   compute: number;
   platform: number;
   total: number;
 }
 
-export const NO_COST: Dollars = { inference: 0, compute: 0, platform: 0, total: 0 };
+/** US dollars by category, as `request_usage` reports them. */
+export type Dollars = Amounts;
+/** Credits by category, as `request_usage` reports them. */
+export type Credits = Amounts;
 
-const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+export const NO_COST: Amounts = { inference: 0, compute: 0, platform: 0, total: 0 };
 
-/** A run's cost from its `request_usage` (the `*_cost_usd` fields; absent ones are 0). */
-export function dollarsOfUsage(usage: Record<string, unknown> | null): Dollars {
-  const inference = num(usage?.inference_cost_usd);
-  const compute = num(usage?.compute_cost_usd);
-  const platform = num(usage?.platform_cost_usd);
-  return { inference, compute, platform, total: inference + compute + platform };
+export const amounts = (inference: number, compute: number, platform: number): Amounts => ({
+  inference,
+  compute,
+  platform,
+  total: inference + compute + platform,
+});
+
+/** What a run cost, as the cost ledger priced it (its `request_usage`): in US dollars and in credits. */
+export interface RunCost {
+  cost: Dollars;
+  credits: Credits;
 }
 
 /** Counts and sums over trials: what a trial adds to its cell, its configuration and its run. */
@@ -63,8 +71,12 @@ export interface Tally {
   retries: number;
   retried_trials: number;
   wall_ms: number;
+  /** What the trials' runs cost (every attempt), in US dollars and in credits. */
   cost: Dollars;
+  credits: Credits;
+  /** What their judge runs cost. */
   scoring_cost: Dollars;
+  scoring_credits: Credits;
   /** (trial, scorer) pairs by state. */
   ledger: Record<'awaiting_trial' | 'judging' | 'scored' | 'finished_unscored' | 'not_scoreable', number>;
   /** Each scorer's outcomes over the trials, by scorer uid. */
@@ -75,8 +87,9 @@ export interface Tally {
 export interface TalliedTrial {
   state: string;
   outcome: 'pass' | 'fail' | null;
-  attempts: ReadonlyArray<{ run_time_ms: number; cost: Dollars }>;
-  scoring_cost: Dollars;
+  attempts: ReadonlyArray<{ run_time_ms: number } & RunCost>;
+  /** Its judge runs (those with a cost so far). */
+  judges: ReadonlyArray<RunCost>;
   scores: ReadonlyArray<{ scorer_uid: string; status: keyof Tally['ledger']; passed: boolean | null }>;
 }
 
@@ -108,8 +121,10 @@ export function tallyOf(t: TalliedTrial): Tally {
     retries: Math.max(0, t.attempts.length - 1),
     retried_trials: t.attempts.length > 1 ? 1 : 0,
     wall_ms: t.attempts.reduce((n, a) => n + a.run_time_ms, 0),
-    cost: t.attempts.reduce((sum, a) => addTally(sum, a.cost) as Dollars, NO_COST),
-    scoring_cost: t.scoring_cost,
+    cost: t.attempts.reduce((sum, a) => addTally(sum, a.cost), NO_COST),
+    credits: t.attempts.reduce((sum, a) => addTally(sum, a.credits), NO_COST),
+    scoring_cost: t.judges.reduce((sum, j) => addTally(sum, j.cost), NO_COST),
+    scoring_credits: t.judges.reduce((sum, j) => addTally(sum, j.credits), NO_COST),
     ledger,
     scorers,
   };
@@ -131,7 +146,9 @@ const EMPTY_TALLY = (): Tally => ({
   retried_trials: 0,
   wall_ms: 0,
   cost: NO_COST,
+  credits: NO_COST,
   scoring_cost: NO_COST,
+  scoring_credits: NO_COST,
   ledger: { awaiting_trial: 0, judging: 0, scored: 0, finished_unscored: 0, not_scoreable: 0 },
   scorers: {},
 });
@@ -446,6 +463,8 @@ const scoreProgressOf = (t: Tally) => ({
 
 const rate = (pass: number, fail: number) => (pass + fail > 0 ? pass / (pass + fail) : null);
 const seconds = (ms: number) => Math.round(ms) / 1000;
+/** Credits as the hosted service answers them: a decimal string (to the millionth of a credit). */
+const creditString = (credits: number) => String(Math.round(credits * 1e6) / 1e6);
 
 const configurationStat = z.object({
   uid: z.string(),
@@ -460,7 +479,10 @@ const configurationStat = z.object({
   fail_count: z.int(),
   pass_rate: z.number().nullable().describe('pass_count / (pass_count + fail_count); null before a trial is scored'),
   avg_cost_usd_per_trial: z.number().nullable(),
-  avg_total_credits_per_trial: z.string().nullable().describe('Null: Shopfloor keeps no credits'),
+  avg_total_credits_per_trial: z
+    .string()
+    .nullable()
+    .describe("What a trial's runs cost in credits, on average (a decimal string); null without trials"),
   avg_wall_time_s: z.number().nullable(),
 });
 
@@ -477,7 +499,7 @@ const configurationStatOf = (c: RunConfiguration, t: Tally) => ({
   fail_count: t.fail,
   pass_rate: rate(t.pass, t.fail),
   avg_cost_usd_per_trial: t.trials ? t.cost.total / t.trials : null,
-  avg_total_credits_per_trial: null,
+  avg_total_credits_per_trial: t.trials ? creditString(t.credits.total / t.trials) : null,
   avg_wall_time_s: t.trials ? seconds(t.wall_ms / t.trials) : null,
 });
 
@@ -495,8 +517,8 @@ export const runResource = z.object({
   trial_count: z.int(),
   task_count: z.int(),
   scorer_count: z.int(),
-  cost_usd: z.number().describe("The trials' runs and their judges, in US dollars"),
-  total_credits: z.string().nullable().describe('Null: Shopfloor keeps no credits'),
+  cost_usd: z.number().describe("The trials' runs and their judges, in US dollars, as the cost ledger priced them"),
+  total_credits: z.string().nullable().describe('The same in credits (a decimal string)'),
   elapsed_s: z.number().nullable().describe('From the start to the end (or now)'),
   progress,
   cancel_reason: z.string().nullable(),
@@ -719,7 +741,7 @@ export const resultsResource = z.object({
     cost_usd: z.number(),
     scoring_cost_usd: z.number(),
     total_cost_usd: z.number(),
-    total_credits: z.string().nullable(),
+    total_credits: z.string().nullable().describe('total_cost_usd in credits (a decimal string)'),
     elapsed_s: z.number().nullable(),
   }),
   trials: z.array(trialResource).optional().describe('include=trials: every trial used, with scores and metrics'),
@@ -830,7 +852,7 @@ export function resultsOf(
       cost_usd: total.cost.total,
       scoring_cost_usd: total.scoring_cost.total,
       total_cost_usd: total.cost.total + total.scoring_cost.total,
-      total_credits: null,
+      total_credits: creditString(total.credits.total + total.scoring_credits.total),
       elapsed_s: elapsedOf(run, now),
     },
   };
@@ -956,7 +978,7 @@ export function toRunResource(
     task_count: r.tasks.length,
     scorer_count: r.scorers.length,
     cost_usd: total.cost.total + total.scoring_cost.total,
-    total_credits: null,
+    total_credits: creditString(total.credits.total + total.scoring_credits.total),
     elapsed_s: elapsedOf(r, now),
     progress: { trials: trialProgressOf(total), scores: scoreProgressOf(total) },
     cancel_reason: r.cancel_reason,
@@ -1003,6 +1025,7 @@ export interface TrialLike {
     finished_at: string | null;
     run_time_ms: number;
     cost: Dollars;
+    credits: Credits;
   }>;
   outcome: 'pass' | 'fail' | null;
   failure_reason: string | null;
@@ -1017,7 +1040,7 @@ export interface TrialLike {
     error: string | null;
     scored_at: string | null;
   }>;
-  scoring_cost: Dollars;
+  judges: RunCost[];
   created_at: string;
   updated_at: string;
   finished_at: string | null;

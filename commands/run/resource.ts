@@ -15,6 +15,7 @@ import {
   TERMINAL_STATES,
 } from './events.js';
 import { type RunDoc, skillName } from '../../projections/runs.js';
+import type { InferenceUsage, MachineUsage } from '../analytics/events.js';
 
 /** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
 export function isoDuration(ms: number): string {
@@ -215,10 +216,12 @@ export type RunItem = z.infer<typeof runItem>;
 /**
  * `request_usage` as the cost ledger priced it (the run's latest usage report at the catalogue's
  * prices, its ended executions' machine and platform time at the rates); absent until priced.
+ * The usage of the ledger's latest `RunInferencePriced` and `RunExecutionPriced` of the run.
  */
-function requestUsage(run: RunDoc): z.infer<typeof requestUsageSchema> | null {
-  const inference = run.priced_inference ?? null;
-  const machine = run.priced_machine ?? null;
+export function requestUsageOf(
+  inference: InferenceUsage | null,
+  machine: MachineUsage | null,
+): z.infer<typeof requestUsageSchema> | null {
   if (!inference && !machine) return null;
   return {
     inference_cost: inference?.inference_cost ?? 0,
@@ -273,7 +276,7 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions): RunIte
     ...present('trigger_url', run.metadata.ticket_url),
     creator: run.creator,
     executor: run.executor,
-    ...present('request_usage', requestUsage(run)),
+    ...present('request_usage', requestUsageOf(run.priced_inference ?? null, run.priced_machine ?? null)),
     agent_config: { ...run.config, ...present('name', run.agent_name), ...present('skill_spec', skillSpec) },
     ...present('agent_skill', skillSpec && agentSkill(skillSpec)),
     conversation_id: run.conversation_id,

@@ -160,13 +160,16 @@ export type ScoringEvent =
         run_id: string;
         judge_run_id: string;
         state: string;
-        /** The judge run's `request_usage` when it ended. */
-        usage: Record<string, unknown> | null;
         run_time_ms: number;
-        /** What this end adds to the scorer's cost (a resumed judge run ends again, adding its increase). */
-        cost: Dollars;
         /** The attempt's first end: counts one judge run. */
         first: boolean;
+        /**
+         * Recorded before the cost ledger (issue #20): the usage the judge's worker reported and the
+         * dollars it claimed. Nothing reads them: what a judge run cost is the ledger's
+         * (`RunInferencePriced`, `RunExecutionPriced` of the judge run).
+         */
+        usage?: Record<string, unknown> | null;
+        cost?: Dollars;
       };
     };
 

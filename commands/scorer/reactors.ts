@@ -4,7 +4,8 @@
  * - a finished run of a factory agent starts an automatic attempt of each scorer in scope that
  *   samples it;
  * - an attempt started creates its judge run, a RUN_SCORER run that the team's workers execute;
- * - a judge run that ends records its cost on the attempt, and fails it if no judgement came;
+ * - a judge run that ends is recorded on the attempt (its time; what it cost is the cost ledger's),
+ *   and fails it if no judgement came;
  * - a self-improvement check that chose failures creates its SELF_IMPROVEMENT run.
  */
 import { createHash } from 'node:crypto';
@@ -22,7 +23,6 @@ import type { RunEvent } from '../run/events.js';
 import { runState } from '../run/state.js';
 import { type LiveScorer, scorerDecider } from './decider.js';
 import {
-  type Dollars,
   type JudgedRun,
   type ScorerEvent,
   type ScoringEvent,
@@ -51,16 +51,6 @@ export function sampled(scorerUid: string, runId: string, rate: number | null): 
 export function inScope(scorer: Pick<LiveScorer, 'scope_mode' | 'agents'>, agentUid: string) {
   if (scorer.scope_mode === 'all_agents') return { uid: agentUid, include_descendants: false };
   return scorer.agents.find((a) => a.uid === agentUid) ?? null;
-}
-
-const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-/** A run's cost in dollars, from its `request_usage` as reported (the USD fields; absent ones are 0). */
-export function dollarsOf(usage: Record<string, unknown> | null): Dollars {
-  const inference = num(usage?.inference_cost_usd);
-  const compute = num(usage?.compute_cost_usd);
-  const platform = num(usage?.platform_cost_usd);
-  return { inference, compute, platform, total: inference + compute + platform };
 }
 
 const scorersActor = { type: 'system' as const, uid: 'scorers' };
@@ -151,7 +141,6 @@ async function endJudgeRun(rt: Runtime, event: RecordedEvent<RunEvent>, state: s
   const m = run?.created.metadata;
   if (run?.created.source !== 'RUN_SCORER' || !m?.scorer_uid || !m.scored_run_id || !m.scoring_attempt_id) return;
   const doc = await rt.readModel(runsProjection).get(run.run_id);
-  const usage = doc?.usage ?? null;
   await rt.execute(
     scoringStream(m.scorer_uid, m.scored_run_id),
     scoringDecider,
@@ -162,9 +151,7 @@ async function endJudgeRun(rt: Runtime, event: RecordedEvent<RunEvent>, state: s
         attempt_id: m.scoring_attempt_id,
         judge_run_id: run.run_id,
         state,
-        usage,
         run_time_ms: doc?.run_time_ms ?? 0,
-        cost: dollarsOf(usage),
       },
     },
     { ...reactionContext(event, rt.clock.now()), actor: scorersActor },

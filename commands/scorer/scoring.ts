@@ -6,14 +6,7 @@
  */
 import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict } from '../../src/kernel/errors.js';
-import {
-  type Classification,
-  type Dollars,
-  type JudgedRun,
-  NO_DOLLARS,
-  type ScoringEvent,
-  type Trigger,
-} from './events.js';
+import type { Classification, JudgedRun, ScoringEvent, Trigger } from './events.js';
 
 /** An automatic attempt waits this long after the last attempt on the same run (manual ones do not). */
 export const COOL_DOWN_MS = 24 * 60 * 60 * 1000;
@@ -37,10 +30,7 @@ export type ScoringCommand =
         attempt_id: string;
         judge_run_id: string;
         state: string;
-        usage: Record<string, unknown> | null;
         run_time_ms: number;
-        /** The judge run's cost so far, from its usage. */
-        cost: Dollars;
       };
     };
 
@@ -55,7 +45,6 @@ interface Attempt {
   classifications: Classification[];
   /** The run events that ended its judge run (a resumed judge run ends again). */
   ends: string[];
-  cost: Dollars;
 }
 
 export type ScoringState =
@@ -75,13 +64,6 @@ const withAttempt = (
   change: (a: Attempt) => Attempt,
 ): ScoringState => ({ ...state, attempts: state.attempts.map((a) => (a.attempt_id === id ? change(a) : a)) });
 
-const minus = (a: Dollars, b: Dollars): Dollars => ({
-  inference: Math.max(0, a.inference - b.inference),
-  compute: Math.max(0, a.compute - b.compute),
-  platform: Math.max(0, a.platform - b.platform),
-  total: Math.max(0, a.total - b.total),
-});
-
 export const scoringDecider: Decider<ScoringCommand, ScoringEvent, ScoringState> = {
   initialState: () => ({ status: 'none' }),
 
@@ -100,7 +82,6 @@ export const scoringDecider: Decider<ScoringCommand, ScoringEvent, ScoringState>
         status: 'in_flight',
         classifications,
         ends: [],
-        cost: NO_DOLLARS,
       };
       // Closed attempts go first when the list is full; one in flight is kept however old.
       let attempts = [...base.attempts, attempt];
@@ -124,19 +105,8 @@ export const scoringDecider: Decider<ScoringCommand, ScoringEvent, ScoringState>
       }
       case 'ScoringAttemptFailed':
         return withAttempt(state, event.data.attempt_id, (a) => ({ ...a, status: 'failed' }));
-      case 'ScoringJudgeRunEnded': {
-        const { cost, end_id } = event.data;
-        return withAttempt(state, event.data.attempt_id, (a) => ({
-          ...a,
-          ends: [...a.ends, end_id],
-          cost: {
-            inference: a.cost.inference + cost.inference,
-            compute: a.cost.compute + cost.compute,
-            platform: a.cost.platform + cost.platform,
-            total: a.cost.total + cost.total,
-          },
-        }));
-      }
+      case 'ScoringJudgeRunEnded':
+        return withAttempt(state, event.data.attempt_id, (a) => ({ ...a, ends: [...a.ends, event.data.end_id] }));
     }
   },
 
@@ -202,7 +172,7 @@ export const scoringDecider: Decider<ScoringCommand, ScoringEvent, ScoringState>
           ? [{ type: 'ScoringAttemptFailed', data: { scorer_uid, run_id, ...command.data } }]
           : [];
       case 'EndJudgeRun': {
-        const { end_id, attempt_id, judge_run_id, state: runState, usage, run_time_ms, cost } = command.data;
+        const { end_id, attempt_id, judge_run_id, state: runState, run_time_ms } = command.data;
         if (!attempt || attempt.judge_run_id !== judge_run_id || attempt.ends.includes(end_id)) return [];
         const events: ScoringEvent[] = [
           {
@@ -214,9 +184,7 @@ export const scoringDecider: Decider<ScoringCommand, ScoringEvent, ScoringState>
               run_id,
               judge_run_id,
               state: runState,
-              usage,
               run_time_ms,
-              cost: minus(cost, attempt.cost),
               first: attempt.ends.length === 0,
             },
           },

@@ -3,26 +3,37 @@
  * (identical task, title conflicts, edit rules, versions), a run whose trials and judges the worker
  * executes on a clock the test moves (results, costs, retries and the significance verdict worked
  * out by hand), and a run cancelled in the middle (no trial left running, none scored after).
+ * The worker reports tokens; costs are what the cost ledger priced them at, with the machine time
+ * the clock gave each run, on a price list with round numbers.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
+import { tokens } from '../helpers/analytics-fixtures.js';
 import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { type Assigned, factoryAgent, quiet, simulatedWorker } from '../helpers/scorer-fixtures.js';
+import { type Assigned, factoryAgent, quiet, roundPriceList, simulatedWorker } from '../helpers/scorer-fixtures.js';
 import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
 
 const clock = manualClock('2026-05-04T09:00:00Z');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-benchmark-prices-'));
 let t: TestApp;
 let factory: string;
 let agent: { uid: string; key: string };
 let worker: ReturnType<typeof simulatedWorker>;
 
 beforeAll(async () => {
-  t = await startTestApp({}, clock);
+  // Machine time at $3.60 an hour: $0.001 a second.
+  t = await startTestApp({ MODELS_FILE: roundPriceList(dir, { computeUsdPerHour: 3.6 }) }, clock);
   factory = await newFactory(t, 'Benchmarks');
   agent = await factoryAgent(t, factory);
   worker = await simulatedWorker(t, agent.key).announce();
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const base = () => `/factory/${factory}/benchmarks`;
 const ok = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, body?: unknown, status = 200) => {
@@ -137,9 +148,13 @@ describe('suites and tasks', () => {
   });
 });
 
-/** Runs the worker until nothing is queued: trials by `behave`, judges by `judge`. */
+/**
+ * Runs the worker until nothing is queued: trials by `behave` (claimed and started at once, then
+ * executing `seconds` on the clock), judges by `judge` (at once, reporting 1,000 input tokens of
+ * the default model: $0.001).
+ */
 async function drain(
-  behave: (run: Assigned) => { text: string; state: string; cost: number; seconds: number },
+  behave: (run: Assigned) => { text: string; state: string; usage: Record<string, unknown>; seconds: number },
   judge: (run: Assigned) => string,
 ) {
   for (let idle = 0; idle < 3; ) {
@@ -155,7 +170,7 @@ async function drain(
       continue;
     }
     if (run.source === 'RUN_SCORER') {
-      await worker.judge(run, judge(run), 'because', { inference_cost_usd: 0.001 });
+      await worker.judge(run, judge(run), 'because', tokens('claude-4-6-sonnet', { input: 1000 }));
       continue;
     }
     const b = behave(run);
@@ -163,7 +178,7 @@ async function drain(
     await worker.report(run, 'start');
     clock.set(new Date(clock.now().getTime() + b.seconds * 1000).toISOString());
     await worker.report(run, 'messages', { role: 'assistant', content: [{ type: 'text', text: b.text }] });
-    await worker.report(run, 'usage', { inference_cost_usd: b.cost });
+    await worker.report(run, 'usage', b.usage);
     await worker.report(run, 'finish', { state: b.state });
   }
 }
@@ -190,8 +205,9 @@ describe('a benchmark run', () => {
     const attempts = new Map<string, number>();
 
     // The candidate passes tasks 1-9, the baseline tasks 1-3. The candidate's first try at task 1
-    // fails (and is retried); candidate trials take 30 s and cost $0.02, baseline ones 60 s and $0.05;
-    // every judge costs $0.001.
+    // fails after 10 s with 1,000 input tokens of Opus ($0.01), and is retried. Baseline trials take
+    // 60 s and 30,000 input and 4,000 output tokens of Sonnet ($0.03 + $0.02 = $0.05); candidate
+    // ones 30 s and 1,000 input and 200 output tokens of Opus ($0.01 + $0.01 = $0.02).
     const intended = new Map<string, 'pass' | 'fail'>();
     await drain(
       (run) => {
@@ -200,13 +216,20 @@ describe('a benchmark run', () => {
         const key = `${run.metadata.benchmark_trial_uid}`;
         attempts.set(key, (attempts.get(key) ?? 0) + 1);
         if (isCandidate && n === 1 && attempts.get(key) === 1)
-          return { text: 'crashed', state: 'FAILED', cost: 0.01, seconds: 10 };
+          return {
+            text: 'crashed',
+            state: 'FAILED',
+            usage: tokens('claude-4-6-opus-high', { input: 1000 }),
+            seconds: 10,
+          };
         const pass = isCandidate ? n <= 9 : n <= 3;
         intended.set(run.run_id, pass ? 'pass' : 'fail');
         return {
           text: pass ? `OK-${n}` : 'no idea',
           state: 'SUCCEEDED',
-          cost: isCandidate ? 0.02 : 0.05,
+          usage: isCandidate
+            ? tokens('claude-4-6-opus-high', { input: 1000, output: 200 })
+            : tokens('claude-4-6-sonnet', { input: 30_000, output: 4000 }),
           seconds: isCandidate ? 30 : 60,
         };
       },
@@ -241,12 +264,23 @@ describe('a benchmark run', () => {
       retry_count: 1,
       retried_trial_count: 1,
     });
-    // Costs: 10 × $0.05; 9 × $0.02 + ($0.01 + $0.02) for the retried trial. Judges: 10 × $0.001 each side.
-    expect(b.metrics.cost_usd).toBeCloseTo(0.5, 9);
-    expect(c.metrics.cost_usd).toBeCloseTo(0.21, 9);
-    expect(c.metrics.avg_cost_usd_per_trial).toBeCloseTo(0.021, 9);
+    // Costs, tokens and machine time at $0.001 a second: a baseline trial $0.05 + 60 s = $0.11, ten
+    // $1.10; a candidate trial $0.02 + 30 s = $0.05, ten $0.50, and the failed first try $0.01 +
+    // 10 s = $0.02: $0.52. Judges: 10 × $0.001 each side (no time passes while they judge).
+    expect(b.metrics.cost_usd).toBeCloseTo(1.1, 9);
+    expect(c.metrics.cost_usd).toBeCloseTo(0.52, 9);
+    expect(c.metrics.avg_cost_usd_per_trial).toBeCloseTo(0.052, 9);
     expect(b.metrics.scoring_cost_usd).toBeCloseTo(0.01, 9);
-    expect(results.run_metrics.total_cost_usd).toBeCloseTo(0.5 + 0.21 + 0.02, 9);
+    expect(c.metrics.scoring_cost_usd).toBeCloseTo(0.01, 9);
+    expect(results.run_metrics.cost_usd).toBeCloseTo(1.62, 9);
+    expect(results.run_metrics.total_cost_usd).toBeCloseTo(1.1 + 0.52 + 0.02, 9);
+    // In credits, at $0.01: 164, of which the baseline's trials average 11 and the candidate's 5.2.
+    expect(results.run_metrics.total_credits).toBe('164');
+    expect(run.cost_usd).toBeCloseTo(1.64, 9);
+    expect(run.total_credits).toBe('164');
+    expect(
+      run.configuration_stats.map((s: { avg_total_credits_per_trial: string }) => s.avg_total_credits_per_trial),
+    ).toEqual(['11', '5.2']);
     // Wall time: 10 × 60 s; 10 × 30 s + 10 s for the failed attempt.
     expect(b.metrics).toMatchObject({ wall_time_s: 600, avg_wall_time_s: 60 });
     expect(c.metrics).toMatchObject({ wall_time_s: 310, avg_wall_time_s: 31 });
@@ -295,7 +329,22 @@ describe('a benchmark run', () => {
     await expectRefused(t, () => t.call('GET', `${runUrl}/trials?agent_run_id=${retried.run_id}&state=failed`), 400);
     const detail = await ok('GET', `${runUrl}/trials/${retried.uid}?include=details&include=results`);
     expect(detail.judge_runs).toHaveLength(1);
-    expect(detail.metrics.cost_usd).toBeCloseTo(0.03, 9);
+    // $0.02 for the failed try, $0.05 for the one that passed: each what its run's request_usage says.
+    expect(detail.metrics.cost_usd).toBeCloseTo(0.07, 9);
+    expect(detail.metrics.scoring_cost_usd).toBeCloseTo(0.001, 9);
+    for (const attempt of detail.attempts) {
+      const usage = (await ok('GET', `/agent/runs/${attempt.run_id}`)).request_usage;
+      expect(attempt.cost_usd).toBeCloseTo(
+        usage.inference_cost_usd + usage.compute_cost_usd + usage.platform_cost_usd,
+        9,
+      );
+    }
+    expect(detail.attempts.map((a: { cost_usd: number }) => a.cost_usd)).toEqual([
+      expect.closeTo(0.02, 9),
+      expect.closeTo(0.05, 9),
+    ]);
+    const judged = (await ok('GET', `/agent/runs/${detail.judge_runs[0].judge_run_id}`)).request_usage;
+    expect(judged).toMatchObject({ inference_cost_usd: 0.001, inference_cost: 0.1, compute_cost_usd: 0 });
     const rest = await ok(
       'GET',
       `${runUrl}/trials?configuration_uid=${candidate.uid}&limit=4&cursor=${page.page_info.next_cursor}`,

@@ -1,10 +1,16 @@
 /**
  * Scorers through the real app: create, list, read, update and delete with every validation rule;
  * automatic judging of finished runs by judge runs that a worker executes; results, a run's
- * scores and metrics, with pass and fail derived against the threshold of the moment.
+ * scores and metrics, with pass and fail derived against the threshold of the moment, and what
+ * the judge runs cost as the cost ledger priced their tokens and machine time (a price list with
+ * round numbers).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
+import { tokens } from '../helpers/analytics-fixtures.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
 import {
   agentRun,
@@ -12,16 +18,22 @@ import {
   factoryAgent,
   judgeOf,
   newScorer,
+  roundPriceList,
   simulatedWorker,
 } from '../helpers/scorer-fixtures.js';
 import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
 
 const clock = manualClock('2026-04-01T10:00:00Z');
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-scorer-prices-'));
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp({}, clock);
+  // Machine time at $1.20 an hour: $0.01 for 30 seconds.
+  t = await startTestApp({ MODELS_FILE: roundPriceList(dir, { computeUsdPerHour: 1.2 }) }, clock);
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 describe('scorer management', () => {
   it('creates a scorer, lists it with its counts, reads, updates (a new version each time) and deletes it', async () => {
@@ -245,12 +257,20 @@ describe('judging', () => {
       expect.objectContaining({ run_id: runId, status: 'in_flight', is_in_flight: true, classification: null }),
     ]);
 
+    // The judge works 30 s and reports 10,000 input and 2,000 output tokens of Sonnet.
     clock.advance(60_000);
-    const answer = await worker.judge(judge, 'partial', 'Tests ran, but the changelog misses the date.', {
-      inference_cost_usd: 0.02,
-      compute_cost_usd: 0.01,
-    });
-    expect(answer).toMatchObject({ status: 'scored', score: 0.5 });
+    await worker.report(judge, 'claim');
+    await worker.report(judge, 'start');
+    clock.advance(30_000);
+    await worker.report(judge, 'usage', tokens('claude-4-6-sonnet', { input: 10_000, output: 2000 }));
+    const answer = await worker.report(
+      judge,
+      'judgement',
+      { classification: 'partial', reasoning: 'Tests ran, but the changelog misses the date.' },
+      [201],
+    );
+    expect(answer.json()).toMatchObject({ status: 'scored', score: 0.5 });
+    await worker.report(judge, 'finish', { state: 'SUCCEEDED' });
     await eventually(async () =>
       (await t.call('GET', results)).json().results[0].scoring_run_time !== null ? true : undefined,
     );
@@ -265,7 +285,17 @@ describe('judging', () => {
       score: 0.5,
       outcome: 'pass',
       scoring_run_id: judge.run_id,
-      scoring_run_usage: { inference_cost_usd: 0.02, compute_cost_usd: 0.01 },
+      // By hand: 10,000 × $1 + 2,000 × $5 per million = $0.01 + $0.01 = $0.02 of inference (2
+      // credits at $0.01); 30 s of machine time at $1.20 an hour = $0.01 (1 credit); no platform rate.
+      scoring_run_usage: {
+        inference_cost: 2,
+        compute_cost: 1,
+        platform_cost: 0,
+        inference_cost_usd: 0.02,
+        compute_cost_usd: 0.01,
+        platform_cost_usd: 0,
+        total_tokens: 12_000,
+      },
       reason: 'Tests ran, but the changelog misses the date.',
       reason_status: 'available',
     });
@@ -274,6 +304,9 @@ describe('judging', () => {
 
     const scores = (await t.call('GET', `/factory/runs/${runId}/scores`)).json().scores;
     expect(scores).toEqual([expect.objectContaining({ scorer_uid: scorer.uid, outcome: 'pass', score: 0.5 })]);
+
+    // The judge's request_usage is the same figure.
+    expect((await t.call('GET', `/agent/runs/${judge.run_id}`)).json().request_usage).toEqual(result.scoring_run_usage);
 
     const metrics = `/factory/${factory}/scorers/${scorer.uid}/metrics`;
     expect((await t.call('GET', `${metrics}?include_cost=true`)).json()).toMatchObject({

@@ -2,16 +2,18 @@
 /**
  * The issue's "Must hold", with real processes: a server, and `shopfloor worker --exec` whose one
  * script is the agent (it reads the model from SHOPFLOOR_MODEL_ID and the task from its prompt, and
- * reports what it spent with `::usage::` lines) and the judge (it finds the answer the task's
+ * reports the tokens it used with `::usage::` lines) and the judge (it finds the answer the task's
  * success criteria ask for in the conversation). The candidate passes 9 of 10 tasks, the baseline
- * 3 of 10; the candidate's first try at task 1 fails and is retried. Results, costs and the
- * significance verdict come out as worked out by hand below.
+ * 3 of 10; the candidate's first try at task 1 fails and is retried. Results, costs (the tokens at
+ * a price list with round numbers; machine and platform time free) and the significance verdict
+ * come out as worked out by hand below.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { roundPriceList } from '../helpers/scorer-fixtures.js';
 import {
   call,
   childEnv,
@@ -27,21 +29,26 @@ const CANDIDATE = 'claude-4-6-opus-high';
 const BASELINE = 'claude-4-6-sonnet';
 
 let stateDir: string;
-const script = () => `if [ "$SHOPFLOOR_RUN_KIND" = judge ]; then
+let pricesDir: string;
+// `usage IN OUT`: the run's tokens so far, of the model it runs (a judge runs the default, Sonnet).
+const script = () => `usage() {
+  printf '::usage::{"model_token_usage":[{"model_id":"%s","total_tokens":%s,"tokens_by_category":{"input":%s,"output":%s}}]}\\n' "$SHOPFLOOR_MODEL_ID" $(($1 + $2)) "$1" "$2"
+}
+if [ "$SHOPFLOOR_RUN_KIND" = judge ]; then
   want=$(grep -o 'OK-[0-9]*' "$SHOPFLOOR_JUDGE_RUBRIC_FILE" | head -n 1)
-  echo '::usage::{"inference_cost_usd":0.001}'
+  usage 1000 0
   if grep -q "ANSWER=$want;" "$SHOPFLOOR_JUDGE_CONVERSATION_FILE"; then c=pass; else c=fail; fi
   printf '{"classification":"%s","reasoning":"looked for %s"}\\n' "$c" "$want"
   exit 0
 fi
 n=$(printf '%s' "$SHOPFLOOR_PROMPT" | sed -n 's/.*task-\\([0-9]*\\).*/\\1/p')
-if [ "$SHOPFLOOR_MODEL_ID" = ${CANDIDATE} ]; then limit=9; cost=0.02; else limit=3; cost=0.05; fi
+if [ "$SHOPFLOOR_MODEL_ID" = ${CANDIDATE} ]; then limit=9; input=1000; output=200; else limit=3; input=30000; output=4000; fi
 if [ "$SHOPFLOOR_MODEL_ID" = ${CANDIDATE} ] && [ "$n" = 1 ] && [ ! -e "${stateDir}/retried" ]; then
   touch "${stateDir}/retried"
-  echo '::usage::{"inference_cost_usd":0.01}'
+  usage 1000 0
   echo "flaky start"; exit 1
 fi
-echo "::usage::{\\"inference_cost_usd\\":$cost}"
+usage $input $output
 if [ "$n" -le "$limit" ]; then echo "ANSWER=OK-$n;"; else echo "ANSWER=unsure;"; fi`;
 
 const DEADLINE_MS = 120_000;
@@ -65,7 +72,11 @@ async function until<T>(what: string, check: () => Promise<T | null | undefined 
 beforeAll(async () => {
   dataDir = makeDataDir();
   stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-bench-state-'));
-  server = await startServer({ dataDir, extra: { WORKER_HEARTBEAT_SECONDS: '1' } });
+  pricesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-bench-prices-'));
+  server = await startServer({
+    dataDir,
+    extra: { WORKER_HEARTBEAT_SECONDS: '1', MODELS_FILE: roundPriceList(pricesDir) },
+  });
 });
 
 afterAll(async () => {
@@ -77,6 +88,7 @@ afterAll(async () => {
   await server?.stop();
   removeDir(dataDir);
   removeDir(stateDir);
+  removeDir(pricesDir);
 });
 
 describe('a benchmark run executed by the reference worker', () => {
@@ -129,7 +141,7 @@ describe('a benchmark run executed by the reference worker', () => {
     type Figures = { metrics: { cost_usd: number; scoring_cost_usd: number } };
     const results = (await call(server, 'GET', `${runUrl}/results`)).body as {
       configurations: Figures[];
-      run_metrics: { total_cost_usd: number };
+      run_metrics: { total_cost_usd: number; total_credits: string };
       comparisons: [{ p_value: number }];
       trial_progress: unknown;
       score_progress: unknown;
@@ -143,13 +155,16 @@ describe('a benchmark run executed by the reference worker', () => {
       retry_count: 1,
       retried_trial_count: 1,
     });
-    // Costs, by hand: the baseline's 10 trials at $0.05; the candidate's 10 at $0.02 plus its failed
-    // first try at task 1 ($0.01); 20 judges at $0.001.
+    // Costs, by hand, per million tokens Sonnet $1 in and $5 out, Opus $10 and $50: the baseline's
+    // 10 trials at 30,000 + 4,000 Sonnet tokens ($0.03 + $0.02 = $0.05); the candidate's 10 at
+    // 1,000 + 200 Opus tokens ($0.01 + $0.01 = $0.02) plus its failed first try at task 1 (1,000 in:
+    // $0.01); 20 judges at 1,000 Sonnet tokens in ($0.001). $0.73 is 73 credits at $0.01.
     expect(baseline.metrics.cost_usd).toBeCloseTo(0.5, 9);
     expect(candidate.metrics.cost_usd).toBeCloseTo(0.21, 9);
     expect(baseline.metrics.scoring_cost_usd).toBeCloseTo(0.01, 9);
     expect(candidate.metrics.scoring_cost_usd).toBeCloseTo(0.01, 9);
     expect(results.run_metrics.total_cost_usd).toBeCloseTo(0.73, 9);
+    expect(results.run_metrics.total_credits).toBe('73');
     // Fisher's exact test, two-sided: p = (1,200 + 45 + 1,200 + 45) / C(20,12) = 2,490 / 125,970.
     expect(results.comparisons[0]).toMatchObject({
       verdict: 'candidate_better',

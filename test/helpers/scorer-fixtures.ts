@@ -3,10 +3,37 @@
  * them through the worker API (the way `shopfloor worker` does), answering judge runs with a
  * judgement of the test's choosing.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'vitest';
 import { comparePositions } from '../../src/eventstore/port.js';
 import type { TestApp } from './app.js';
 import { eventually } from './task-fixtures.js';
+
+/**
+ * A price list with round numbers, as MODELS_FILE, of the models these tests name: per million
+ * input, cache-read, cache-write and output tokens, `claude-4-6-sonnet` (the default, so the
+ * correctness judge's) $1, $0.1, $1 and $5, `claude-4-6-opus-high` $10, $1, $10 and $50,
+ * `gpt-5-4-mini` $0.5, $0.05, $0.5 and $2; a credit is $0.01; machine time costs
+ * `computeUsdPerHour` (0 unless given) and platform time nothing. Written into `dir`.
+ */
+export function roundPriceList(dir: string, { computeUsdPerHour = 0 } = {}): string {
+  const file = path.join(dir, 'models.yaml');
+  fs.writeFileSync(
+    file,
+    `default_model_id: claude-4-6-sonnet
+models:
+  - { id: claude-4-6-sonnet, display_name: Sonnet, provider: ANTHROPIC, vision_supported: true, prices: { input: 1, cache_read: 0.1, cache_write: 1, output: 5 } }
+  - { id: claude-4-6-opus-high, display_name: Opus, provider: ANTHROPIC, vision_supported: true, prices: { input: 10, cache_read: 1, cache_write: 10, output: 50 } }
+  - { id: gpt-5-4-mini, display_name: Mini, provider: OPENAI, vision_supported: true, prices: { input: 0.5, cache_read: 0.05, cache_write: 0.5, output: 2 } }
+rates:
+  credit_price_usd: 0.01
+  compute_usd_per_hour: { default: ${computeUsdPerHour}, runners: {} }
+  platform_usd_per_hour: 0
+`,
+  );
+  return file;
+}
 
 export interface Assigned {
   run_id: string;

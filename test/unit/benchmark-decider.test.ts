@@ -3,16 +3,18 @@
  * content a conflict), edits keep what they omit and bump the version; a run retries failed
  * attempts up to its bound, judges succeeded trials, moves pending → running → scoring →
  * completed | failed, and records nothing for a trial once cancelled. Also the projection: the same
- * events twice give the same documents.
+ * events twice give the same documents, and a trial costs what the cost ledger priced its runs.
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../commands/benchmark/events.js';
-import { compare } from '../../commands/benchmark/resource.js';
+import { compare, toRunResource } from '../../commands/benchmark/resource.js';
+import type { ScoringEvent } from '../../commands/scorer/events.js';
 import { suiteDecider } from '../../commands/benchmark/decider.js';
 import { benchmarkRunDecider } from '../../commands/benchmark/run-decider.js';
 import { Conflict } from '../../src/kernel/errors.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark-runs.js';
+import { type BenchmarkRunDoc, benchmarkRunsProjection, type TrialDoc } from '../../projections/benchmark-runs.js';
 import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { executionPriced, inferencePriced } from '../helpers/ledger-fixtures.js';
 import { project, recorded } from '../helpers/projection-spec.js';
 
 const task = (uid: string, title: string, fields: Partial<SuiteTask> = {}): SuiteTask => ({
@@ -245,50 +247,105 @@ describe('the significance verdict', () => {
 });
 
 describe('benchmark runs read model', () => {
-  it('gives the same documents when the events are applied twice', async () => {
-    const events = recorded([
-      launched,
-      started,
-      { type: 'RunStarted', data: { run_id: 'run-1', execution_id: 'e-1' } },
-      { type: 'RunUsageReported', data: { run_id: 'run-1', usage: { inference_cost_usd: 0.25 } } },
-      {
-        type: 'TrialAttemptEnded',
-        data: {
-          uid: 'r-1',
-          trial_uid: 'tr-1',
-          attempt_number: 1,
-          run_id: 'run-1',
-          run_state: 'SUCCEEDED',
-          error: null,
-        },
+  const ended = (run_id: string, attempt_number: number, run_state: string): BenchmarkRunEvent => ({
+    type: 'TrialAttemptEnded',
+    data: { uid: 'r-1', trial_uid: 'tr-1', attempt_number, run_id, run_state, error: null },
+  });
+  const judgeStarted: ScoringEvent = {
+    type: 'ScoringAttemptStarted',
+    data: {
+      run_id: 'run-1b',
+      factory_uid: 'f-1',
+      team_uid: 't-1',
+      agent_uid: 'a-1',
+      conversation_id: 'c-1',
+      conversation_title: 'A',
+      include_descendants: false,
+      attempt_id: 'at-1',
+      scorer_uid: 'sc-1',
+      scorer_version: 1,
+      judge_run_id: 'j-1',
+      trigger: 'benchmark',
+      attempted_at: '2026-01-01T00:00:00.000Z',
+      classifications: [],
+    },
+  };
+  // Trial tr-1: its first attempt (run-1) fails, its second (run-1b) succeeds and is judged (j-1).
+  // Costs come from the cost ledger's entries, each with the run's usage so far; the workers'
+  // own figures (RunUsageReported) are not read.
+  const events = recorded([
+    launched,
+    started,
+    { type: 'RunStarted', data: { run_id: 'run-1', execution_id: 'e-1' } },
+    { type: 'RunUsageReported', data: { run_id: 'run-1', usage: { inference_cost_usd: 99 } } },
+    inferencePriced('run-1', '2026-01-01T00:01:00.000Z', 0.1),
+    executionPriced('run-1', '2026-01-01T00:02:00.000Z', { compute: 0.02, platform: 0.01 }),
+    ended('run-1', 1, 'FAILED'),
+    { type: 'TrialRetried', data: { uid: 'r-1', trial_uid: 'tr-1', attempt_number: 2, run_id: 'run-1b' } },
+    inferencePriced('run-1b', '2026-01-01T00:03:00.000Z', 0.2),
+    inferencePriced('run-1b', '2026-01-01T00:04:00.000Z', 0.3, 0.1),
+    executionPriced('run-1b', '2026-01-01T00:05:00.000Z', { compute: 0.04, platform: 0.02 }),
+    ended('run-1b', 2, 'SUCCEEDED'),
+    { type: 'TrialSucceeded', data: { uid: 'r-1', trial_uid: 'tr-1', run_id: 'run-1b', scoring } },
+    judgeStarted,
+    inferencePriced('j-1', '2026-01-01T00:06:00.000Z', 0.005),
+    executionPriced('j-1', '2026-01-01T00:07:00.000Z', { compute: 0.001, platform: 0 }),
+    // Another run's cost is no trial's.
+    inferencePriced('elsewhere', '2026-01-01T00:07:00.000Z', 5),
+    {
+      type: 'TrialScoreRecorded',
+      data: {
+        uid: 'r-1',
+        trial_uid: 'tr-1',
+        scorer_uid: 'sc-1',
+        attempt_id: 'at-1',
+        status: 'scored',
+        classification: 'pass',
+        score: 1,
+        passed: true,
+        error: null,
       },
-      { type: 'TrialSucceeded', data: { uid: 'r-1', trial_uid: 'tr-1', run_id: 'run-1', scoring } },
-      {
-        type: 'TrialScoreRecorded',
-        data: {
-          uid: 'r-1',
-          trial_uid: 'tr-1',
-          scorer_uid: 'sc-1',
-          attempt_id: 'at-1',
-          status: 'scored',
-          classification: 'pass',
-          score: 1,
-          passed: true,
-          error: null,
-        },
-      },
-    ]);
+    },
+  ]);
+
+  it('gives the same documents when the events are applied twice, or one at a time', async () => {
     const once = await project(benchmarkRunsProjection, events);
-    const twice = await project(benchmarkRunsProjection, events, { times: 2, batchSize: 2 });
-    expect(twice).toEqual(once);
+    expect(await project(benchmarkRunsProjection, events, { times: 2, batchSize: 2 })).toEqual(once);
+    expect(await project(benchmarkRunsProjection, events, { batchSize: 1 })).toEqual(once);
     expect(once['trials/tr-1']).toMatchObject({ state: 'succeeded', outcome: 'pass' });
-    expect(
-      (once['r-1'] as { by_configuration: Record<string, { pass: number; cost: { total: number } }> }).by_configuration[
-        'c-1'
-      ],
-    ).toMatchObject({
+  });
+
+  it("costs a trial's attempts and judges from the cost ledger, in dollars and credits", async () => {
+    const docs = await project(benchmarkRunsProjection, events);
+    const close = (inference: number, compute: number, platform: number) => ({
+      inference: expect.closeTo(inference, 12),
+      compute: expect.closeTo(compute, 12),
+      platform: expect.closeTo(platform, 12),
+      total: expect.closeTo(inference + compute + platform, 12),
+    });
+    // By hand, at $0.01 a credit: run-1 cost $0.10 + $0.02 + $0.01 = $0.13; run-1b's latest report
+    // ($0.30, replacing $0.20) + $0.04 + $0.02 = $0.36; the trial $0.49 (49 credits). Its judge:
+    // $0.005 + $0.001 = $0.006 (0.6 credits).
+    const trial = docs['trials/tr-1'] as unknown as TrialDoc;
+    expect(trial.attempts.map((a) => a.cost)).toEqual([close(0.1, 0.02, 0.01), close(0.3, 0.04, 0.02)]);
+    expect(trial.attempts.map((a) => a.credits)).toEqual([close(10, 2, 1), close(30, 4, 2)]);
+    expect(trial.judges).toEqual([{ run_id: 'j-1', cost: close(0.005, 0.001, 0), credits: close(0.5, 0.1, 0) }]);
+    const run = docs['r-1'] as unknown as BenchmarkRunDoc;
+    expect(run.by_configuration['c-1']).toMatchObject({
       pass: 1,
-      cost: { total: 0.25 },
+      cost: close(0.4, 0.06, 0.03),
+      credits: close(40, 6, 3),
+      scoring_cost: close(0.005, 0.001, 0),
+      scoring_credits: close(0.5, 0.1, 0),
+    });
+    // The run answers trials and judges together: $0.496, 49.6 credits; tr-2 cost nothing, so a
+    // trial averaged $0.245 and 24.5 credits.
+    const answered = toRunResource(run, '2026-01-01T01:00:00.000Z', new Set(['results']));
+    expect(answered.cost_usd).toBeCloseTo(0.496, 12);
+    expect(answered.total_credits).toBe('49.6');
+    expect(answered.configuration_stats![0]).toMatchObject({
+      avg_cost_usd_per_trial: expect.closeTo(0.245, 12),
+      avg_total_credits_per_trial: '24.5',
     });
   });
 });

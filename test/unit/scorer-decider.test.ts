@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { scorerDecider } from '../../commands/scorer/decider.js';
 import type { ScorerEvent, ScorerFields, ScoringEvent, SelfImprovementEvent } from '../../commands/scorer/events.js';
 import { selfImprovementDecider } from '../../commands/scorer/improvement.js';
-import { dollarsOf, inScope, sampled } from '../../commands/scorer/reactors.js';
+import { inScope, sampled } from '../../commands/scorer/reactors.js';
 import { COOL_DOWN_MS, scoringDecider } from '../../commands/scorer/scoring.js';
 import { Conflict, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../helpers/decider-spec.js';
@@ -223,17 +223,9 @@ const scored = (attempt_id: string, score: number, scored_at: string, live = tru
     replaces: null,
   },
 });
-const end = (attempt_id: string, end_id: string, cost = 0.1, state = 'SUCCEEDED') => ({
+const end = (attempt_id: string, end_id: string, state = 'SUCCEEDED') => ({
   type: 'EndJudgeRun' as const,
-  data: {
-    end_id,
-    attempt_id,
-    judge_run_id: `j-${attempt_id}`,
-    state,
-    usage: { inference_cost_usd: cost },
-    run_time_ms: 1000,
-    cost: { inference: cost, compute: 0, platform: 0, total: cost },
-  },
+  data: { end_id, attempt_id, judge_run_id: `j-${attempt_id}`, state, run_time_ms: 1000 },
 });
 
 describe('scoring decider (the attempts of one scorer on one run)', () => {
@@ -322,37 +314,34 @@ describe('scoring decider (the attempts of one scorer on one run)', () => {
   it('closes an attempt whose judge run ended without a judgement, and counts each end of a judge run once', () => {
     spec
       .given([started('a1', 'automatic')])
-      .when(end('a1', 'e1', 0.1, 'FAILED'))
+      .when(end('a1', 'e1', 'FAILED'))
       .then([
-        {
-          type: 'ScoringJudgeRunEnded',
-          data: { first: true, cost: { inference: 0.1, compute: 0, platform: 0, total: 0.1 } },
-        },
+        { type: 'ScoringJudgeRunEnded', data: { first: true, state: 'FAILED', run_time_ms: 1000 } },
         { type: 'ScoringAttemptFailed', data: { error: expect.stringMatching(/ended FAILED/) } },
       ]);
     const ended = [started('a1', 'automatic'), scored('a1', 1, T0)];
     spec
       .given(ended)
-      .when(end('a1', 'e1', 0.1))
+      .when(end('a1', 'e1'))
       .then([{ type: 'ScoringJudgeRunEnded', data: { first: true } }]);
     const once: ScoringEvent = {
       type: 'ScoringJudgeRunEnded',
-      data: { ...end('a1', 'e1', 0.1).data, scorer_uid: 's-1', run_id: 'r-1', first: true },
+      data: { ...end('a1', 'e1').data, scorer_uid: 's-1', run_id: 'r-1', first: true },
     };
     spec
       .given([...ended, once])
-      .when(end('a1', 'e1', 0.1))
+      .when(end('a1', 'e1'))
       .thenNothingHappened();
-    // Resumed and ended again: only what it cost since.
+    // Resumed and ended again: a second end, not a second judge run. What it cost is the cost
+    // ledger's, not the attempt's: the event records none.
     spec
       .given([...ended, once])
-      .when(end('a1', 'e2', 0.25))
-      .then([
-        {
-          type: 'ScoringJudgeRunEnded',
-          data: { first: false, cost: { inference: 0.15, compute: 0, platform: 0, total: 0.15 } },
-        },
-      ]);
+      .when(end('a1', 'e2'))
+      .then([{ type: 'ScoringJudgeRunEnded', data: { first: false } }]);
+    const state = [...ended, once].reduce(scoringDecider.evolve, scoringDecider.initialState());
+    const [again] = scoringDecider.decide(end('a1', 'e2'), state, userContext()) as ScoringEvent[];
+    expect(again!.data).not.toHaveProperty('cost');
+    expect(again!.data).not.toHaveProperty('usage');
     spec
       .given([started('a1', 'automatic')])
       .when({ type: 'FailAttempt', data: { attempt_id: 'a1', error: 'x' } })
@@ -364,7 +353,7 @@ describe('scoring decider (the attempts of one scorer on one run)', () => {
   });
 });
 
-describe('sampling, scope and cost', () => {
+describe('sampling and scope', () => {
   it('samples a (scorer, run) the same way every time, at about its rate', () => {
     const runs = Array.from({ length: 4000 }, (_, i) => `run-${i}`);
     const chosen = runs.filter((r) => sampled('s-1', r, 25));
@@ -378,7 +367,7 @@ describe('sampling, scope and cost', () => {
     expect(runs.every((r) => sampled('s-1', r, 100))).toBe(true);
   });
 
-  it('scopes by agent, and prices a run from its request_usage', () => {
+  it('scopes by agent', () => {
     expect(inScope({ scope_mode: 'all_agents', agents: [] }, 'a-9')).toEqual({
       uid: 'a-9',
       include_descendants: false,
@@ -386,13 +375,6 @@ describe('sampling, scope and cost', () => {
     const selected = { scope_mode: 'selected_agents' as const, agents: [{ uid: 'a-1', include_descendants: true }] };
     expect(inScope(selected, 'a-1')).toEqual({ uid: 'a-1', include_descendants: true });
     expect(inScope(selected, 'a-2')).toBeNull();
-    expect(dollarsOf({ inference_cost_usd: 0.5, compute_cost_usd: 0.25, inference_cost: 12 })).toEqual({
-      inference: 0.5,
-      compute: 0.25,
-      platform: 0,
-      total: 0.75,
-    });
-    expect(dollarsOf(null).total).toBe(0);
   });
 });
 
