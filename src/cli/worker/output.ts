@@ -48,8 +48,9 @@ export function questionOf(line: string): { question: string; options: string[] 
 }
 
 /**
- * What the command spent: a line `::usage::{"inference_cost_usd": 0.12, ...}` (the run's
- * `request_usage` so far, as one JSON object), reported as the run's usage. Null for other lines.
+ * What the command used: a line `::usage::{"model_token_usage": [...]}` (the run's usage so far,
+ * as one JSON object: tokens by model and category, which the server prices), reported as the
+ * run's usage. Null for other lines.
  */
 export function usageOf(line: string): Record<string, unknown> | null {
   const match = /^::usage::(\{.*\})$/.exec(line.trim());
