@@ -43,6 +43,7 @@ export const tasksProjection = projection<TaskEvent | RunEvent, TaskDoc, { conve
     ['factory_uid', 'created_at'],
     ['factory_uid', 'updated_at'],
     ['factory_uid', 'stage', 'created_at'],
+    ['factory_uid', 'stage', 'updated_at'],
     ['conversation_id'],
   ],
   tables: { conversations: [] },

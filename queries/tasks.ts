@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
+import { findMerged } from '../src/readstore/paging.js';
 import {
   booleanParam,
   dateTimeParam,
@@ -57,6 +58,33 @@ const listQuery = z
 
 const listResponse = z.object({ tasks: z.array(taskResource), page_info: pageInfoSchema });
 
+type TaskListQuery = z.infer<typeof listQuery>;
+
+export const taskListSort = (q: Pick<TaskListQuery, 'sort_by' | 'sort_order'>): Sort => [
+  [q.sort_by, q.sort_order],
+  ['id', q.sort_order],
+];
+
+/**
+ * The filters of a task list request: one per stage asked for (each seeks the index of the
+ * factory, stage and sort key; the pages are merged), else one for the whole factory.
+ */
+export function taskListFilters(
+  q: Omit<TaskListQuery, 'created_by' | 'sort_by' | 'sort_order' | 'limit' | 'full_list' | 'include_current_run'>,
+  factoryUid: string,
+  authorUids: string[] | undefined,
+): Filter[] {
+  const rest: Filter = {
+    factory_uid: factoryUid,
+    author_uid: authorUids && { $in: authorUids },
+    title: q.q === undefined ? undefined : { $contains: q.q },
+    created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
+    updated_at: q.updated_after && { $gt: q.updated_after },
+  };
+  const stages = q.stage && [...new Set(q.stage)];
+  return stages ? stages.map((stage) => ({ ...rest, stage })) : [rest];
+}
+
 export default function taskQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
   const tasks = rt.readModel(tasksProjection);
@@ -89,20 +117,11 @@ export default function taskQueries(api: Api, rt: Runtime): void {
     async (req) => {
       const factory = await visibleFactory(factories, req, req.params.factory_uid);
       const q = req.query;
-      const sort: Sort = [
-        [q.sort_by, q.sort_order],
-        ['id', q.sort_order],
-      ];
+      const sort = taskListSort(q);
       const after = decodeCursor(q.cursor, sort);
-      const filter: Filter = {
-        factory_uid: factory.uid,
-        stage: q.stage && { $in: q.stage },
-        author_uid: q.created_by && { $in: await userUids(q.created_by) },
-        title: q.q === undefined ? undefined : { $contains: q.q },
-        created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
-        updated_at: q.updated_after && { $gt: q.updated_after },
-      };
-      const page = await tasks.find({ filter, sort, limit: q.limit, after });
+      const authors = q.created_by && (await userUids(q.created_by));
+      const filters = taskListFilters(q, factory.uid, authors);
+      const page = await findMerged(tasks, filters, { sort, limit: q.limit, after }, (t) => t.uid);
       return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
     },
   );
