@@ -23,7 +23,7 @@ import { factoriesProjection } from '../projections/factories.js';
 import { runsProjection } from '../projections/runs.js';
 import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';
-import { taskFactoryParams, taskParams, taskResource, taskResources } from '../commands/task/resource.js';
+import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../commands/task/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 
@@ -91,7 +91,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
   const conversations = rt.readTable(tasksProjection, 'conversations');
   const runs = rt.readModel(runsProjection);
   const users = rt.readModel(usersProjection);
-  const resources = taskResources(rt);
+  const principals = rt.readTable(tasksProjection, 'principals');
 
   /** The live task bound to the conversation, if it belongs to this factory. */
   async function taskOfConversation(factoryUid: string, conversationId: string): Promise<TaskDoc | null> {
@@ -122,7 +122,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       const authors = q.created_by && (await userUids(q.created_by));
       const filters = taskListFilters(q, factory.uid, authors);
       const page = await findMerged(tasks, filters, { sort, limit: q.limit, after }, (t) => t.uid);
-      return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
+      return { tasks: page.items.map((t) => taskListItem(t, q)), page_info: pageInfo(sort, page.next) };
     },
   );
 
@@ -147,7 +147,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       if (req.query.as_of === undefined) {
         const task = await tasks.get(task_uid);
         if (task?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
-        return resources.detail(task);
+        return taskDetail(task);
       }
       // The task as its own events had left it then (read models of other streams are not replayed).
       const then = (await projectAsOf(
@@ -156,7 +156,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
         task_uid,
       )) as TaskDoc | null;
       if (then?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
-      return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task!);
+      // Its author as known now (the task's own events name who, not what they are called).
+      const author = then.author_uid ? ((await principals.get(then.author_uid))?.author ?? null) : null;
+      return taskListItem({ ...then, author }, { full_list: false, include_current_run: false });
     },
   );
 
@@ -174,7 +176,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       await visibleFactory(factories, req, req.params.factory_uid);
       const task = await taskOfConversation(req.params.factory_uid, req.query.conversation_id);
       if (!task) throw new NotFound('task bound to conversation', req.query.conversation_id);
-      return resources.detail(task);
+      return taskDetail(task);
     },
   );
 
@@ -195,7 +197,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       const root = run && (run.root_run_id === run.run_id ? run : await runs.get(run.root_run_id));
       const task = root ? await taskOfConversation(req.params.factory_uid, root.conversation_id) : null;
       if (!task) throw new NotFound('task of run', req.query.run_id);
-      return resources.detail(task);
+      return taskDetail(task);
     },
   );
 }
