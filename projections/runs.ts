@@ -153,10 +153,10 @@ export const runsProjection = projection<RunEvent | RunInferencePriced | RunExec
   // the caller's personal runs; executing_team_uid: an agent's team) that ends with the sort, so
   // a page costs what it holds, whatever the team's history (queries/runs.ts, findMerged).
   indexes: [
-    // A factory belongs to one team: its indexes come first, so that of two indexes that fit a
-    // query alike, the store reads the factory's (src/readstore/sqlite.ts reads the first that fits best).
-    ['factory_uid', 'updated_at'],
-    ['factory_uid', 'state', 'updated_at'],
+    // The factory filter within each owner (a factory's index alone would walk all of its runs
+    // looking for the caller's personal ones, of which there are usually none).
+    ['owner_key', 'factory_uid', 'updated_at'],
+    ['owner_key', 'factory_uid', 'state', 'updated_at'],
     ['executing_team_uid', 'state', 'created_at'],
     ...(['updated_at', 'created_at', 'title_key', 'agent_key'] as const).flatMap((sort) => [
       ['owner_key', sort],

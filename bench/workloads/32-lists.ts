@@ -44,20 +44,20 @@ const workload: Workload = {
     log(`ready after ${fmt(server.readyMs)} ms`);
 
     const lists: Array<{ name: string; path: (factory: string) => string }> = [
-      { name: 'GET /agent/runs?limit=50 (newest updated first)', path: () => '/api/v1/agent/runs?limit=50' },
-      { name: 'GET /agent/runs?state=FAILED&limit=50', path: () => '/api/v1/agent/runs?state=FAILED&limit=50' },
+      { name: 'GET /agent/runs?limit=20 (newest updated first)', path: () => '/api/v1/agent/runs?limit=20' },
+      { name: 'GET /agent/runs?state=FAILED&limit=20', path: () => '/api/v1/agent/runs?state=FAILED&limit=20' },
       {
-        name: 'GET /agent/runs?factory_uid={uid}&limit=50',
-        path: (f) => `/api/v1/agent/runs?factory_uid=${f}&limit=50`,
+        name: 'GET /agent/runs?factory_uid={uid}&limit=20',
+        path: (f) => `/api/v1/agent/runs?factory_uid=${f}&limit=20`,
       },
       {
-        name: 'GET /agent/runs?sort_by=title&sort_order=asc&limit=50',
-        path: () => '/api/v1/agent/runs?sort_by=title&sort_order=asc&limit=50',
+        name: 'GET /agent/runs?sort_by=title&sort_order=asc&limit=20',
+        path: () => '/api/v1/agent/runs?sort_by=title&sort_order=asc&limit=20',
       },
-      { name: 'GET /factory/{uid}/tasks?limit=50', path: (f) => `/api/v1/factory/${f}/tasks?limit=50` },
+      { name: 'GET /factory/{uid}/tasks?limit=20', path: (f) => `/api/v1/factory/${f}/tasks?limit=20` },
       {
-        name: 'GET /factory/{uid}/tasks?stage=IMPLEMENT&limit=50',
-        path: (f) => `/api/v1/factory/${f}/tasks?stage=IMPLEMENT&limit=50`,
+        name: 'GET /factory/{uid}/tasks?stage=IMPLEMENT&limit=20',
+        path: (f) => `/api/v1/factory/${f}/tasks?stage=IMPLEMENT&limit=20`,
       },
     ];
 
