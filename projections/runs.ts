@@ -47,6 +47,8 @@ export interface RunDoc {
   schedule_id: string | null;
   schedule: RunSchedule | null;
   team_uid: string | null;
+  /** Who lists the run: its team's uid, or `personalOwnerKey(creator)` for a personal run. */
+  owner_key: string;
   executing_team_uid: string;
   factory_uid: string | null;
   agent_identity_uid: string | null;
@@ -79,7 +81,7 @@ export interface RunDoc {
   /** Sort keys on every document: lower-cased title and agent name ('' without one). */
   title_key: string;
   agent_key: string;
-  /** 1 without an agent name: `sort_by=agent` sorts on this first, ascending, so such runs come last in either order. */
+  /** 1 without an agent name: `sort_by=agent` ascending sorts on this first, so such runs come last (descending, their '' agent_key does). */
   agent_missing: 0 | 1;
   /** Root runs only: the runs of the tree in a working state. */
   working: string[];
@@ -101,6 +103,9 @@ const rootStatus = (state: RunState): TaskStatus =>
         : state === 'CANCELLED'
           ? 'cancelled'
           : 'failed';
+
+/** The `owner_key` of a personal run (`team: false`): never a team uid, which is a bare UUID. */
+export const personalOwnerKey = (creatorUid: string) => `user:${creatorUid}`;
 
 /** The name of the skill a spec (`owner/repo:path/to/name/SKILL.md`, `repo:name`) points at. */
 export const skillName = (spec: string) =>
@@ -143,16 +148,25 @@ async function moveTo(
 
 export const runsProjection = projection<RunEvent | RunInferencePriced | RunExecutionPriced, RunDoc>({
   name: 'runs',
-  version: 3,
+  version: 4,
+  // The run list reads its page from one index per way of seeing runs (owner_key: the team's or
+  // the caller's personal runs; executing_team_uid: an agent's team) that ends with the sort, so
+  // a page costs what it holds, whatever the team's history (queries/runs.ts, findMerged).
   indexes: [
+    // The factory filter within each owner (a factory's index alone would walk all of its runs
+    // looking for the caller's personal ones, of which there are usually none).
+    ['owner_key', 'factory_uid', 'updated_at'],
+    ['owner_key', 'factory_uid', 'state', 'updated_at'],
     ['executing_team_uid', 'state', 'created_at'],
-    ['team_uid', 'updated_at'],
-    ['creator.uid', 'updated_at'],
+    ...(['updated_at', 'created_at', 'title_key', 'agent_key'] as const).flatMap((sort) => [
+      ['owner_key', sort],
+      ['executing_team_uid', sort],
+    ]),
+    ['owner_key', 'agent_missing', 'agent_key'],
+    ['executing_team_uid', 'agent_missing', 'agent_key'],
+    ['owner_key', 'state', 'updated_at'],
     ['conversation_id', 'created_at'],
     ['root_run_id'],
-    ['factory_uid', 'updated_at'],
-    // "The failed runs of this factory": a state filter within a factory seeks, newest first.
-    ['factory_uid', 'state', 'updated_at'],
   ],
   on: {
     RunCreated: async (e, docs) => {
@@ -180,6 +194,7 @@ export const runsProjection = projection<RunEvent | RunInferencePriced | RunExec
         schedule_id: d.schedule_id,
         schedule: d.schedule ?? null,
         team_uid: d.team_uid,
+        owner_key: d.team_uid ?? personalOwnerKey(d.creator.uid),
         executing_team_uid: d.executing_team_uid,
         factory_uid: d.factory_uid,
         agent_identity_uid: d.agent_identity_uid,

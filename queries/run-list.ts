@@ -98,15 +98,27 @@ function runNamedBy(q: string, baseUrl: string): string | null {
 const utc = (at: string | undefined) => (at === undefined ? undefined : new Date(at).toISOString());
 
 export interface ListScope {
-  /** Which runs the caller may list at all. */
-  visible: Filter;
+  /**
+   * Which runs the caller may list at all, as filters any of which admits a run: each is read
+   * from an index of its own and the pages merged (see `findMerged`).
+   */
+  visible: readonly Filter[];
   /** The requested factories the caller may see (undefined: no factory filter). */
   factories: string[] | undefined;
   metadata: Array<[string, string]>;
   baseUrl: string;
 }
 
-export function runsFilter(q: ListRunsQuery, scope: ListScope): Filter {
+/**
+ * The filters of one list request, one per way the caller may see a run (its team's runs, its
+ * personal runs, for an agent the runs its team executes): a run matching any is listed.
+ */
+export function runsFilters(q: ListRunsQuery, scope: ListScope): Filter[] {
+  const rest = runsFilter(q, scope);
+  return scope.visible.map((visible) => ({ $and: [visible, rest] }));
+}
+
+function runsFilter(q: ListRunsQuery, scope: ListScope): Filter {
   if (q.skill && q.skill_spec && q.skill !== q.skill_spec)
     throw invalid('skill', 'skill and skill_spec name the same filter; give one');
   const named = q.q === undefined ? null : runNamedBy(q.q, scope.baseUrl);
@@ -117,7 +129,6 @@ export function runsFilter(q: ListRunsQuery, scope: ListScope): Filter {
   };
   return {
     $and: [
-      scope.visible,
       {
         state: q.state && { $in: q.state },
         task_status: q.task_status && { $in: q.task_status },
@@ -147,8 +158,9 @@ export function runsFilter(q: ListRunsQuery, scope: ListScope): Filter {
 
 /**
  * The keyset sort of each `sort_by`, ending with the run id. Titles and agent names sort without
- * regard to case; runs without an agent name sort on `agent_missing` = 1, ascending whatever the
- * order asked, so they come last both ways.
+ * regard to case; runs without an agent name come last in either order: ascending they sort on
+ * `agent_missing` = 1 first, descending their `agent_key` '' sorts last of all. Every key of a
+ * sort runs in one direction, so one index (runs projection) yields it in order.
  */
 export function runsSort(sortBy: ListRunsQuery['sort_by'], order: ListRunsQuery['sort_order']): Sort {
   switch (sortBy) {
@@ -164,10 +176,15 @@ export function runsSort(sortBy: ListRunsQuery['sort_by'], order: ListRunsQuery[
         ['id', order],
       ];
     case 'agent':
-      return [
-        ['agent_missing', 'asc'],
-        ['agent_key', order],
-        ['id', order],
-      ];
+      return order === 'asc'
+        ? [
+            ['agent_missing', 'asc'],
+            ['agent_key', 'asc'],
+            ['id', 'asc'],
+          ]
+        : [
+            ['agent_key', 'desc'],
+            ['id', 'desc'],
+          ];
   }
 }

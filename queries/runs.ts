@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { runStream } from '../commands/run/events.js';
 import { factoriesProjection } from '../projections/factories.js';
 import { runTimelineProjection } from '../projections/run-timeline.js';
-import { type RunDoc, runsProjection } from '../projections/runs.js';
+import { personalOwnerKey, type RunDoc, runsProjection } from '../projections/runs.js';
 import { activeTeam } from '../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import type { Principal } from '../src/http/principal.js';
@@ -23,7 +23,8 @@ import type { Filter } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
 import { canView, requestUsageSchema, runItem, runParams as params, toRunItem } from '../commands/run/resource.js';
-import { listRunsQuery, metadataPairs, runsFilter, runsSort } from './run-list.js';
+import { listRunsQuery, metadataPairs, runsFilters, runsSort } from './run-list.js';
+import { findMerged } from '../src/readstore/paging.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
 import type { Api } from '../src/http/api.js';
 
@@ -79,6 +80,18 @@ const ownerOf = (run: RunDoc) => ({
   executing_team_uid: run.executing_team_uid,
 });
 
+/**
+ * The runs `principal` may list in the active team, one filter per way of seeing them, each
+ * led by a field indexed together with every sort (`owner_key`, `executing_team_uid`).
+ */
+export function listableIn(principal: Principal, team: string): Filter[] {
+  return [
+    { owner_key: team },
+    { owner_key: personalOwnerKey(principal.uid) },
+    ...(principal.type === 'agent' ? [{ executing_team_uid: team }] : []),
+  ];
+}
+
 /** The runs `principal` may read, in the teams given. */
 function readableIn(principal: Principal, teams: string[]): Filter {
   return {
@@ -130,13 +143,13 @@ export default function runQueries(api: Api, rt: Runtime): void {
     if (q.ancestor_run_id) await visibleRun(req, q.ancestor_run_id);
     const sort = runsSort(q.sort_by, q.sort_order);
     const after = decodeCursor(q.cursor, sort);
-    const filter = runsFilter(q, {
-      visible: readableIn(req.principal!, [activeTeam(req).uid]),
+    const filters = runsFilters(q, {
+      visible: listableIn(req.principal!, activeTeam(req).uid),
       factories: await accessibleFactories(req, q.factory_uid),
       metadata,
       baseUrl: rt.config.publicBaseUrl,
     });
-    const page = await runs.find({ filter, sort, limit: q.limit, after });
+    const page = await findMerged(runs, filters, { sort, limit: q.limit, after }, (run) => run.run_id);
     const now = new Date().toISOString();
     return { runs: page.items.map((run) => item(run, now)), page_info: pageInfo(sort, page.next) };
   });

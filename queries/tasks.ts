@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { decodeCursor, pageInfo } from '../src/http/cursor.js';
+import { findMerged } from '../src/readstore/paging.js';
 import {
   booleanParam,
   dateTimeParam,
@@ -22,7 +23,7 @@ import { factoriesProjection } from '../projections/factories.js';
 import { runsProjection } from '../projections/runs.js';
 import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';
-import { taskFactoryParams, taskParams, taskResource, taskResources } from '../commands/task/resource.js';
+import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../commands/task/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
 import type { Api } from '../src/http/api.js';
 
@@ -57,13 +58,40 @@ const listQuery = z
 
 const listResponse = z.object({ tasks: z.array(taskResource), page_info: pageInfoSchema });
 
+type TaskListQuery = z.infer<typeof listQuery>;
+
+export const taskListSort = (q: Pick<TaskListQuery, 'sort_by' | 'sort_order'>): Sort => [
+  [q.sort_by, q.sort_order],
+  ['id', q.sort_order],
+];
+
+/**
+ * The filters of a task list request: one per stage asked for (each seeks the index of the
+ * factory, stage and sort key; the pages are merged), else one for the whole factory.
+ */
+export function taskListFilters(
+  q: Omit<TaskListQuery, 'created_by' | 'sort_by' | 'sort_order' | 'limit' | 'full_list' | 'include_current_run'>,
+  factoryUid: string,
+  authorUids: string[] | undefined,
+): Filter[] {
+  const rest: Filter = {
+    factory_uid: factoryUid,
+    author_uid: authorUids && { $in: authorUids },
+    title: q.q === undefined ? undefined : { $contains: q.q },
+    created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
+    updated_at: q.updated_after && { $gt: q.updated_after },
+  };
+  const stages = q.stage && [...new Set(q.stage)];
+  return stages ? stages.map((stage) => ({ ...rest, stage })) : [rest];
+}
+
 export default function taskQueries(api: Api, rt: Runtime): void {
   const factories = rt.readModel(factoriesProjection);
   const tasks = rt.readModel(tasksProjection);
   const conversations = rt.readTable(tasksProjection, 'conversations');
   const runs = rt.readModel(runsProjection);
   const users = rt.readModel(usersProjection);
-  const resources = taskResources(rt);
+  const principals = rt.readTable(tasksProjection, 'principals');
 
   /** The live task bound to the conversation, if it belongs to this factory. */
   async function taskOfConversation(factoryUid: string, conversationId: string): Promise<TaskDoc | null> {
@@ -89,21 +117,12 @@ export default function taskQueries(api: Api, rt: Runtime): void {
     async (req) => {
       const factory = await visibleFactory(factories, req, req.params.factory_uid);
       const q = req.query;
-      const sort: Sort = [
-        [q.sort_by, q.sort_order],
-        ['id', q.sort_order],
-      ];
+      const sort = taskListSort(q);
       const after = decodeCursor(q.cursor, sort);
-      const filter: Filter = {
-        factory_uid: factory.uid,
-        stage: q.stage && { $in: q.stage },
-        author_uid: q.created_by && { $in: await userUids(q.created_by) },
-        title: q.q === undefined ? undefined : { $contains: q.q },
-        created_at: q.created_after || q.created_before ? { $gt: q.created_after, $lt: q.created_before } : undefined,
-        updated_at: q.updated_after && { $gt: q.updated_after },
-      };
-      const page = await tasks.find({ filter, sort, limit: q.limit, after });
-      return { tasks: await resources.page(page.items, q), page_info: pageInfo(sort, page.next) };
+      const authors = q.created_by && (await userUids(q.created_by));
+      const filters = taskListFilters(q, factory.uid, authors);
+      const page = await findMerged(tasks, filters, { sort, limit: q.limit, after }, (t) => t.uid);
+      return { tasks: page.items.map((t) => taskListItem(t, q)), page_info: pageInfo(sort, page.next) };
     },
   );
 
@@ -128,7 +147,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       if (req.query.as_of === undefined) {
         const task = await tasks.get(task_uid);
         if (task?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
-        return resources.detail(task);
+        return taskDetail(task);
       }
       // The task as its own events had left it then (read models of other streams are not replayed).
       const then = (await projectAsOf(
@@ -137,7 +156,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
         task_uid,
       )) as TaskDoc | null;
       if (then?.factory_uid !== factory_uid) throw new NotFound('task', task_uid);
-      return resources.page([then], { full_list: false, include_current_run: false }).then(([task]) => task!);
+      // Its author as known now (the task's own events name who, not what they are called).
+      const author = then.author_uid ? ((await principals.get(then.author_uid))?.author ?? null) : null;
+      return taskListItem({ ...then, author }, { full_list: false, include_current_run: false });
     },
   );
 
@@ -155,7 +176,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       await visibleFactory(factories, req, req.params.factory_uid);
       const task = await taskOfConversation(req.params.factory_uid, req.query.conversation_id);
       if (!task) throw new NotFound('task bound to conversation', req.query.conversation_id);
-      return resources.detail(task);
+      return taskDetail(task);
     },
   );
 
@@ -176,7 +197,7 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       const root = run && (run.root_run_id === run.run_id ? run : await runs.get(run.root_run_id));
       const task = root ? await taskOfConversation(req.params.factory_uid, root.conversation_id) : null;
       if (!task) throw new NotFound('task of run', req.query.run_id);
-      return resources.detail(task);
+      return taskDetail(task);
     },
   );
 }

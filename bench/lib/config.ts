@@ -47,6 +47,10 @@ export const params = {
   /** Only the HTTP cases whose name contains this (e.g. "PATCH"), to profile one at a time. */
   httpCase: process.env.BENCH_HTTP_CASE || null,
 
+  /** 3a. Lists: the runs of the large team and of the small team in one store. */
+  listsLarge: num('BENCH_LISTS_LARGE', 100_000, 5_000),
+  listsSmall: num('BENCH_LISTS_SMALL', 1_000, 1_000),
+
   /** 3b. Analytics: runs of the one factory's year. */
   analyticsRuns: num('BENCH_ANALYTICS_RUNS', 100_000, 3_000),
 

@@ -18,6 +18,9 @@
  *   `size` runs, and `tasks` tasks each bound to the conversation of one of those runs (the others
  *   are conversations without a task). Runs end in every state but a held one (no worker holds a
  *   run, so the server's sweeper never writes), and tasks stand in every stage.
+ * - `two-teams`, for the lists: the admin's team with `size` runs and a second team of the admin's
+ *   with `tasks` runs, their runs interleaved in time, each team with one factory (and its
+ *   foreman) that a third of the runs are dispatched to, each of those with a task.
  */
 import { createHash } from 'node:crypto';
 import type { EventMetadata, NewEvent } from '../../src/eventstore/port.js';
@@ -50,7 +53,7 @@ export interface HistoryRow {
   metadata: string;
 }
 
-export type HistoryKind = 'mixed' | 'one-team' | 'tasks-runs';
+export type HistoryKind = 'mixed' | 'one-team' | 'tasks-runs' | 'two-teams';
 
 /** Words that occur in factory names. */
 const CITIES = [
@@ -202,6 +205,9 @@ export interface HistoryInfo {
   events: number;
   teamUid: string;
   adminUid: string;
+  /** two-teams: the second team, and the factory of each team (the admin's first). */
+  smallTeamUid?: string;
+  factoryUids?: string[];
 }
 
 /** Runs and tasks under way at once in `mixed`. */
@@ -858,6 +864,63 @@ export function* generateHistory(
       if (rand() < 0.2) yield* updateFactory();
     }
     Object.assign(info, { events: count });
+    return;
+  }
+
+  if (kind === 'two-teams') {
+    const small = yield* newTeam('Small team', adminUid);
+    teams.push(small);
+    const sides = [
+      { team: team0, runs: size, factory: yield* createFactory(team0) },
+      { team: small, runs: tasks, factory: yield* createFactory(small) },
+    ];
+    for (const side of sides) yield* createIdentity(side.team, 'FOREMAN', side.factory);
+    const ends = [
+      ['QUEUED', 5],
+      ['SUCCEEDED', 62],
+      ['FAILED', 12],
+      ['ERROR', 5],
+      ['BLOCKED', 6],
+      ['CANCELLED', 10],
+    ] as const;
+    const creator = { type: 'user', uid: adminUid } as const;
+    const left = sides.map((s) => s.runs);
+    while (left[0]! + left[1]! > 0) {
+      // The small team's runs spread evenly among the large one's.
+      const i = rand() * (left[0]! + left[1]!) < left[0]! ? 0 : 1;
+      left[i]! -= 1;
+      const { team, factory } = sides[i]!;
+      const end = weighted(ends);
+      const withTask = rand() < 1 / 3;
+      asUser(team, adminUid);
+      const { run } = yield* newRun(team, { creator, agent: withTask ? factory.foreman : null });
+      if (withTask) {
+        const uid = uuid();
+        const conversation_id = run.conversation;
+        yield row<ConversationEvent>(`conversation-${conversation_id}`, {
+          type: 'ConversationTaskBound',
+          data: { conversation_id, task_uid: uid, factory_uid: factory.uid },
+        });
+        yield row<TaskEvent>(`task-${uid}`, {
+          type: 'TaskCreated',
+          data: {
+            uid,
+            factory_uid: factory.uid,
+            team_uid: team.uid,
+            conversation_id,
+            run_id: run.id,
+            title: title(),
+            description: null,
+            stage: pick(['TRIAGE', 'SPEC', 'IMPLEMENT', 'REVIEW', 'COMPLETE'] as const),
+            author: creator,
+            ticket_id: null,
+            ticket_source: null,
+          },
+        });
+      }
+      if (end !== 'QUEUED') yield* execute(run, end, false);
+    }
+    Object.assign(info, { events: count, smallTeamUid: small.uid, factoryUids: sides.map((s) => s.factory.uid) });
     return;
   }
 

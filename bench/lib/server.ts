@@ -46,6 +46,16 @@ export async function startBare(): Promise<Server> {
   return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
 }
 
+/** The CRUD peer (bench/lib/crud-peer.ts) on the SQLite file `dbFile`, seeded beforehand. */
+export async function startCrudPeer(dbFile: string): Promise<Server> {
+  const port = await freePort();
+  const start = now();
+  const proc = startNode('bench/lib/crud-peer.ts', { PORT: String(port), DB_FILE: dbFile }, 'crud-peer');
+  const base = `http://127.0.0.1:${port}`;
+  await waitFor200(`${base}/readyz`, proc, 60_000);
+  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
+}
+
 export const authHeaders = { authorization: `Bearer ${BENCH_ADMIN_KEY}`, 'content-type': 'application/json' };
 
 export interface LoadCase {

@@ -55,7 +55,7 @@ export const artifactItemSchema = z.object({
   data: z.record(z.string(), z.unknown()).describe('The fields of the artifact type (url, branch, filename, …)'),
 });
 
-export const artifactItem = ({
+const artifactItem = ({
   artifact_type,
   created_at,
   public: _public,

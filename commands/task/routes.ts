@@ -10,7 +10,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { tasksProjection } from '../../projections/tasks.js';
-import { taskFactoryParams, taskParams, taskResource, taskResources } from './resource.js';
+import { taskDetail, taskFactoryParams, taskParams, taskResource } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { cancelTask } from './cancel.js';
@@ -44,12 +44,11 @@ const cleared = (d: string | null | undefined) => (d === '' ? null : d);
 export default function taskRoutes(api: Api, rt: Runtime): void {
   const tasks = rt.readModel(tasksProjection);
   const identities = rt.readModel(identitiesProjection);
-  const resources = taskResources(rt);
   /** The task as the read model shows it now that the command's events are projected. */
   const current = async (uid: string) => {
     const task = await tasks.get(uid);
     if (!task) throw new NotFound('task', uid);
-    return resources.detail(task);
+    return taskDetail(task);
   };
 
   const tags = ['tasks'];

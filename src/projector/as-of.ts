@@ -14,6 +14,7 @@ const empty: Collection = {
   find: async () => ({ items: [], next: null }),
   count: async () => 0,
   async *scan() {},
+  explain: async () => [],
 };
 
 /** The events of `streams` that occurred at or before `asOf`, in log order. */

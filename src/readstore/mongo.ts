@@ -35,6 +35,14 @@ import {
 import { checkUpdate } from './update.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
 
+/** The stages of a winning plan, outermost first: `IXSCAN {"field": 1, ...}`, `COLLSCAN`, `SORT`. */
+function planStages(stage: Document | undefined): string[] {
+  if (!stage) return [];
+  const own = stage.stage === 'IXSCAN' ? `IXSCAN ${JSON.stringify(stage.keyPattern)}` : String(stage.stage);
+  const children = [stage.inputStage, ...((stage.inputStages as Document[] | undefined) ?? [])].filter(Boolean);
+  return [own, ...children.flatMap((c) => planStages(c as Document))];
+}
+
 /** Positions as 20-digit zero-padded strings: string order equals numeric order up to 2^64. */
 interface StoredPosition {
   commit: string;
@@ -258,6 +266,17 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
             ? query.sort.map(([path]) => sortKeyValue(lastStored._id, last, path))
             : null;
         return { items, next };
+      },
+      async explain(query: FindQuery): Promise<string[]> {
+        const filter = translateFilter(query.filter);
+        const where = query.after ? { $and: [filter, afterFilter(query.sort, query.after)] } : filter;
+        const sort = query.sort.map(([path, order]) => [fieldName(path), order === 'desc' ? -1 : 1] as const);
+        const plan = (await coll
+          .find(where as MongoFilter<Stored>, { sort, limit: query.limit + 1 })
+          .explain('queryPlanner')) as Document;
+        const winning = plan.queryPlanner?.winningPlan as Document | undefined;
+        // Under the slot-based engine the stages are under `queryPlan`.
+        return planStages((winning?.queryPlan as Document | undefined) ?? winning);
       },
       async count(filter) {
         return coll.countDocuments(translateFilter(filter) as MongoFilter<Stored>);

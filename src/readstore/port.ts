@@ -53,6 +53,11 @@ export interface Collection<T extends Doc = Doc> {
   getMany(ids: readonly string[]): Promise<Map<string, T>>;
   find(query: FindQuery): Promise<Page<T>>;
   count(filter?: Filter): Promise<number>;
+  /**
+   * How the store would answer `query`: SQLite's `EXPLAIN QUERY PLAN` lines, MongoDB's winning
+   * plan stages. For tests that every list seeks an index instead of scanning its collection.
+   */
+  explain(query: FindQuery): Promise<string[]>;
   /** Every document with its id, in id order (for verification and exports). */
   scan(): AsyncIterable<[string, T]>;
 }

@@ -275,3 +275,100 @@ function beyond(f: Field, order: 'asc' | 'desc', v: Scalar): Sql {
   if (v === null) return FALSE;
   return { sql: `(${f.value} < ? OR ${f.value} IS NULL)`, params: [bind(v)] };
 }
+
+/**
+ * The rows strictly after `after` in the order of `sort`, as steps read one after the other, each
+ * an equality on the first keys and a range on the next: for sort (a, b, id) and cursor (x, y, z),
+ * first a = x AND b = y AND id beyond z, then a = x AND b beyond y, then a beyond x. Each step is
+ * one seek into an index over the sort's keys, read in its order; where a key's NULLs follow the
+ * cursor's value (descending), they are a step of their own, after the range. An OR of the steps
+ * in one statement (compileAfter) makes SQLite read each range and sort them all, however many.
+ */
+export function compileAfterSteps(sort: Sort, after: readonly Scalar[]): Array<Sql & { orderBy: string }> {
+  if (after.length !== sort.length) throw new Error(`after has ${after.length} values for ${sort.length} sort keys`);
+  const steps: Array<Sql & { orderBy: string }> = [];
+  for (let k = sort.length - 1; k >= 0; k--) {
+    const prefix = sort.slice(0, k).map(([path], i): Sql => {
+      const v = after[i] ?? null;
+      const f = field(path);
+      return v === null ? { sql: `${f.value} IS NULL`, params: [] } : { sql: `${f.value} = ?`, params: [bind(v)] };
+    });
+    const [path, order] = sort[k]!;
+    const f = field(path);
+    const v = after[k] ?? null;
+    // Keys pinned by the step's equalities are left out of its ORDER BY: SQLite does not see that
+    // an indexed expression held equal is in order, and would sort the rows it reads.
+    const step = (last: Sql, from: number) => ({
+      ...join([...prefix, last], 'AND'),
+      orderBy: compileOrderBy(sort.slice(from)),
+    });
+    if (order === 'asc') {
+      steps.push(
+        step(
+          v === null ? { sql: `${f.value} IS NOT NULL`, params: [] } : { sql: `${f.value} > ?`, params: [bind(v)] },
+          k,
+        ),
+      );
+    } else if (v !== null) {
+      steps.push(step({ sql: `${f.value} < ?`, params: [bind(v)] }, k));
+      if (k < sort.length - 1) steps.push(step({ sql: `${f.value} IS NULL`, params: [] }, k + 1));
+    }
+  }
+  return steps;
+}
+
+/** The fields of an index, as `indexColumns` wrote them (the trailing `id` included), from its CREATE statement. */
+export function indexFields(createSql: string): string[] | null {
+  const open = createSql.indexOf('(');
+  if (open < 0 || !createSql.endsWith(')')) return null;
+  const columns = createSql.slice(open + 1, -1).split(/,\s*(?=json_extract|id$)/);
+  const fields: string[] = [];
+  for (const column of columns) {
+    if (column.trim() === 'id') fields.push('id');
+    else {
+      const m = /^json_extract\(doc, '\$\.([A-Za-z0-9_.]+)'\)$/.exec(column.trim());
+      if (!m) return null;
+      fields.push(m[1]!);
+    }
+  }
+  return fields;
+}
+
+/** Fields the filter pins to one value in every document it matches (top-level equalities, through `$and`). */
+function pinnedFields(filter: Filter | undefined, into = new Set<string>()): Set<string> {
+  for (const [key, value] of Object.entries(filter ?? {})) {
+    if (value === undefined || key === '$or') continue;
+    if (key === '$and') {
+      for (const sub of value as Filter[]) pinnedFields(sub, into);
+      continue;
+    }
+    const cond = value as Condition;
+    if (cond === null || typeof cond !== 'object') into.add(key);
+    else if ('$eq' in cond && cond.$eq !== undefined) into.add(key);
+    else if (Array.isArray(cond.$in) && cond.$in.length === 1) into.add(key);
+  }
+  return into;
+}
+
+/**
+ * The index to read a find through: one whose fields are fields the filter pins, then the sort's
+ * keys (then the id), so the page is read in order from a seek; the longest such prefix wins.
+ * Null when none fits (SQLite's planner then chooses).
+ */
+export function orderingIndex(
+  indexes: ReadonlyArray<{ name: string; fields: readonly string[] }>,
+  filter: Filter | undefined,
+  sort: Sort,
+): string | null {
+  const pinned = pinnedFields(filter);
+  const keys = sort.map(([path]) => path);
+  const wanted = keys.at(-1) === 'id' ? keys : [...keys, 'id'];
+  let best: { name: string; prefix: number } | null = null;
+  for (const { name, fields } of indexes) {
+    const prefix = fields.length - wanted.length;
+    if (prefix < 0 || wanted.some((k, i) => fields[prefix + i] !== k)) continue;
+    if (!fields.slice(0, prefix).every((f) => pinned.has(f))) continue;
+    if (!best || prefix > best.prefix) best = { name, prefix };
+  }
+  return best?.name ?? null;
+}

@@ -29,10 +29,11 @@ import {
 import { applyUpdate, checkUpdate } from './update.js';
 import {
   assertCollectionName,
-  compileAfter,
+  compileAfterSteps,
   compileFilter,
-  compileLeadingRange,
   compileOrderBy,
+  indexFields,
+  orderingIndex,
   indexColumns,
   indexName,
   LOWER,
@@ -244,9 +245,52 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     }),
   );
 
+  /** Each collection's indexes and their fields, read from the schema once (forgotten when the schema changes). */
+  const indexCache = new Map<string, Array<{ name: string; fields: string[] }>>();
+  const indexesOf = (collection: string): Array<{ name: string; fields: string[] }> => {
+    let found = indexCache.get(collection);
+    if (!found) {
+      const rows = read(() =>
+        stmt(`SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL`).all(
+          collection,
+        ),
+      ) as { name: string; sql: string }[];
+      found = rows.flatMap(({ name, sql }) => {
+        const fields = indexFields(sql);
+        return fields ? [{ name, fields }] : [];
+      });
+      indexCache.set(collection, found);
+    }
+    return found;
+  };
+
   function collection<T extends Doc>(name: string): Collection<T> {
     const from = table(name);
     const parse = (row: DocRow): T => JSON.parse(row.doc) as T;
+    /**
+     * The statements a find runs, in order, until the page is full: the first page is one; a next
+     * page reads the steps after its cursor (compileAfterSteps). Each is read through the index
+     * that gives the sort's order after the filter's pinned fields, when the collection has one
+     * (`INDEXED BY`): SQLite's planner, without statistics, would rather filter through another
+     * index and sort every match, which costs what the collection holds, not what the page does.
+     */
+    const statements = (query: FindQuery): Sql[] => {
+      if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
+      if (query.sort.length === 0) throw new Error('find needs a sort');
+      const where = compileFilter(query.filter);
+      const index = orderingIndex(indexesOf(name), query.filter, query.sort);
+      const source = index ? `${from} INDEXED BY ${q(index)}` : from;
+      const select = (conditions: Sql[], order: string): Sql => {
+        const all = [where, ...conditions];
+        return {
+          sql: `SELECT id, json(doc) AS doc FROM ${source} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${order}`,
+          params: all.flatMap((c) => c.params),
+        };
+      };
+      if (!query.after) return [select([], compileOrderBy(query.sort))];
+      return compileAfterSteps(query.sort, query.after).map((step) => select([step], step.orderBy));
+    };
+
     return {
       async get(id) {
         const row = read(() => stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id)) as
@@ -265,25 +309,14 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         return new Map(rows.map((row) => [row.id, parse(row)]));
       },
       async find(query: FindQuery): Promise<Page<T>> {
-        if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
-        if (query.sort.length === 0) throw new Error('find needs a sort');
-        const where = compileFilter(query.filter);
-        const orderBy = compileOrderBy(query.sort);
-        // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
-        // one, even the same again, makes it compile the statement anew on every run (+6 µs).
-        const select = (conditions: Sql[], limit: number) => {
-          const all = [where, ...conditions];
-          const sql = `SELECT id, json(doc) AS doc FROM ${from} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${orderBy} LIMIT ${limit}`;
-          return read(() => stmt(sql).all(...all.flatMap((c) => c.params))) as DocRow[];
-        };
-        let rows: DocRow[];
-        if (!query.after) rows = select([], query.limit + 1);
-        else {
-          const after = compileAfter(query.sort, query.after);
-          const range = compileLeadingRange(query.sort, query.after);
-          rows = select(range ? [after, range] : [after], query.limit + 1);
-          if (range?.nullsFollow && rows.length <= query.limit)
-            rows.push(...select([range.nullsFollow], query.limit + 1 - rows.length));
+        let rows: DocRow[] = [];
+        for (const step of statements(query)) {
+          // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
+          // one, even the same again, makes it compile the statement anew on every run (+6 µs).
+          const sql = `${step.sql} LIMIT ${query.limit + 1 - rows.length}`;
+          const found = read(() => stmt(sql).all(...step.params)) as DocRow[];
+          rows = rows.length ? rows.concat(found) : found;
+          if (rows.length > query.limit) break;
         }
         const more = rows.length > query.limit;
         const page = rows.slice(0, query.limit);
@@ -292,6 +325,15 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         const last = items.at(-1);
         const next = more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
         return { items, next };
+      },
+      async explain(query: FindQuery): Promise<string[]> {
+        return statements(query).flatMap((s) =>
+          (
+            read(() => stmt(`EXPLAIN QUERY PLAN ${s.sql} LIMIT ${query.limit + 1}`).all(...s.params)) as {
+              detail: string;
+            }[]
+          ).map((row) => row.detail),
+        );
       },
       async count(filter) {
         const where = compileFilter(filter);
@@ -325,6 +367,7 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     },
     async ensureCollection(name, indexes) {
       await whenUnlocked(() => ensureCollection(name, indexes));
+      indexCache.delete(name);
     },
     collection,
     async commit(writes, checkpoint, position, expected) {
@@ -362,10 +405,12 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     async promote(source, target) {
       await whenUnlocked(() => promote(source, target));
       statements.clear();
+      indexCache.clear();
     },
     async drop(name) {
       await whenUnlocked(() => drop(name));
       statements.clear();
+      indexCache.clear();
     },
     async listCollections() {
       const rows = read(() =>

@@ -6,7 +6,7 @@
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { responseSerializer } from '../../src/http/serializer.js';
+import { compileAnswerEncoder, encodeAnswer, responseSerializer } from '../../src/http/serializer.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -53,9 +53,48 @@ describe('responseSerializer', () => {
     expect(res.json()).toEqual({ id: 'a' });
   });
 
-  it('fails an answer with an undeclared field in strict mode, and one that breaks its schema always', async () => {
+  it('fails an answer with an undeclared field or a wrong type in strict mode; outside it, one that lacks a declared field', async () => {
     expect((await answering(true, { id: 'a', secret_hash: 'x' })).statusCode).toBe(500);
-    expect((await answering(false, { id: 7 })).statusCode).toBe(500);
+    expect((await answering(true, { id: 7 })).statusCode).toBe(500);
     expect((await answering(true, { id: 'a' })).json()).toEqual({ id: 'a' });
+    expect((await answering(false, {})).statusCode).toBe(500);
+    // Compiled (fast-json-stringify), a value is written as its declared type, as Fastify's own serializer does.
+    expect((await answering(false, { id: 7 })).json()).toEqual({ id: '7' });
+  });
+});
+
+describe('compileAnswerEncoder', () => {
+  const item = z.object({
+    uid: z.string(),
+    note: z.string().nullable(),
+    tag: z.string().optional(),
+    data: z.record(z.string(), z.unknown()),
+    nested: z.object({ n: z.number() }),
+    list: z.array(z.object({ kind: z.enum(['a', 'b']) })),
+  });
+
+  it('writes the declared fields only, at every depth, and free-form records whole', () => {
+    const encode = compileAnswerEncoder(item)!;
+    const answer = {
+      uid: 'u-1',
+      note: null,
+      data: { deep: { a: [1, { b: 'x' }] }, s: 'é"\n' },
+      nested: { n: 2, secret: 's' },
+      list: [{ kind: 'a', hash: 'h' }],
+      key_hash: 'k',
+    };
+    expect(JSON.parse(encode(answer))).toEqual({
+      uid: 'u-1',
+      note: null,
+      data: { deep: { a: [1, { b: 'x' }] }, s: 'é"\n' },
+      nested: { n: 2 },
+      list: [{ kind: 'a' }],
+    });
+    expect(JSON.parse(encode(answer))).toEqual(JSON.parse(encodeAnswer(item, answer, false)));
+  });
+
+  it('leaves a schema that changes values on their way out (a transform) to zod', () => {
+    expect(compileAnswerEncoder(z.object({ at: z.date().transform((d) => d.toISOString()) }))).toBeNull();
+    expect(compileAnswerEncoder(z.object({ n: z.string().transform((s) => s.length) }))).toBeNull();
   });
 });

@@ -29,7 +29,7 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     DATA_DIR: dir,
     BOOTSTRAP_API_KEY: ADMIN_KEY,
     LOG_LEVEL: 'silent',
-    RESPONSE_SCHEMAS: 'strict',
+    RESPONSE_SCHEMAS: process.env.TEST_RESPONSE_SCHEMAS ?? 'strict',
     // A test process starved of CPU by its neighbours sees its event loop lag: no shedding for that
     // (test/api/load-shedding.test.ts sheds on purpose).
     LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
