@@ -83,6 +83,8 @@ const workload: Workload = {
     );
     await docs.close();
     await events.close();
+    log('write floor: the rebuilt documents written again into a fresh file');
+    const floor = await writeFloor(path.join(dir, 'read.db'), path.join(dir, 'floor.db'));
 
     const readAllRate = perSecond(readAll.result, readAll.ms);
     const n = (type: string) => perType.get(type) ?? 0;
@@ -122,7 +124,15 @@ const workload: Workload = {
         unit: 'log events/s',
         detail: `${fmt(onePass.ms / 1000, 1)} s; reads and handles the ${fmt(onePass.result)} events of their types`,
         ceiling: { name: 'readAll loop', value: readAllRate },
-        target: { text: '≥ 100,000 events/s', met: perSecond(total, onePass.ms) >= 100_000 },
+        target: { text: '≥ 60% of the readAll loop', met: perSecond(total, onePass.ms) >= 0.6 * readAllRate },
+      },
+      {
+        name: 'Write floor: the rebuilt documents written again, table by table (no events read, no handler run)',
+        value: perSecond(floor.documents, floor.ms),
+        unit: 'documents/s',
+        detail:
+          `${fmt(floor.documents)} documents in ${fmt(floor.ms / 1000, 1)} s; the log read (${fmt(total / readAllRate, 1)} s) plus this ` +
+          `is ${fmt(total / readAllRate + floor.ms / 1000, 1)} s, against the ${fmt(total / (0.6 * readAllRate), 1)} s that 60% of the readAll loop allows`,
       },
     ];
     return {
@@ -151,3 +161,47 @@ const workload: Workload = {
   },
 };
 export default workload;
+
+/**
+ * What writing the rebuilt read models costs by itself: every document read back, then
+ * stringified and inserted into a fresh table as the rebuild's commits do (`jsonb(?)`, upsert, the
+ * same pragmas, transactions of 20,000), each table's documents together (the kindest order).
+ */
+async function writeFloor(readFile: string, floorFile: string): Promise<{ documents: number; ms: number }> {
+  const src = new Database(readFile, { readonly: true });
+  const dst = new Database(floorFile);
+  dst.pragma('journal_mode = WAL');
+  dst.pragma('synchronous = NORMAL');
+  dst.pragma('cache_size = -65536');
+  const tables = src
+    .prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN ('checkpoints', 'set_aside') AND name NOT LIKE 'sqlite_%'`,
+    )
+    .pluck()
+    .all() as string[];
+  const rows = tables.flatMap((t) =>
+    (src.prepare(`SELECT id, json(doc) AS doc FROM "${t}"`).all() as Array<{ id: string; doc: string }>).map(
+      (r) => [t, r.id, JSON.parse(r.doc) as unknown] as const,
+    ),
+  );
+  src.close();
+  const insert = new Map(
+    tables.map((t) => {
+      dst.exec(`CREATE TABLE "${t}" (id TEXT PRIMARY KEY, doc BLOB NOT NULL)`);
+      return [
+        t,
+        dst.prepare(
+          `INSERT INTO "${t}" (id, doc) VALUES (?, jsonb(?)) ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
+        ),
+      ];
+    }),
+  );
+  const commit = dst.transaction((part: typeof rows) => {
+    for (const [t, id, doc] of part) insert.get(t)!.run(id, JSON.stringify(doc));
+  });
+  const { ms } = await timed(() => {
+    for (let i = 0; i < rows.length; i += 20_000) commit(rows.slice(i, i + 20_000));
+  });
+  dst.close();
+  return { documents: rows.length, ms };
+}
