@@ -2,6 +2,9 @@
 import { fork } from 'node:child_process';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import Database from 'better-sqlite3';
+import { reactorCheckpoint } from '../../src/projector/reactor.js';
+import { features } from '../../src/features.js';
 import { BENCH_DIR, params } from './config.js';
 import { BENCH_ADMIN_KEY } from './history.js';
 import { log, now, statusExpected } from './measure.js';
@@ -13,11 +16,17 @@ export interface Server {
   base: string;
   /** Milliseconds from spawn until /readyz answered 200 (read models caught up). */
   readyMs: number;
+  /** Milliseconds after that until every reactor had passed the head of the log (0 for other servers). */
+  reactorsMs: number;
   /** Seconds since spawn: where to look in the server's CPU profile (bench/profile.ts --window). */
   uptime(): number;
 }
 
-/** `node --import tsx src/main.ts` (or BENCH_SERVER_ENTRY) on `dataDir`; resolves once /readyz says ready. */
+/**
+ * `node --import tsx src/main.ts` (or BENCH_SERVER_ENTRY) on `dataDir`; resolves once /readyz says
+ * ready and every reactor has passed the head of the log: on a fresh read store they replay it once,
+ * and a case measured meanwhile would share the cores with that replay.
+ */
 export async function startServer(dataDir: string, name: string, readyTimeoutMs = 600_000): Promise<Server> {
   const port = await freePort();
   const start = now();
@@ -34,7 +43,35 @@ export async function startServer(dataDir: string, name: string, readyTimeoutMs 
   );
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
-  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
+  const readyMs = now() - start;
+  await reactorsPassedHead(dataDir, readyTimeoutMs);
+  return { proc, base, readyMs, reactorsMs: now() - start - readyMs, uptime: () => (now() - start) / 1000 };
+}
+
+const REACTOR_CHECKPOINTS = features.flatMap((f) => f.reactors ?? []).map(reactorCheckpoint);
+
+/** Polls the stores' files until every reactor's checkpoint is at the head of the log (which their own appends move). */
+async function reactorsPassedHead(dataDir: string, timeoutMs: number): Promise<void> {
+  const start = now();
+  const events = new Database(path.join(dataDir, 'events.db'), { readonly: true });
+  const read = new Database(path.join(dataDir, 'read.db'), { readonly: true });
+  const head = events.prepare('SELECT max(position) FROM events').pluck();
+  const names = JSON.stringify(REACTOR_CHECKPOINTS);
+  const behind = read
+    .prepare(
+      `SELECT count(*) FROM json_each(?) AS r LEFT JOIN checkpoints c ON c.name = r.value
+       WHERE c.name IS NULL OR CAST(c.commit_pos AS INTEGER) < ?`,
+    )
+    .pluck();
+  try {
+    while ((behind.get(names, head.get()) as number) > 0) {
+      if (now() - start > timeoutMs) throw new Error(`the reactors did not pass the log's head in ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    events.close();
+    read.close();
+  }
 }
 
 export async function startBare(): Promise<Server> {
@@ -43,7 +80,7 @@ export async function startBare(): Promise<Server> {
   const proc = startNode('bench/lib/bare-server.ts', { PORT: String(port) }, 'bare');
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, 60_000);
-  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
+  return { proc, base, readyMs: now() - start, reactorsMs: 0, uptime: () => (now() - start) / 1000 };
 }
 
 /** The CRUD peer (bench/lib/crud-peer.ts) on the SQLite file `dbFile`, seeded beforehand. */
@@ -53,7 +90,7 @@ export async function startCrudPeer(dbFile: string): Promise<Server> {
   const proc = startNode('bench/lib/crud-peer.ts', { PORT: String(port), DB_FILE: dbFile }, 'crud-peer');
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, 60_000);
-  return { proc, base, readyMs: now() - start, uptime: () => (now() - start) / 1000 };
+  return { proc, base, readyMs: now() - start, reactorsMs: 0, uptime: () => (now() - start) / 1000 };
 }
 
 export const authHeaders = { authorization: `Bearer ${BENCH_ADMIN_KEY}`, 'content-type': 'application/json' };

@@ -148,7 +148,7 @@ const workload: Workload = {
       `starting the server on ${fmt(info.events)} events (${fmt(tasks.size)} tasks, ${fmt(runs.size)} runs); the projector catches up first`,
     );
     const server = await startServer(dir, 'server-http');
-    log(`ready after ${fmt(server.readyMs)} ms`);
+    log(`ready after ${fmt(server.readyMs)} ms; the reactors passed the log ${fmt(server.reactorsMs)} ms later`);
     const bare = await startBare();
     // The CRUD peer holds the same team, key, factories and tasks, and conversations of its own to bind.
     const peerFile = path.join(dir, 'crud-peer.db');
@@ -414,7 +414,7 @@ const workload: Workload = {
       notes: [
         `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events (bench/lib/history.ts \`tasks-runs\`): ` +
           `the admin's team with ${factories.length} factories, each with a foreman agent; ${fmt(runs.size)} runs (${runStates}); ` +
-          `${fmt(tasks.size)} tasks spread over the factories, each bound to the conversation of one of those runs (${stages}). LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn. RSS after the cases: ${fmt(serverRss)} MiB.`,
+          `${fmt(tasks.size)} tasks spread over the factories, each bound to the conversation of one of those runs (${stages}). LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(server.reactorsMs / 1000, 1)} s more for the reactors' first pass over the log, before any case (measured during it, the queries shared the cores with it). RSS after the cases: ${fmt(serverRss)} MiB.`,
         `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +
           `127.0.0.1 only; load generator and server share the machine's cores, as in the bare runs. Latencies have autocannon's 1 ms resolution.`,
         `The ceiling is the mean of the two bare runs. After each query, bare Fastify answers with ${ANSWERS} of that query's own answers ` +

@@ -41,7 +41,7 @@ const workload: Workload = {
     copyHistory(file, dir);
     log(`starting the server on ${fmt(info.events)} events; the projector catches up first`);
     const server = await startServer(dir, 'server-lists');
-    log(`ready after ${fmt(server.readyMs)} ms`);
+    log(`ready after ${fmt(server.readyMs)} ms; the reactors passed the log ${fmt(server.reactorsMs)} ms later`);
 
     const lists: Array<{ name: string; path: (factory: string) => string }> = [
       { name: 'GET /agent/runs?limit=20 (newest updated first)', path: () => '/api/v1/agent/runs?limit=20' },

@@ -5,7 +5,6 @@
  * rollup read models, beside the readAll loop.
  */
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { START, type Position } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { rebuildProjections } from '../../src/projector/rebuild.js';
@@ -35,31 +34,6 @@ async function answerOf(base: string, url: string, init: RequestInit = { headers
   const res = await fetch(`${base}${url}`, init);
   if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${await res.text()}`);
   return res.json();
-}
-
-/** Waits until the server's analytics reactors have passed the head of the log (they replay it once at first start). */
-async function reactorsCaughtUp(dir: string): Promise<number> {
-  const start = now();
-  const events = new Database(path.join(dir, 'events.db'), { readonly: true });
-  const head = events.prepare('SELECT max(position) FROM events').pluck().get() as number;
-  events.close();
-  for (;;) {
-    const read = new Database(path.join(dir, 'read.db'), { readonly: true });
-    const at = read
-      .prepare(
-        `SELECT min(CAST(commit_pos AS INTEGER)) FROM checkpoints WHERE name IN ('reactor_cost-ledger', 'reactor_pull-request-facts')`,
-      )
-      .pluck()
-      .get() as number | null;
-    const count = read
-      .prepare(`SELECT count(*) FROM checkpoints WHERE name IN ('reactor_cost-ledger', 'reactor_pull-request-facts')`)
-      .pluck()
-      .get() as number;
-    read.close();
-    if (count === 2 && at !== null && at >= head) return now() - start;
-    if (now() - start > 300_000) throw new Error('the analytics reactors did not catch up in 5 minutes');
-    await new Promise((r) => setTimeout(r, 500));
-  }
 }
 
 const workload: Workload = {
@@ -116,8 +90,8 @@ const workload: Workload = {
     copyHistory(file, dir);
     log(`starting the server on ${fmt(info.events)} events; the projector catches up first`);
     const server = await startServer(dir, 'server-analytics');
-    log(`ready after ${fmt(server.readyMs)} ms; waiting for the analytics reactors to pass the log`);
-    const reactorsMs = await reactorsCaughtUp(dir);
+    log(`ready after ${fmt(server.readyMs)} ms; the reactors passed the log ${fmt(server.reactorsMs)} ms later`);
+    const { reactorsMs } = server;
     const bare = await startBare();
     const base = `/api/v1/factory/${factory}`;
     const randomMonth = () => {
@@ -262,7 +236,7 @@ const workload: Workload = {
         `History: ${fmt(info.events)} events (bench/lib/analytics-history.ts): one factory's ${fmt(params.analyticsRuns)} runs spread evenly over ${info.from.slice(0, 10)} to ${info.to.slice(0, 10)}, a fifth of them sub-runs and a tenth continuing an earlier conversation, each with a usage report, about a third with a pull request; the cost ledger's entries made by its own decider and pricing, the price list changed mid-year; GitHub facts for three quarters of the pull requests. ` +
           `Rebuilt: ${fmt(rows)} rollup rows (one per run, and per hour and day of the factory), ${fmt(prs)} pull requests.`,
         `Rebuild rates are over the whole log (its ${fmt(info.events)} events divided by the time taken), as workload 2 gives them; a rebuild reads only the event types its read models handle. The ceiling is the port's readAll loop over the same log (${fmt(readAllRate)} events/s).`,
-        `Server: \`node --import tsx src/main.ts\` on a copy of the log, LOG_LEVEL=${params.logLevel}; ready ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(reactorsMs / 1000, 1)} s more for the analytics reactors' first pass over the log (every entry already made: they record nothing). RSS after the queries: ${fmt(serverRss)} MiB.`,
+        `Server: \`node --import tsx src/main.ts\` on a copy of the log, LOG_LEVEL=${params.logLevel}; ready ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(reactorsMs / 1000, 1)} s more for the reactors' first pass over the log (the analytics entries already made: they record nothing). RSS after the queries: ${fmt(serverRss)} MiB.`,
         `Each query is loaded by autocannon (${params.httpConnections} connections, ${params.httpSeconds} s after a warm-up) and set beside bare Fastify answering with ${ANSWERS} of that query's own answers (its payload ceiling; the hello-world mean is ${fmt(bareRps)} req/s). ` +
           `Answers are cached until one of the read models they are made of changes (queries/analytics-answers.ts), so the loaded figure is a cached answer's: authentication, the factory's visibility, the cache, serialization. ` +
           `What making an answer costs is the "first answer" time beside each: a PATCH of the factory changes a read model, and the next request makes its answer from the rollups (a year: at most 366 day rows) and the pull-request read model. The two reference rows ask for a different 30-day range on every request, so (almost) none is cached: the raw rate of making answers.`,

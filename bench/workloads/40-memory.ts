@@ -66,7 +66,7 @@ const workload: Workload = {
     const server = await startServer(dir, 'server-memory');
     const { proc, base } = server;
     try {
-      log(`ready after ${fmt(server.readyMs)} ms`);
+      log(`ready after ${fmt(server.readyMs)} ms; the reactors passed the log ${fmt(server.reactorsMs)} ms later`);
       await new Promise((r) => setTimeout(r, 2000));
       const loaded = rssMb(proc.pid);
 
