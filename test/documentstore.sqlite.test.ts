@@ -12,6 +12,7 @@ import {
   compileOrderBy,
   indexColumns,
 } from '../src/readstore/sqlite-filter.js';
+import { findAll } from '../src/readstore/paging.js';
 import { openSqliteDocumentStore } from '../src/readstore/sqlite.js';
 import type { Filter } from '../src/readstore/port.js';
 import { documentStoreContract } from './contract/documentstore-contract.js';
@@ -105,6 +106,22 @@ describe('sqlite document store', () => {
     dir = tempDir();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('lets the event loop turn between the pages of a long listing (its reads are synchronous)', async () => {
+    const store = openSqliteDocumentStore(path.join(dir, 'pages.db'));
+    const position = { commit: 1n, prepare: 1n };
+    await store.ensureCollection('items', []);
+    const writes = Array.from({ length: 25 }, (_, n) => ({ collection: 'items', id: `i${n}`, doc: { n }, position }));
+    await store.commit(writes, 'items', position);
+    const items = store.collection<{ n: number }>('items');
+    let turned = 0;
+    const turns = setInterval(() => turned++, 0);
+    const all = await findAll(items, { sort: [['n', 'asc']], limit: 10 });
+    clearInterval(turns);
+    await store.close();
+    expect(all.map((d) => d.n)).toEqual(Array.from({ length: 25 }, (_, n) => n));
+    expect(turned).toBeGreaterThan(0);
+  });
 
   it('answers an indexed filter from its expression index', async () => {
     const file = path.join(dir, 'plan.db');
