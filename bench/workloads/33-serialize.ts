@@ -66,7 +66,7 @@ const spread = (xs: number[]) => {
 };
 
 const workload: Workload = {
-  title: '3b. Serializing answers',
+  title: '3c. Serializing answers',
   async run() {
     const rows = [...generateHistory('tasks-runs', RUNS, {}, Math.round(RUNS * 0.75))];
     const events: RecordedEvent[] = rows.map((r, i) => ({
