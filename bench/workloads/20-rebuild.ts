@@ -4,7 +4,6 @@
  */
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { START, type Position } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
@@ -15,6 +14,7 @@ const projections = projectionsOf(features);
 import { params } from '../lib/config.js';
 import { fmt, log, pct, perSecond, timed } from '../lib/measure.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { timeReadAll } from '../lib/read-all.js';
 import { tempDir } from '../lib/tmp.js';
 import type { Figure, Workload } from '../lib/workload.js';
 
@@ -55,15 +55,7 @@ const workload: Workload = {
 
     const events = openSqliteEventStore(eventsFile);
     log('readAll loop through the EventStore port');
-    const readAll = await timed(async () => {
-      let n = 0;
-      for (let after: Position = START; ; ) {
-        const batch = await events.readAll(after, PAGE);
-        if (batch.length === 0) return n;
-        n += batch.length;
-        after = batch[batch.length - 1]!.position;
-      }
-    });
+    const readAll = await timeReadAll(events, PAGE);
 
     const docs = openSqliteDocumentStore(path.join(dir, 'read.db'));
     const rebuilt: Array<{ name: string; count: number; ms: number; handled: number }> = [];

@@ -5,7 +5,6 @@
  * rollup read models, beside the readAll loop.
  */
 import path from 'node:path';
-import { START, type Position } from '../../src/eventstore/port.js';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
@@ -16,6 +15,7 @@ import { fmt, log, now, perSecond, timed } from '../lib/measure.js';
 import { rssMb } from '../lib/proc.js';
 import { cachedHistory, copyHistory } from '../lib/seed.js';
 import { authHeaders, load, type LoadCase, type LoadResult, startBare, startServer } from '../lib/server.js';
+import { timeReadAll } from '../lib/read-all.js';
 import { tempDir } from '../lib/tmp.js';
 import type { Figure, Workload } from '../lib/workload.js';
 
@@ -60,15 +60,7 @@ const workload: Workload = {
     const eventsFile = copyHistory(file, rebuildDir);
     const events = openSqliteEventStore(eventsFile);
     log('readAll loop through the EventStore port');
-    const readAll = await timed(async () => {
-      let n = 0;
-      for (let after: Position = START; ; ) {
-        const batch = await events.readAll(after, PAGE);
-        if (batch.length === 0) return n;
-        n += batch.length;
-        after = batch[batch.length - 1]!.position;
-      }
-    });
+    const readAll = await timeReadAll(events, PAGE);
     const readAllRate = perSecond(readAll.result, readAll.ms);
     const docs = openSqliteDocumentStore(path.join(rebuildDir, 'read.db'));
     const rebuilt: Figure[] = [];
