@@ -8,7 +8,6 @@
  * a price list with round numbers; machine and platform time free) and the significance verdict
  * come out as worked out by hand below.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,10 +18,11 @@ import {
   childEnv,
   makeDataDir,
   removeDir,
-  ROOT,
   type ServerProcess,
   sleep,
   startServer,
+  startWorker,
+  type WorkerProcess,
 } from './server-process.js';
 
 const CANDIDATE = 'claude-4-6-opus-high';
@@ -55,8 +55,7 @@ const DEADLINE_MS = 120_000;
 
 let dataDir: string;
 let server: ServerProcess;
-let worker: ChildProcess | null = null;
-let workerLog = '';
+let worker: WorkerProcess | null = null;
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>): Promise<T> {
   for (const deadline = Date.now() + DEADLINE_MS; ; await sleep(200)) {
@@ -64,7 +63,7 @@ async function until<T>(what: string, check: () => Promise<T | null | undefined 
     if (value) return value;
     if (Date.now() > deadline)
       throw new Error(
-        `${what} did not happen; worker said:\n${workerLog.slice(-5000)}\nserver said:\n${server.stderr()}`,
+        `${what} did not happen; worker said:\n${(worker?.log() ?? '').slice(-5000)}\nserver said:\n${server.stderr()}`,
       );
   }
 }
@@ -80,11 +79,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (worker?.pid && worker.exitCode === null) {
-    const exited = new Promise((r) => worker!.once('exit', r));
-    process.kill(-worker.pid, 'SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await server?.stop();
   removeDir(dataDir);
   removeDir(stateDir);
@@ -121,18 +116,10 @@ describe('a benchmark run executed by the reference worker', () => {
     expect(launched.status, JSON.stringify(launched.body)).toBe(201);
     const runUrl = `/factory/${factory}/benchmarks/${suite.body!.uid}/runs/${launched.body!.uid}`;
 
-    worker = spawn(
-      process.execPath,
-      ['bin/shopfloor.js', 'worker', '--exec', script(), '--url', server.baseUrl, '--concurrency', '4'],
-      {
-        cwd: ROOT,
-        env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key) },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
-    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
+    worker = startWorker(['--exec', script(), '--url', server.baseUrl, '--concurrency', '4'], {
+      ...childEnv({ dataDir }),
+      SHOPFLOOR_API_KEY: String(key.body!.api_key),
+    });
 
     await until(
       'the benchmark run completed',

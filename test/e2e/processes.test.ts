@@ -7,7 +7,6 @@
  * middle of a stream of writes: another takes over, no acknowledged write is lost, every run is
  * executed once, and `projections verify` is clean afterwards.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -20,11 +19,12 @@ import {
   parseStatus,
   readEvents,
   removeDir,
-  ROOT,
   runCli,
   type ServerProcess,
   sleep,
   startServer,
+  startWorker,
+  type WorkerProcess,
 } from './server-process.js';
 
 /** The agent: notes each run it executes, once per execution. */
@@ -39,8 +39,7 @@ const DEADLINE_MS = 45_000;
 let dataDir: string;
 let servers: ServerProcess[] = [];
 let proxy: RoundRobin;
-let worker: ChildProcess | null = null;
-let workerLog = '';
+let worker: WorkerProcess | null = null;
 let agentKey: string;
 
 const live = () => servers.filter((s) => s.process.exitCode === null && s.process.signalCode === null);
@@ -51,7 +50,7 @@ async function until<T>(what: string, check: () => Promise<T | null | undefined 
     if (value) return value;
     if (Date.now() > deadline)
       throw new Error(
-        `${what} did not happen in ${ms} ms; worker said:\n${workerLog.slice(-4000)}\nservers said:\n${servers.map((s) => s.stderr().slice(-2000)).join('\n---\n')}`,
+        `${what} did not happen in ${ms} ms; worker said:\n${(worker?.log() ?? '').slice(-4000)}\nservers said:\n${servers.map((s) => s.stderr().slice(-2000)).join('\n---\n')}`,
       );
   }
 }
@@ -95,26 +94,15 @@ beforeAll(async () => {
   proxy = await roundRobin(servers.map((s) => s.baseUrl));
   const agent = await call(servers[0]!, 'POST', '/agent/identities', { name: 'Roaming runner' });
   agentKey = String((await call(servers[1]!, 'POST', `/agent/identities/${agent.body!.uid}/api-keys`)).body!.api_key);
-  worker = spawn(
-    process.execPath,
-    ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', proxy.url, '--concurrency', '3', '--host', 'roamer'],
-    {
-      cwd: ROOT,
-      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: agentKey, E2E_DIR: dataDir },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
-  worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
+  worker = startWorker(['--exec', SCRIPT, '--url', proxy.url, '--concurrency', '3', '--host', 'roamer'], {
+    ...childEnv({ dataDir }),
+    SHOPFLOOR_API_KEY: agentKey,
+    E2E_DIR: dataDir,
+  });
 }, 60_000);
 
 afterAll(async () => {
-  if (worker?.pid && worker.exitCode === null) {
-    const exited = new Promise((r) => worker!.once('exit', r));
-    process.kill(-worker.pid, 'SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await proxy?.close();
   for (const s of servers) await s.stop();
   removeDir(dataDir);
@@ -226,8 +214,7 @@ describe.sequential('three processes on one data directory', () => {
     expect(status.stdout).toMatch(new RegExp(`^worker_sweeper: owned by .* pid (${pids.join('|')})$`, 'm'));
 
     // Quiet: the worker and the survivors stop, then every read model is checked against the log.
-    process.kill(-worker!.pid!, 'SIGTERM');
-    await new Promise((r) => worker!.once('exit', r));
+    await worker!.stop();
     for (const s of survivors) await s.stop();
     const verified = await runCli(['projections', 'verify'], { dataDir }, 60_000);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);

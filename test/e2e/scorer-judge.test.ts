@@ -6,7 +6,6 @@
  * agent; its pass rate moves when its threshold does; deleting it leaves its reasons in no raw file
  * of DATA_DIR, also after `shopfloor projections rebuild all`.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { v4 as uuidv4 } from 'uuid';
@@ -16,11 +15,12 @@ import {
   childEnv,
   makeDataDir,
   removeDir,
-  ROOT,
   runCli,
   type ServerProcess,
   sleep,
   startServer,
+  startWorker,
+  type WorkerProcess,
 } from './server-process.js';
 
 const MARK = uuidv4();
@@ -43,15 +43,14 @@ const DEADLINE_MS = 30_000;
 
 let dataDir: string;
 let server: ServerProcess;
-let worker: ChildProcess | null = null;
-let workerLog = '';
+let worker: WorkerProcess | null = null;
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>): Promise<T> {
   for (const deadline = Date.now() + DEADLINE_MS; ; await sleep(100)) {
     const value = await check();
     if (value) return value;
     if (Date.now() > deadline)
-      throw new Error(`${what} did not happen; worker said:\n${workerLog}\nserver said:\n${server.stderr()}`);
+      throw new Error(`${what} did not happen; worker said:\n${worker?.log() ?? ''}\nserver said:\n${server.stderr()}`);
   }
 }
 
@@ -71,11 +70,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (worker?.pid && worker.exitCode === null) {
-    const exited = new Promise((r) => worker!.once('exit', r));
-    process.kill(-worker.pid, 'SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await server?.stop();
   removeDir(dataDir);
 });
@@ -104,14 +99,10 @@ describe('a scorer judged by the reference worker', () => {
     expect(scorer.status).toBe(201);
     const scorerUid = scorer.body!.uid as string;
 
-    worker = spawn(process.execPath, ['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl], {
-      cwd: ROOT,
-      env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key) },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+    worker = startWorker(['--exec', SCRIPT, '--url', server.baseUrl], {
+      ...childEnv({ dataDir }),
+      SHOPFLOOR_API_KEY: String(key.body!.api_key),
     });
-    worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
-    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
 
     const runs: string[] = [];
     for (const prompt of ['Ran the tests: all green', 'Skipped the tests: no time'])
@@ -152,11 +143,7 @@ describe('a scorer judged by the reference worker', () => {
     expect(filesHolding(MARK)).toEqual([]);
     expect((await call(server, 'DELETE', `/factory/${factory}/scorers/${scorerUid}`)).status).toBe(204);
     expect((await call(server, 'GET', results)).status).toBe(404);
-    const worker_ = worker;
-    worker = null;
-    const exited = new Promise((r) => worker_.once('exit', r));
-    process.kill(-worker_.pid!, 'SIGTERM');
-    await exited;
+    await worker!.stop();
     await server.stop();
 
     const rebuilt = await runCli(['projections', 'rebuild', 'all'], { dataDir });

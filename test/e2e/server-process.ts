@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const TEST_API_KEY = 'sf_e2e_admin_key_0123456789abcdef';
 
 const READY_POLL_MS = 50;
@@ -281,3 +281,32 @@ export async function call(
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** The reference worker (`shopfloor worker`) in a process group of its own, its output kept for failure messages. */
+export interface WorkerProcess {
+  /** Everything it wrote so far, stdout and stderr interleaved. */
+  log(): string;
+  /** SIGTERM to its group (the agent commands it runs too); resolves once it has exited. */
+  stop(): Promise<void>;
+}
+
+export function startWorker(args: string[], env: NodeJS.ProcessEnv): WorkerProcess {
+  const child = spawn(process.execPath, ['bin/shopfloor.js', 'worker', ...args], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (log += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (log += d));
+  return {
+    log: () => log,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    },
+  };
+}

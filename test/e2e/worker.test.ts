@@ -6,7 +6,6 @@
  * the script printed) and the outputs of the task bound to its conversation are checked. A second
  * run hears a follow-up on its stdin and is cancelled, which ends its process.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +15,11 @@ import {
   makeDataDir,
   readEvents,
   removeDir,
-  ROOT,
   type ServerProcess,
   sleep,
   startServer,
+  startWorker,
+  type WorkerProcess,
 } from './server-process.js';
 
 /**
@@ -39,8 +39,7 @@ const DEADLINE_MS = 20_000;
 
 let dataDir: string;
 let server: ServerProcess;
-let worker: ChildProcess | null = null;
-let workerLog = '';
+let worker: WorkerProcess | null = null;
 
 /** Polls `check` every 100 ms until it returns a value, for at most `ms`. */
 async function until<T>(
@@ -53,7 +52,7 @@ async function until<T>(
     if (value) return value;
     if (Date.now() > deadline)
       throw new Error(
-        `${what} did not happen in ${ms} ms; worker said:\n${workerLog}\nserver said:\n${server.stderr()}`,
+        `${what} did not happen in ${ms} ms; worker said:\n${worker?.log() ?? ''}\nserver said:\n${server.stderr()}`,
       );
   }
 }
@@ -64,11 +63,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (worker?.pid && worker.exitCode === null) {
-    const exited = new Promise((r) => worker!.once('exit', r));
-    process.kill(-worker.pid, 'SIGTERM');
-    await exited;
-  }
+  await worker?.stop();
   await server?.stop();
   removeDir(dataDir);
 });
@@ -90,21 +85,13 @@ describe('the reference worker', () => {
       '---\nname: deploy\ndescription: Deploys the service\n---\nRun the deploy script.\n',
     );
     fs.writeFileSync(path.join(checkout, 'skills/broken/SKILL.md'), 'no front matter here\n');
-    worker = spawn(
-      process.execPath,
+    worker = startWorker(
       [
-        ...['bin/shopfloor.js', 'worker', '--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'],
+        ...['--exec', SCRIPT, '--url', server.baseUrl, '--host', 'e2e-box'],
         ...['--skills-repo', `acme/widgets=${checkout}`],
       ],
-      {
-        cwd: ROOT,
-        env: { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
+      { ...childEnv({ dataDir }), SHOPFLOOR_API_KEY: String(key.body!.api_key), E2E_PID_DIR: dataDir },
     );
-    worker.stdout!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
-    worker.stderr!.setEncoding('utf8').on('data', (d: string) => (workerLog += d));
     await until('the worker connecting', async () => {
       const listed = await call(server, 'GET', '/agent/connected-self-hosted-workers');
       return (listed.body!.workers as Array<{ host: string }>).some((w) => w.host === 'e2e-box');
