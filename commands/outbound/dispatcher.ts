@@ -6,6 +6,7 @@
  * success was recorded is never sent again (a crash between the receiver's 2xx and that record
  * sends it once more, with the same `webhook-id`).
  */
+import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import PQueue from 'p-queue';
 import { Webhook } from 'standardwebhooks';
@@ -25,9 +26,15 @@ const DUE_PAGE = 200;
 const MAX_DELAY_MS = 8 * 3_600_000;
 const USER_AGENT = 'Shopfloor-Webhooks/1';
 
-/** The delay before retry `attempt + 1`: base × 4^(attempt-1), at most 8 h, ±20 % jitter. */
-const retryDelayMs = (baseMs: number, attempt: number, jitter = Math.random()) =>
-  Math.round(Math.min(baseMs * 4 ** (attempt - 1), MAX_DELAY_MS) * (0.8 + 0.4 * jitter));
+/**
+ * The delay before retry `attempt + 1`: base × 4^(attempt-1), at most 8 h, ±20 % jitter. The
+ * jitter is drawn from the delivery and attempt, not a random source: deliveries that failed
+ * together still spread out, and a test or a replay sees the same delays every time.
+ */
+function retryDelayMs(baseMs: number, deliveryId: string, attempt: number): number {
+  const jitter = createHash('sha256').update(`${deliveryId}:${attempt}`).digest().readUInt32BE(0) / 2 ** 32;
+  return Math.round(Math.min(baseMs * 4 ** (attempt - 1), MAX_DELAY_MS) * (0.8 + 0.4 * jitter));
+}
 
 const systemContext = (rt: Runtime, team_uid: string): CommandContext => ({
   now: rt.clock.now().toISOString(),
@@ -96,8 +103,9 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
   const ok = error === null;
   const done = rt.clock.now();
   const retryUntil = Date.parse(d.scheduled_at) + rt.config.OUTBOUND_RETRY_HOURS * 3_600_000;
-  const next = done.getTime() + retryDelayMs(rt.config.OUTBOUND_RETRY_BASE_SECONDS * 1000, d.attempts + 1);
-  const outcome = ok ? 'delivered' : done.getTime() >= retryUntil ? 'failed' : 'retry';
+  const next = done.getTime() + retryDelayMs(rt.config.OUTBOUND_RETRY_BASE_SECONDS * 1000, deliveryId, d.attempts + 1);
+  // The window is judged at the attempt's own recorded time, so the log shows every retry inside it.
+  const outcome = ok ? 'delivered' : now.getTime() >= retryUntil ? 'failed' : 'retry';
   await rt.execute(
     stream,
     deliveryDecider,
