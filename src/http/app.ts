@@ -138,18 +138,15 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
 
   app.get('/healthz', { schema: { hide: true }, config: { notShed: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
-    const notReady = (detail: string, extensions?: Record<string, unknown>) =>
-      sendProblem(reply, 503, 'not_ready', 'Not ready', detail, undefined, undefined, extensions);
+    const notReady = (detail: string) => sendProblem(reply, 503, 'not_ready', 'Not ready', detail);
     if (!rt.projector.isReady) return notReady('The read models are still catching up with the event log');
     if (rt.projector.isFailing) return notReady('The read models cannot be written; the projector is retrying');
     const setAside = await rt.projector.setAside().catch(() => null);
     if (!setAside) return notReady('The read store did not answer');
-    if (setAside.length === 0) return { status: 'ready' };
-    // Names and counts only: this route needs no credential, the events themselves are for operators.
-    return notReady(
-      `Read models set aside events they cannot apply: ${setAside.map((s) => `${s.projection} (${s.events})`).join(', ')}. \`shopfloor projections status\` lists them; \`shopfloor projections retry\` applies them once fixed`,
-      { set_aside: setAside },
-    );
+    // Events set aside do not make the process unready: it serves every read model, the affected
+    // one without those events (docs: operations, set-aside events). Names and counts only: this
+    // route needs no credential.
+    return { status: 'ready', set_aside: setAside };
   });
 
   await app.register(

@@ -12,8 +12,9 @@
  *
  * An event a read model cannot apply is set aside for that read model (projector/isolate): it is
  * logged once, recorded beside the checkpoint, and the projector goes on, so one bad event never
- * holds up the others. `/readyz` and `shopfloor projections status` show it until a rebuild of
- * that read model applies it (`shopfloor projections retry`).
+ * holds up the others, nor takes the process out of service: `/readyz` stays ready and names it,
+ * as `shopfloor projections status` does, until a rebuild of that read model applies it
+ * (`shopfloor projections retry`).
  */
 import type { Logger } from 'pino';
 import {
@@ -56,7 +57,7 @@ interface Noted extends SetAsideEvent {
   readModel: string;
 }
 
-/** A read model with events set aside, for `/readyz`. */
+/** A read model with events set aside, named by `/readyz`. */
 export interface SetAsideCount {
   projection: string;
   version: number;
@@ -117,6 +118,13 @@ export class Projector {
     await this.readPositions();
     this.readyAt = await this.events.headPosition();
     this.settle();
+    const setAside = await this.setAside();
+    // Said once at start as well as when it happens: an operator reading a restart's log sees it.
+    if (setAside.length)
+      this.log.warn(
+        { set_aside: setAside },
+        'read models hold events set aside; `shopfloor projections retry` applies them',
+      );
     if (!this.ownership) {
       this.projecting = true;
       this.loop = this.run(this.abort.signal);

@@ -583,6 +583,7 @@ describe(`every operation survives generated requests (seed ${SEED}, ${RUNS} run
         expect(res.statusCode, `${what}: ${res.body.slice(0, 500)}`).toBeLessThan(500);
         const ready = await withTimeout(t.app.inject({ method: 'GET', url: '/readyz' }), 'GET /readyz');
         expect(ready.statusCode, `after ${what}: ${ready.body}`).toBe(200);
+        expect(ready.json().set_aside, `after ${what}: events set aside`).toEqual([]);
         for (const url of readsAfter(path)) {
           const read = await withTimeout(t.app.inject({ method: 'GET', url, headers: credentialFor(url) }), url);
           expect(read.statusCode, `GET ${url} after ${what}: ${read.body.slice(0, 300)}`).toBe(200);

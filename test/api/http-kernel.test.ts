@@ -10,7 +10,9 @@ afterAll(() => t.close());
 describe('HTTP kernel', () => {
   it('answers health and readiness at the root', async () => {
     expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
-    expect((await t.app.inject({ url: '/readyz' })).statusCode).toBe(200);
+    const ready = await t.app.inject({ url: '/readyz' });
+    expect(ready.statusCode).toBe(200);
+    expect(ready.json()).toEqual({ status: 'ready', set_aside: [] });
   });
 
   it('serves the OpenAPI document and Swagger UI without a credential', async () => {
