@@ -18,8 +18,16 @@
  */
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, startTestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/task-fixtures.js';
+import { startTestApp } from '../helpers/app.js';
+import { prepareWorld } from '../helpers/api-world.js';
+import {
+  examples,
+  type Operation,
+  openApiDoc,
+  schemaArbitraries,
+  setAt,
+  targets,
+} from '../helpers/openapi-requests.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 17_2024);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
@@ -30,112 +38,8 @@ const KB = 1024;
 const t = await startTestApp();
 afterAll(() => t.close());
 
-// ---- things for path parameters to name ------------------------------------------------------
-
-const ok = async (res: Awaited<ReturnType<typeof t.call>>, status: number) => {
-  expect(res.statusCode, res.body).toBe(status);
-  return res.json();
-};
-
-const factory = (await ok(await t.call('POST', '/factory', { name: 'Fuzzed' }), 201)).uid as string;
-const agent = (
-  await ok(
-    await t.call('POST', '/agent/identities', { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory }),
-    201,
-  )
-).uid as string;
-const agentKey = (await ok(await t.call('POST', `/agent/identities/${agent}/api-keys`), 201)).api_key as string;
-const tokenHook = await ok(await t.call('POST', `/factory/${factory}/webhooks`, { name: 'token' }), 201);
-const urlHook = await ok(
-  await t.call('POST', `/factory/${factory}/webhooks`, { name: 'url', authMode: 'url_token' }),
-  201,
-);
-// Accepted deliveries start runs, with and without a payload filter.
-const automation = (
-  await ok(
-    await t.call('POST', `/factory/${factory}/automations`, {
-      name: 'On any',
-      prompt: 'Look',
-      agent,
-      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [tokenHook.uid] } }],
-    }),
-    201,
-  )
-).id as string;
-await ok(
-  await t.call('POST', `/factory/${factory}/automations`, {
-    name: 'On opened',
-    prompt: 'Look',
-    agent,
-    triggers: [
-      {
-        provider: 'webhook',
-        event: 'received',
-        filter: { webhook_ids: [tokenHook.uid], payload: { action: ['opened'], pr: { draft: { exists: false } } } },
-      },
-    ],
-  }),
-  201,
-);
-const delivery = (
-  await ok(
-    await t.app.inject({
-      method: 'POST',
-      url: `/webhooks/w/${tokenHook.uid}`,
-      headers: { authorization: `Bearer ${tokenHook.secret}` },
-      payload: { action: 'opened' },
-    }),
-    202,
-  )
-).delivery_id as string;
-await ok(await t.call('POST', `/teams/${t.teamUid}/secrets`, { name: 'fuzz_secret', value: 's3cret-value' }), 201);
-const schedule = (
-  await ok(await t.call('POST', '/agent/schedules', { name: 'Weekly', prompt: 'p', cron_schedule: '0 9 * * 1' }), 201)
-).id as string;
-const dispatched = await ok(await t.call('POST', `/factory/${factory}/runs`, { prompt: 'Dispatched' }), 201);
-
-// A run held by a worker of the agent, claimed and started, for the reports.
-const worker = (await ok(await t.call('POST', '/agent/workers', { host: 'fuzz' }, agentKey), 201)).worker_id as string;
-const held = await ok(await t.call('POST', '/agent/runs', { prompt: 'Held', config: { worker_host: worker } }), 200);
-let execution = '';
-while (!execution) {
-  const claimed = await ok(await t.call('POST', `/agent/workers/${worker}/claim`, undefined, agentKey), 200);
-  if (claimed.run.run_id === held.run_id) execution = claimed.run.execution_id;
-}
-// Made after the claims, so that no worker holds it.
-const run = await ok(await t.call('POST', '/agent/runs', { prompt: 'Someone else runs this' }), 200);
-const report = (what: string, body?: unknown) =>
-  t.call('POST', `/agent/workers/${worker}/runs/${held.run_id}/${what}`, body, agentKey, {
-    'x-execution-id': execution,
-  });
-await ok(await report('claim'), 200);
-await ok(await report('start'), 200);
-const artifact = (await ok(await report('artifacts', { artifact_type: 'PLAN', content: 'Plan' }), 201))
-  .artifact_uid as string;
-// The reactor makes the dispatched run's task.
-const task = await eventually(async () => {
-  const res = await t.call('GET', `/factory/${factory}/task-by-run?run_id=${dispatched.run_id}`);
-  return res.statusCode === 200 ? (res.json().uid as string) : undefined;
-});
-
-/** The existing thing a path parameter names; worker routes name the held run. */
-const existing = (path: string, param: string): string | undefined =>
-  ({
-    team_uid: t.teamUid,
-    factory_uid: factory,
-    agent_uid: agent,
-    webhook_uid: path.startsWith('/webhooks/w/{webhook_uid}/') ? urlHook.uid : tokenHook.uid,
-    token: urlHook.secret,
-    automation_id: automation,
-    delivery_id: delivery,
-    schedule_id: schedule,
-    secret_name: 'fuzz_secret',
-    run_id: path.startsWith('/api/v1/agent/workers/') ? held.run_id : run.run_id,
-    conversation_id: run.conversation_id,
-    task_uid: task,
-    worker_id: worker,
-    artifact_uid: artifact,
-  })[param];
+const world = await prepareWorld(t);
+const { existing, credentialFor, readsAfter, execution } = world;
 
 // ---- hostile values --------------------------------------------------------------------------
 
@@ -241,166 +145,8 @@ const hostile: fc.Arbitrary<unknown> = fc.oneof(
 
 // ---- bodies shaped like the schema -----------------------------------------------------------
 
-type Schema = {
-  $ref?: string;
-  type?: string;
-  format?: string;
-  pattern?: string;
-  enum?: unknown[];
-  const?: unknown;
-  nullable?: boolean;
-  minLength?: number;
-  maxLength?: number;
-  minimum?: number;
-  maximum?: number;
-  maxItems?: number;
-  items?: Schema;
-  properties?: Record<string, Schema>;
-  required?: string[];
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-  allOf?: Schema[];
-};
-type Parameter = { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Schema };
-type Operation = { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } };
-
-const doc = (await t.call('GET', '/openapi.json')).json() as {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema> };
-};
-const resolve = (s: Schema): Schema => (s.$ref ? resolve(doc.components.schemas[s.$ref.split('/').pop()!]!) : s);
-
-const aString = (s: Schema): fc.Arbitrary<string> => {
-  if (s.format === 'date-time') return fc.constant('2024-05-17T09:00:00Z');
-  if (s.format === 'uri') return fc.constant('https://example.com/acme/api/pull/1');
-  if (s.format === 'email') return fc.constantFrom('a@example.com', 'b@example.org');
-  if (s.pattern && s.pattern.length < 200)
-    try {
-      return fc.stringMatching(new RegExp(s.pattern), { size: 'xsmall' });
-    } catch {
-      // A pattern fast-check cannot generate from: any short string.
-    }
-  return fc.string({ minLength: s.minLength ?? 0, maxLength: Math.min(s.maxLength ?? 20, 20) });
-};
-
-/** A value that mostly passes `schema` (small, of its type, its enums and patterns). */
-function plausible(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
-  const s = resolve(schema);
-  const options = s.anyOf ?? s.oneOf ?? s.allOf;
-  if (s.enum) return fc.constantFrom(...s.enum);
-  if (s.const !== undefined) return fc.constant(s.const);
-  if (options) return fc.oneof(...options.map((o) => plausible(o, depth)));
-  if (depth > 4) return fc.constant(null);
-  switch (s.type) {
-    case 'string':
-      return aString(s);
-    case 'integer':
-      return fc.integer({ min: Math.max(s.minimum ?? 0, -1e6), max: Math.min(s.maximum ?? 100, 1e6) });
-    case 'number':
-      return fc.double({ min: s.minimum ?? 0, max: Math.min(s.maximum ?? 100, 1e6), noNaN: true });
-    case 'boolean':
-      return fc.boolean();
-    case 'array':
-      return fc.array(plausible(s.items ?? {}, depth + 1), { maxLength: Math.min(s.maxItems ?? 3, 3) });
-    case 'object': {
-      const props = s.properties ?? {};
-      if (!Object.keys(props).length) return fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }));
-      // The required fields and a few others: with every optional field, some one of them nearly always fails.
-      const required = (s.required ?? []).filter((k) => k in props);
-      const optional = Object.keys(props).filter((k) => !required.includes(k));
-      return fc
-        .subarray(optional, { maxLength: Math.min(2, optional.length) })
-        .chain((chosen) =>
-          fc.record(Object.fromEntries([...required, ...chosen].map((k) => [k, plausible(props[k]!, depth + 1)]))),
-        );
-    }
-    default:
-      return fc.jsonValue({ maxDepth: 2 });
-  }
-}
-
-type Path = Array<string | number>;
-
-/** Where in `value` something hostile may go: any of its nodes, or a new key or item beside them. */
-function targets(value: unknown): Path[] {
-  const found: Path[] = [[]];
-  const walk = (v: unknown, at: Path) => {
-    if (found.length > 200 || !v || typeof v !== 'object' || v instanceof Big) return;
-    const entries: Array<[string | number, unknown]> = Array.isArray(v) ? v.map((x, i) => [i, x]) : Object.entries(v);
-    found.push([...at, Array.isArray(v) ? v.length : 'x']);
-    for (const [k, x] of entries) {
-      found.push([...at, k]);
-      walk(x, [...at, k]);
-    }
-  };
-  walk(value, []);
-  return found;
-}
-
-/** `value` with `replacement` at `path`, making the objects and lists on the way. */
-function setAt(value: unknown, path: Path, replacement: unknown): unknown {
-  if (!path.length) return replacement;
-  const [head, ...rest] = path;
-  if (typeof head === 'number') {
-    const list = Array.isArray(value) ? [...value] : [];
-    list[head] = setAt(list[head], rest, replacement);
-    return list;
-  }
-  const object = value && typeof value === 'object' && !Array.isArray(value) ? { ...value } : {};
-  (object as Record<string, unknown>)[head!] = setAt((object as Record<string, unknown>)[head!], rest, replacement);
-  return object;
-}
-
-/** A valid request of each operation that writes, so that a swapped field is the request's only fault. */
-const examples: Record<string, unknown> = {
-  'POST /api/v1/teams': { name: 'Team' },
-  'POST /api/v1/teams/{team_uid}/members': { email: 'member@example.com', display_name: 'M', role: 'member' },
-  'POST /api/v1/agent/identities': { name: 'A', memory: { notes: 'n' }, mcp_servers: { s: { url: 'https://m' } } },
-  'PUT /api/v1/agent/identities/{agent_uid}': { description: 'd', harness: { type: 'claude' } },
-  'POST /api/v1/teams/{team_uid}/secrets': { name: 'other_secret', value: 'v' },
-  'POST /api/v1/factory': { name: 'F', repositories: [{ owner: 'acme', repo: 'api' }] },
-  'PATCH /api/v1/factory/{factory_uid}': { description: 'd' },
-  'POST /api/v1/agent/runs': { prompt: 'p', config: { name: 'n', extra: { a: [1] } }, metadata: { k: 'v' } },
-  'POST /api/v1/agent/run': { prompt: 'p', config: { name: 'n' } },
-  'POST /api/v1/agent/runs/{run_id}/followups': { message: 'm' },
-  'POST /api/v1/agent/conversations/{conversation_id}/followups': { message: 'm' },
-  'POST /api/v1/factory/{factory_uid}/tasks': { title: 't', conversation_id: 'c' },
-  'PATCH /api/v1/factory/{factory_uid}/tasks/{task_uid}': { title: 't' },
-  'POST /api/v1/factory/{factory_uid}/runs': { prompt: 'p', ticket_ref: 'linear:PAY-1' },
-  'POST /api/v1/factory/{factory_uid}/webhooks': { name: 'W' },
-  'PATCH /api/v1/factory/{factory_uid}/webhooks/{webhook_uid}': { name: 'W2' },
-  'POST /api/v1/factory/{factory_uid}/automations': {
-    name: 'A',
-    prompt: 'p',
-    triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: ['w'], payload: { a: ['b'] } } }],
-  },
-  'PATCH /api/v1/factory/{factory_uid}/automations/{automation_id}': { name: 'A2' },
-  'POST /api/v1/agent/schedules': { name: 'S', prompt: 'p', cron_schedule: '0 9 * * 1', agent_config: { x: 1 } },
-  'PUT /api/v1/agent/schedules/{schedule_id}': { name: 'S', prompt: 'p', cron_schedule: '0 9 * * 1' },
-  'POST /api/v1/agent/workers': { host: 'h', capabilities: ['c'] },
-  'POST /api/v1/agent/workers/{worker_id}/heartbeat': { runs: [], acks: [] },
-  'POST /api/v1/agent/workers/{worker_id}/runs/{run_id}/timeline': { name: 'n', detail: { a: { b: [1] } } },
-  'POST /api/v1/agent/workers/{worker_id}/runs/{run_id}/messages': {
-    role: 'assistant',
-    content: [
-      { type: 'action', id: 'a', category: 'command', name: 'n', input: { cmd: 'ls' } },
-      { type: 'action_result', action_id: 'a', category: 'command', name: 'n', state: 'completed', output: { ok: 1 } },
-      { type: 'event', name: 'e', data: { d: 1 } },
-    ],
-  },
-  'POST /api/v1/agent/workers/{worker_id}/runs/{run_id}/artifacts': {
-    artifact_type: 'EXTERNAL_REFERENCE',
-    reference_type: 'doc',
-    url: 'https://x.dev',
-    metadata: { k: 'v' },
-  },
-  'POST /api/v1/agent/workers/{worker_id}/runs/{run_id}/usage': {
-    model_token_usage: [{ model_id: 'm', total_tokens: 1, tokens_by_category: { a: 1 } }],
-  },
-  'POST /api/v1/agent/workers/{worker_id}/runs/{run_id}/finish': { state: 'SUCCEEDED' },
-  'POST /webhooks/w/{webhook_uid}': { action: 'opened', pr: { draft: false, labels: ['x'] } },
-  'POST /webhooks/w/{webhook_uid}/{token}': { action: 'opened' },
-};
+const doc = await openApiDoc(t);
+const { plausible } = schemaArbitraries(doc);
 
 /** Broken JSON and bodies that are not JSON at all. */
 const brokenText = fc.constantFrom(
@@ -425,7 +171,10 @@ const bodyFor = (name: string, op: Operation): fc.Arbitrary<Body> => {
   // One or two of its nodes swapped for something hostile.
   const spoiled = shaped.chain((value) =>
     fc
-      .array(fc.tuple(fc.constantFrom(...targets(value)), hostile), { minLength: 1, maxLength: 2 })
+      .array(fc.tuple(fc.constantFrom(...targets(value, (v) => v instanceof Big)), hostile), {
+        minLength: 1,
+        maxLength: 2,
+      })
       .map((swaps) => swaps.reduce((v, [path, bad]) => setAt(v, path, bad), value)),
   );
   return fc.oneof(
@@ -517,29 +266,6 @@ const operations = Object.entries(doc.paths)
 function rank(o: { path: string; method: string }) {
   if (o.path.startsWith('/webhooks/')) return 0;
   return o.method === 'DELETE' ? 100 - o.path.split('/').length : 1;
-}
-
-function credentialFor(path: string): Record<string, string> {
-  if (path === '/webhooks/w/{webhook_uid}') return { authorization: `Bearer ${tokenHook.secret}` };
-  if (path.startsWith('/webhooks/')) return {};
-  return { authorization: `Bearer ${path.startsWith('/api/v1/agent/workers') ? agentKey : ADMIN_KEY}` };
-}
-
-/** Normal requests that read what the operation may have written: each answers 200 right after it. */
-function readsAfter(path: string): string[] {
-  if (path.startsWith('/webhooks/')) {
-    const hook = path === '/webhooks/w/{webhook_uid}' ? tokenHook.uid : urlHook.uid;
-    return [`/api/v1/factory/${factory}/webhooks/${hook}/deliveries`];
-  }
-  if (path.startsWith('/api/v1/agent/workers')) {
-    const at = `/api/v1/agent/runs/${held.run_id}`;
-    return [at, `${at}/timeline`, `${at}/conversation`];
-  }
-  if (path.startsWith('/api/v1/agent/identities')) return ['/api/v1/agent/identities'];
-  if (path.startsWith('/api/v1/agent/schedules')) return ['/api/v1/agent/schedules'];
-  if (path.startsWith('/api/v1/agent/')) return ['/api/v1/agent/runs?limit=100'];
-  if (path.startsWith('/api/v1/factory')) return ['/api/v1/factory'];
-  return ['/api/v1/teams'];
 }
 
 const withTimeout = <T>(p: Promise<T>, what: string) =>
