@@ -83,6 +83,8 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
         if (add(2 + Math.max(0, keys.length - 1) + keys.length)) return tooLarge; // braces, commas, colons
         for (const key of keys) {
           if (addString(key)) return tooLarge;
+          // BSON writes keys as C strings: MongoDB, the production read store, cannot hold this one.
+          if (key.includes('\0')) return 'a key holds a NUL character (\\u0000)';
           pending.push({ value: (v as Record<string, unknown>)[key], depth });
         }
       }

@@ -70,6 +70,13 @@ describe('a run config', () => {
     await refusedAt(() => createRun({ prompt: 'x', metadata }), 'body.metadata', 'at most 32 KB of JSON');
   });
 
+  it('with a key holding NUL is refused: MongoDB cannot store such a key (issue #30)', async () => {
+    await refusedAt(() => createRun({ prompt: 'x', config: { 'k\u0000': 1 } }), 'body.config', /NUL/);
+    await refusedAt(() => createRun({ prompt: 'x', config: { a: [{ '\u0000': 1 }] } }), 'body.config', /NUL/);
+    const res = await createRun({ prompt: 'x', config: { k: 'a NUL in a value is fine: \u0000' } });
+    expect(res.statusCode, res.body).toBe(200);
+  });
+
   it('of a schedule is bounded alike', async () => {
     const schedule = (agent_config: unknown) =>
       t.call('POST', '/agent/schedules', { name: 'n', prompt: 'p', cron_schedule: '0 9 * * 1', agent_config });
