@@ -8,8 +8,6 @@ import { expect } from 'vitest';
 import { ADMIN_KEY, type TestApp } from './app.js';
 import { eventually } from './task-fixtures.js';
 
-export type World = Awaited<ReturnType<typeof prepareWorld>>;
-
 export async function prepareWorld(t: TestApp) {
   const ok = async (res: Awaited<ReturnType<typeof t.call>>, status: number) => {
     expect(res.statusCode, res.body).toBe(status);

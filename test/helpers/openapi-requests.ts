@@ -27,7 +27,7 @@ export type Schema = {
   oneOf?: Schema[];
   allOf?: Schema[];
 };
-export type Parameter = { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Schema };
+type Parameter = { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Schema };
 export type Operation = { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } };
 
 export interface OpenApiDoc {

@@ -91,6 +91,10 @@ export function simulatedWorker(t: TestApp, key: string) {
     return res;
   };
   const worker = {
+    /** The id the server gave it when it announced itself. */
+    get id() {
+      return workerId;
+    },
     async announce() {
       const res = await t.call('POST', '/agent/workers', { host: 'sim' }, key);
       expect(res.statusCode, res.body).toBe(201);
