@@ -73,9 +73,10 @@ export async function newWorker(t: TestApp, factory: string | null, name = 'Buil
 export interface Step {
   /** When it happens. */
   at: string;
-  /** What the worker reports: usage, a pull request, the end; or a person's follow-up. */
+  /** What the worker reports: usage, a pull request, another artifact, the end. */
   usage?: Record<string, unknown>;
   pr?: { url: string; branch?: string };
+  artifact?: Record<string, unknown>;
   finish?: 'SUCCEEDED' | 'FAILED';
 }
 
@@ -117,6 +118,7 @@ export async function executeRun(
     if (step.usage) await report('usage', step.usage);
     if (step.pr)
       await report('artifacts', { artifact_type: 'PULL_REQUEST', url: step.pr.url, branch: step.pr.branch ?? 'fix' });
+    if (step.artifact) await report('artifacts', step.artifact);
     if (step.finish) await report('finish', { state: step.finish });
   }
   return runId;
