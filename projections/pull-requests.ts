@@ -1,9 +1,15 @@
 /**
- * One document per pull request: from the first PULL_REQUEST artifact of a factory run that names
- * it (the cost ledger's `PullRequestLinked`), the code host's facts from the factory's GitHub
- * webhooks (`PullRequestFactsObserved`, which may come first: the document then waits, unlisted,
- * for a run to name it), its share of each producing tree's cost, and the follow-ups people sent
- * its runs. Idempotent: shares and counts are set, interactions kept once per key.
+ * One document per team and pull request (`<team_uid>:<pr_id>`): from the first PULL_REQUEST
+ * artifact of one of the team's factory runs that names it (the cost ledger's `PullRequestLinked`),
+ * the code host's facts from the team's GitHub webhooks (`PullRequestFactsObserved`, which may come
+ * first: the document then waits, unlisted, for a run to name it), its share of each producing
+ * tree's cost, and the follow-ups people sent its runs. Idempotent: shares and counts are set,
+ * interactions kept once per key.
+ *
+ * A URL is anyone's to report, so two teams naming one pull request each have their own document:
+ * neither sees the other's runs, dollars or facts. Every event says its team (a ledger's, through
+ * the table `trees`: each run tree's team, from its links), so a rebuild of a log written when
+ * documents were keyed by `pr_id` alone gives each team its own.
  */
 import type {
   InteractionKind,
@@ -13,8 +19,9 @@ import type {
   PullRequestFactsObserved,
   Usd,
 } from '../commands/analytics/events.js';
+import { pullRequestKey } from '../commands/analytics/events.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type Docs, projection } from '../src/projector/projection.js';
+import { type Docs, type ProjectionDocs, projection } from '../src/projector/projection.js';
 
 type PrState = 'open' | 'draft' | 'merged' | 'closed';
 export type PrSize = 'S' | 'M' | 'L' | 'XL';
@@ -34,6 +41,7 @@ interface HumanInteractions {
 
 export interface PullRequestDoc {
   [field: string]: unknown;
+  /** The pull request on its code host (the same in every team). */
   pr_id: string;
   url: string;
   provider: string;
@@ -42,7 +50,8 @@ export interface PullRequestDoc {
   repo_key: string | null;
   pr_number: number | null;
   factory_uid: string | null;
-  team_uid: string | null;
+  /** Whose record this is. */
+  team_uid: string;
   /** A factory run named it: listed by `/pull-requests` and counted in the metrics. */
   listed: boolean;
   /** When a run first named it (its first PULL_REQUEST artifact). */
@@ -111,7 +120,7 @@ const blank = (d: {
   repo_full_name: string | null;
   pr_number: number | null;
   factory_uid: string | null;
-  team_uid: string | null;
+  team_uid: string;
 }): PullRequestDoc => ({
   pr_id: d.pr_id,
   url: d.url,
@@ -208,13 +217,24 @@ function derived(doc: PullRequestDoc): PullRequestDoc {
   };
 }
 
-/** Sets each pull request's share of the tree `root` (documents of pull requests not seen yet wait for their link). */
-async function applyShares(docs: Docs<PullRequestDoc>, root: string, shares: readonly PrShare[]) {
+/** Each run tree's team, as its links recorded it. */
+interface TreeDoc {
+  [field: string]: unknown;
+  team_uid: string;
+}
+type PrDocs = ProjectionDocs<PullRequestDoc, { trees: TreeDoc }>;
+
+/** The team of the tree `root`: null until one of its runs named a pull request. */
+const teamOfTree = async (docs: PrDocs, root: string) => (await docs.in('trees').get(root))?.team_uid ?? null;
+
+/** Sets each of the team's pull requests' share of the tree `root` (documents of pull requests not seen yet wait for their link). */
+async function applyShares(docs: Docs<PullRequestDoc>, team: string, root: string, shares: readonly PrShare[]) {
   for (const share of shares) {
-    const doc = await docs.get(share.pr_id);
+    const id = pullRequestKey(team, share.pr_id);
+    const doc = await docs.get(id);
     if (!doc) continue;
     docs.put(
-      share.pr_id,
+      id,
       derived({
         ...doc,
         shares: { ...doc.shares, [root]: { usd: share.usd, inference_by_model: share.inference_by_model } },
@@ -223,10 +243,14 @@ async function applyShares(docs: Docs<PullRequestDoc>, root: string, shares: rea
   }
 }
 
-const priced = (
+async function priced(
   e: RecordedEvent<Extract<LedgerEvent, { type: 'RunInferencePriced' | 'RunExecutionPriced' }>>,
-  docs: Docs<PullRequestDoc>,
-) => applyShares(docs, e.data.root_run_id, e.data.pr_shares);
+  docs: PrDocs,
+) {
+  if (!e.data.pr_shares.length) return;
+  const team = await teamOfTree(docs, e.data.root_run_id);
+  if (team) await applyShares(docs, team, e.data.root_run_id, e.data.pr_shares);
+}
 
 function observe(doc: PullRequestDoc, d: PullRequestFactsObserved['data']): PullRequestDoc {
   const next: PullRequestDoc = { ...doc, interactions: { ...doc.interactions }, reviews: { ...doc.reviews } };
@@ -260,20 +284,24 @@ function observe(doc: PullRequestDoc, d: PullRequestFactsObserved['data']): Pull
   return derived(next);
 }
 
-export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent, PullRequestDoc>({
+export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent, PullRequestDoc, { trees: TreeDoc }>({
   name: 'pull_requests',
-  version: 1,
+  // 2: one document per team and pull request (issue #30), and the tree table.
+  version: 2,
   indexes: [
     ['factory_uid', 'listed', 'opened_key'],
     ['factory_uid', 'listed', 'first_seen_at'],
     ['factory_uid', 'listed', 'merged_at'],
-    ['repo_key', 'merged_at'],
-    ['repo_key', 'head_branch'],
+    ['team_uid', 'repo_key', 'merged_at'],
+    ['team_uid', 'repo_key', 'head_branch'],
   ],
+  tables: { trees: [] },
   on: {
     PullRequestLinked: async (e, docs) => {
       const d = e.data;
-      const doc = (await docs.get(d.pr_id)) ?? blank({ ...d, factory_uid: null, team_uid: null });
+      const id = pullRequestKey(d.team_uid, d.pr_id);
+      docs.in('trees').put(d.root_run_id, { team_uid: d.team_uid });
+      const doc = (await docs.get(id)) ?? blank({ ...d, factory_uid: null });
       if (!doc.runs.some((r) => r.run_id === d.run.run_id)) {
         const run = { run_id: d.run.run_id, root_run_id: d.run.root_run_id, created_at: d.run.created_at };
         const runs = [...doc.runs, run].sort((a, b) => a.created_at.localeCompare(b.created_at));
@@ -289,10 +317,10 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
               };
         const first = !doc.listed && d.factory_uid !== null;
         docs.put(
-          d.pr_id,
+          id,
           derived({
             ...doc,
-            ...(first ? { listed: true, first_seen_at: d.at, factory_uid: d.factory_uid, team_uid: d.team_uid } : {}),
+            ...(first ? { listed: true, first_seen_at: d.at, factory_uid: d.factory_uid } : {}),
             head_branch: doc.head_branch ?? d.branch,
             runs,
             kickoff,
@@ -301,21 +329,24 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
           }),
         );
       }
-      await applyShares(docs, d.root_run_id, d.pr_shares);
+      await applyShares(docs, d.team_uid, d.root_run_id, d.pr_shares);
     },
     RunInferencePriced: priced,
     RunExecutionPriced: priced,
     RunFollowUpCounted: async (e, docs) => {
+      const team = e.data.pr_ids.length ? await teamOfTree(docs, e.data.root_run_id) : null;
+      if (!team) return;
       for (const pr of e.data.pr_ids) {
-        const doc = await docs.get(pr);
+        const id = pullRequestKey(team, pr);
+        const doc = await docs.get(id);
         if (doc)
-          docs.put(pr, derived({ ...doc, follow_ups: { ...doc.follow_ups, [e.data.run_id]: e.data.follow_ups } }));
+          docs.put(id, derived({ ...doc, follow_ups: { ...doc.follow_ups, [e.data.run_id]: e.data.follow_ups } }));
       }
     },
     PullRequestFactsObserved: async (e, docs) => {
       const d = e.data;
-      const doc = (await docs.get(d.pr_id)) ?? blank(d);
-      docs.put(d.pr_id, observe(doc, d));
+      const id = pullRequestKey(d.team_uid, d.pr_id);
+      docs.put(id, observe((await docs.get(id)) ?? blank(d), d));
     },
   },
 });

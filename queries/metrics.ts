@@ -143,8 +143,8 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
 
   /**
    * How many pull requests of the factory's repositories (by anyone) merged in the range and in
-   * each period: of its configured repositories, else of those its runs' pull requests are in.
-   * Counted in the index, no document read.
+   * each period, as the factory's team's webhooks told of them: of its configured repositories,
+   * else of those its runs' pull requests are in. Counted in the index, no document read.
    */
   async function repoMerges(factory: FactoryDoc, merged: PullRequestDoc[], range: Range) {
     const repos = factory.repositories.length
@@ -153,7 +153,11 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
     const keys = [...new Set(repos.map((r) => r.toLowerCase()))];
     const count = async (from: number, to: number) =>
       (
-        await Promise.all(keys.map((repo_key) => prs.count({ repo_key, merged_at: { $gte: iso(from), $lt: iso(to) } })))
+        await Promise.all(
+          keys.map((repo_key) =>
+            prs.count({ team_uid: factory.team_uid, repo_key, merged_at: { $gte: iso(from), $lt: iso(to) } }),
+          ),
+        )
       ).reduce((s, n) => s + n, 0);
     const [total, perPeriod] = await Promise.all([
       count(range.from, range.to),

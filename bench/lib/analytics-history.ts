@@ -469,7 +469,7 @@ export function* generateAnalyticsHistory(size: number, info: Partial<AnalyticsI
                 received_at: new Date(at).toISOString(),
               },
             };
-            yield row<PullRequestFactsObserved>(pullRequestStream(ref.pr_id), facts, at);
+            yield row<PullRequestFactsObserved>(pullRequestStream(team, ref.pr_id), facts, at);
           }
         }
       }

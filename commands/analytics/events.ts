@@ -6,7 +6,11 @@
  *   here with the amounts, the prices used, the delta it adds, the keys it counts under and each
  *   of the tree's pull requests' new share of the tree's cost. So every dollar a read model shows
  *   is a sum of recorded amounts: a rebuild gives the same dollars whatever the price list is now.
- * - `pullrequest-<pr_id>`: what the factory's GitHub webhooks said about one pull request.
+ * - `pullrequest-<team_uid>:<pr_id>`: what one team's GitHub webhooks said about one pull request.
+ *
+ * A `pr_id` names a pull request on its code host (a hash of its URL), the same in every team: a
+ * URL is anyone's to report, so whatever is kept of a pull request is the team's own, keyed by
+ * `pullRequestKey` (its facts stream, its read-model document).
  */
 
 /** US dollars by cost category. */
@@ -165,7 +169,8 @@ type PullRequestLinked = {
     pr_number: number | null;
     branch: string | null;
     factory_uid: string | null;
-    team_uid: string | null;
+    /** The tree root's team (else the team it executes in): the pull request is this team's record. */
+    team_uid: string;
     /** When the artifact was reported. */
     at: string;
     cause: { event_id: string; revision: number };
@@ -255,7 +260,9 @@ export type PullRequestFactsObserved = {
 export type PullRequestEvent = PullRequestFactsObserved;
 
 export const ledgerStream = (rootRunId: string) => `costs-${rootRunId}`;
-export const pullRequestStream = (prId: string) => `pullrequest-${prId}`;
+/** One team's record of one pull request: its document's id, and its facts stream's. */
+export const pullRequestKey = (teamUid: string, prId: string) => `${teamUid}:${prId}`;
+export const pullRequestStream = (teamUid: string, prId: string) => `pullrequest-${pullRequestKey(teamUid, prId)}`;
 
 export const UNKNOWN = 'UNKNOWN';
 

@@ -1,6 +1,6 @@
 /**
- * `pullrequest-<pr_id>`: what GitHub deliveries said of one pull request, each delivery once (a
- * replayed reaction to the same delivery records nothing).
+ * `pullrequest-<team_uid>:<pr_id>`: what one team's GitHub deliveries said of one pull request, each
+ * delivery once (a replayed reaction to the same delivery records nothing).
  */
 import type { Decider } from '../../src/kernel/decider.js';
 import type { PullRequestEvent, PullRequestFactsObserved } from './events.js';

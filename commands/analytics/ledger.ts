@@ -59,7 +59,7 @@ export type LedgerCommand =
       data: {
         root_run_id: string;
         factory_uid: string | null;
-        team_uid: string | null;
+        team_uid: string;
         cause: Cause;
         pr: {
           pr_id: string;

@@ -6,7 +6,8 @@
  *   pull request a factory run reports to its tree, and counts the follow-ups people send. Every
  *   command names the run event it comes from; the ledger records each once.
  * - `pull-request-facts`: reads each delivery accepted on a factory's `signature`/`github` webhook
- *   and records what it says of a pull request (a push: of the open pull requests of its branch).
+ *   and records what it says of a pull request (a push: of the open pull requests of its branch),
+ *   as the webhook's team's own record of it: another team's record of the same URL is not touched.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { reactionContext, reactor } from '../../src/projector/reactor.js';
@@ -267,9 +268,9 @@ export const pullRequestFactsReactor = reactor<DeliveryAccepted, Runtime>({
         });
         return;
       }
-      // A push changes the open pull requests whose head is the branch pushed.
+      // A push changes the team's open pull requests whose head is the branch pushed.
       const page = await rt.readModel(pullRequestsProjection).find({
-        filter: { repo_key: facts.repo_full_name.toLowerCase(), head_branch: facts.branch },
+        filter: { team_uid: d.team_uid, repo_key: facts.repo_full_name.toLowerCase(), head_branch: facts.branch },
         sort: [['id', 'asc']],
         limit: PUSH_FAN_OUT,
       });
@@ -300,7 +301,7 @@ async function recordFacts(
   data: Parameters<typeof pullRequestFactsDecider.decide>[0]['data'],
 ) {
   await rt.handle(
-    pullRequestStream(data.pr_id),
+    pullRequestStream(data.team_uid, data.pr_id),
     pullRequestFactsDecider,
     { type: 'RecordFacts', data },
     reactionContext(event, rt.clock.now()),

@@ -34,7 +34,11 @@ const stage = z.object({
 });
 
 const funnel = z.object({
-  total_merged: z.int().describe("Pull requests merged in the range in the factory's repositories, by anyone"),
+  total_merged: z
+    .int()
+    .describe(
+      "Pull requests merged in the range in the factory's repositories, by anyone, as its team's webhooks told",
+    ),
   factory_merged: z.int().describe("Of them, the factory's runs produced"),
   factory_merged_observed: z.int().describe('Of those, whose whole history was observed (its opening)'),
   merged_without_human_code_change: z.int(),

@@ -54,15 +54,17 @@ export interface Worker {
   agentUid: string;
 }
 
-/** An agent of the admin's team (linked to `factory`) with a key, announced as a worker. */
-export async function newWorker(t: TestApp, factory: string | null, name = 'Builder'): Promise<Worker> {
-  const agent = await t.call('POST', '/agent/identities', {
-    name,
-    agent_type: 'IMPLEMENT',
-    ...(factory ? { factory_uid: factory } : {}),
-  });
+/** An agent of the caller's team (the admin's by default; linked to `factory`) with a key, announced as a worker. */
+export async function newWorker(t: TestApp, factory: string | null, name = 'Builder', as?: string): Promise<Worker> {
+  const agent = await t.call(
+    'POST',
+    '/agent/identities',
+    { name, agent_type: 'IMPLEMENT', ...(factory ? { factory_uid: factory } : {}) },
+    as,
+  );
   expect(agent.statusCode, agent.body).toBe(201);
-  const key = (await t.call('POST', `/agent/identities/${agent.json().uid}/api-keys`)).json().api_key as string;
+  const key = (await t.call('POST', `/agent/identities/${agent.json().uid}/api-keys`, undefined, as)).json()
+    .api_key as string;
   const announced = await t.call('POST', '/agent/workers', { host: name }, key);
   expect(announced.statusCode, announced.body).toBe(201);
   return { key, workerId: announced.json().worker_id, agentUid: agent.json().uid };
@@ -71,15 +73,16 @@ export async function newWorker(t: TestApp, factory: string | null, name = 'Buil
 export interface Step {
   /** When it happens. */
   at: string;
-  /** What the worker reports: usage, a pull request, the end; or a person's follow-up. */
+  /** What the worker reports: usage, a pull request, another artifact, the end. */
   usage?: Record<string, unknown>;
   pr?: { url: string; branch?: string };
+  artifact?: Record<string, unknown>;
   finish?: 'SUCCEEDED' | 'FAILED';
 }
 
 /**
- * Creates a run (as the admin, `body` as POST /agent/runs takes it) at `created`, which the worker
- * claims at `claimed` and starts at `started`, then reports `steps`.
+ * Creates a run (as `as`, the admin by default; `body` as POST /agent/runs takes it) at `created`,
+ * which the worker claims at `claimed` and starts at `started`, then reports `steps`.
  */
 export async function executeRun(
   t: TestApp,
@@ -88,9 +91,10 @@ export async function executeRun(
   body: Record<string, unknown>,
   times: { created: string; claimed: string; started: string },
   steps: Step[],
+  as?: string,
 ): Promise<string> {
   clock.set(times.created);
-  const created = await t.call('POST', '/agent/runs', { prompt: 'Fix it', ...body });
+  const created = await t.call('POST', '/agent/runs', { prompt: 'Fix it', ...body }, as);
   expect(created.statusCode, created.body).toBe(200);
   const runId = created.json().run_id as string;
   clock.set(times.claimed);
@@ -114,6 +118,7 @@ export async function executeRun(
     if (step.usage) await report('usage', step.usage);
     if (step.pr)
       await report('artifacts', { artifact_type: 'PULL_REQUEST', url: step.pr.url, branch: step.pr.branch ?? 'fix' });
+    if (step.artifact) await report('artifacts', step.artifact);
     if (step.finish) await report('finish', { state: step.finish });
   }
   return runId;
@@ -137,15 +142,15 @@ export interface GithubHook {
   secret: string;
 }
 
-/** A `signature`/`github` webhook on the factory. */
-export async function githubHook(t: TestApp, factory: string): Promise<GithubHook> {
+/** A `signature`/`github` webhook on the factory (made by `as`, the admin by default). */
+export async function githubHook(t: TestApp, factory: string, as?: string): Promise<GithubHook> {
   const secret = 'github-webhook-secret';
-  const res = await t.call('POST', `/factory/${factory}/webhooks`, {
-    name: 'github',
-    authMode: 'signature',
-    signatureScheme: 'github',
-    secret,
-  });
+  const res = await t.call(
+    'POST',
+    `/factory/${factory}/webhooks`,
+    { name: 'github', authMode: 'signature', signatureScheme: 'github', secret },
+    as,
+  );
   expect(res.statusCode, res.body).toBe(201);
   return { uid: res.json().uid, factory, secret };
 }

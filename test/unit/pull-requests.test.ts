@@ -3,7 +3,7 @@
  * model that gathers both with the cost ledger's links and shares, on hand-made histories.
  */
 import { describe, expect, it } from 'vitest';
-import type { LedgerEvent, PullRequestFactsObserved } from '../../commands/analytics/events.js';
+import { type LedgerEvent, type PullRequestFactsObserved, pullRequestKey } from '../../commands/analytics/events.js';
 import { observeGithub, pullRequestRef } from '../../commands/analytics/github.js';
 import type { NewEvent } from '../../src/eventstore/port.js';
 import { type PullRequestDoc, pullRequestsProjection, sizeOf } from '../../projections/pull-requests.js';
@@ -15,7 +15,7 @@ const PR_URL = 'https://github.com/Acme/App/pull/7';
 const ref = pullRequestRef(PR_URL)!;
 
 /** The facts a body gives, recorded as the pull-request-facts reactor records them. */
-function facts(body: Record<string, unknown>, n: number): PullRequestFactsObserved {
+function facts(body: Record<string, unknown>, n: number, team = 't-1'): PullRequestFactsObserved {
   const observed = observeGithub(body, `delivery:${n}`, '2026-03-02T00:00:00.000Z');
   if (observed?.kind !== 'pull_request') throw new Error('not about a pull request');
   const o = observed.observation;
@@ -28,8 +28,8 @@ function facts(body: Record<string, unknown>, n: number): PullRequestFactsObserv
       provider: 'github',
       repo_full_name: REPO,
       pr_number: 7,
-      factory_uid: 'f-1',
-      team_uid: 't-1',
+      factory_uid: `f-${team}`,
+      team_uid: team,
       webhook_uid: 'w-1',
       delivery_id: `d-${n}`,
       source_event_id: `e-${n}`,
@@ -43,6 +43,7 @@ const linked = (
   run_id = 'r-1',
   root = 'r-1',
   shares: Array<[string, number]> = [[ref.pr_id, 0]],
+  team = 't-1',
 ): LedgerEvent => ({
   type: 'PullRequestLinked',
   data: {
@@ -53,8 +54,8 @@ const linked = (
     repo_full_name: REPO,
     pr_number: 7,
     branch: 'fix',
-    factory_uid: 'f-1',
-    team_uid: 't-1',
+    factory_uid: `f-${team}`,
+    team_uid: team,
     at,
     cause: { event_id: `link-${run_id}`, revision: 4 },
     run: {
@@ -94,7 +95,7 @@ const review = (id: number, state: string, user: Record<string, string>, action 
 
 async function docOf(events: Array<NewEvent & { metadata?: ReturnType<typeof metadata> }>, times = 1) {
   const docs = await project(pullRequestsProjection, recorded(events), { times });
-  return docs[ref.pr_id] as PullRequestDoc;
+  return docs[pullRequestKey('t-1', ref.pr_id)] as PullRequestDoc;
 }
 
 describe('pull request identity', () => {
@@ -245,6 +246,43 @@ describe('the pull-request read model', () => {
     // Merging is a person's action on the pull request, not a change of its code.
     expect(doc.human_interactions).toMatchObject({ pr_action: 1, total: 1 });
     expect(doc.human_code_change).toBe(false);
+  });
+
+  it('keeps each team’s record of one URL apart: its runs, facts, shares and follow-ups', async () => {
+    const followUp: LedgerEvent = {
+      type: 'RunFollowUpCounted',
+      data: {
+        root_run_id: 'r-2',
+        run_id: 'r-2',
+        at: '2026-03-02T10:00:00.000Z',
+        cause: { event_id: 'follow-r-2', revision: 9 },
+        follow_ups: 2,
+        pr_ids: [ref.pr_id],
+      },
+    };
+    const events = recorded([
+      opened,
+      linked('2026-03-02T09:05:00.000Z', 'r-1', 'r-1', [[ref.pr_id, 2]]),
+      linked('2026-03-02T09:30:00.000Z', 'r-2', 'r-2', [[ref.pr_id, 5]], 't-2'),
+      followUp,
+    ]);
+    const docs = await project(pullRequestsProjection, events);
+    expect(docs[pullRequestKey('t-1', ref.pr_id)]).toMatchObject({
+      team_uid: 't-1',
+      factory_uid: 'f-t-1',
+      runs: [{ run_id: 'r-1' }],
+      cost: { total: 2 },
+      history_complete: true,
+      human_interactions: { follow_up_message: 0 },
+    });
+    expect(docs[pullRequestKey('t-2', ref.pr_id)]).toMatchObject({
+      team_uid: 't-2',
+      factory_uid: 'f-t-2',
+      runs: [{ run_id: 'r-2' }],
+      cost: { total: 5 },
+      history_complete: false,
+      human_interactions: { follow_up_message: 2 },
+    });
   });
 
   it('buckets sizes by lines changed: S under 100, M under 500, L under 1,000, XL from 1,000', () => {
