@@ -26,6 +26,7 @@ import {
   toOutboundWebhookResource,
   updateOutboundWebhookBody,
 } from './resource.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
@@ -57,7 +58,8 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
     async (req, reply) => {
       const { team_uid } = req.params;
       const context = commandContext(req);
-      if (!(team_uid in context.teams)) throw new NotFound('team', team_uid);
+      if (!ownsKey(context.teams, team_uid)) throw new NotFound('team', team_uid);
+
       await assertReachable(req.body.url);
       const uid = timeOrderedId();
       const secret = newSecret();

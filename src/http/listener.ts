@@ -25,6 +25,7 @@ import type { Config } from '../config.js';
 import { formatBytes, problemJson } from './problem.js';
 import { type ThrottledLog, type TroubleKind, throttledLog } from './throttled-log.js';
 import type { Logger } from 'pino';
+import { own } from '../own-keys.js';
 
 /** The body limit of every route that does not set its own. */
 const API_BODY_LIMIT = 1024 * 1024;
@@ -91,7 +92,7 @@ function clientErrorHandler(config: Config, trouble: ThrottledLog) {
       socket.destroy();
       return;
     }
-    const [status, code, title, detail, kind] = refusals[error.code ?? ''] ?? [
+    const [status, code, title, detail, kind] = own(refusals, error.code ?? '') ?? [
       400,
       'malformed_request',
       'Malformed request',

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DomainError, type FieldError } from '../kernel/errors.js';
+import { own } from '../own-keys.js';
 
 const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
 
@@ -146,7 +147,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       type ? `this route does not read a body of type ${type}` : 'a body needs a Content-Type',
     );
   }
-  const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+  const known = error.code ? own(FASTIFY_CLIENT_ERRORS, error.code) : undefined;
   if (known) return sendProblem(reply, known[0], known[1], known[2], error.message);
   if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
     const status = error.statusCode ?? 400;

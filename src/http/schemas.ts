@@ -1,5 +1,6 @@
 /** Query and body pieces shared by many routes. */
 import { z } from 'zod';
+import { own } from '../own-keys.js';
 
 export const limitParam = (max = 100, fallback = 50) => z.coerce.number().int().min(1).max(max).default(fallback);
 
@@ -83,7 +84,7 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
         if (add(2 + Math.max(0, keys.length - 1) + keys.length)) return tooLarge; // braces, commas, colons
         for (const key of keys) {
           if (addString(key)) return tooLarge;
-          pending.push({ value: (v as Record<string, unknown>)[key], depth });
+          pending.push({ value: own(v as Record<string, unknown>, key), depth });
         }
       }
     }
