@@ -23,15 +23,13 @@ import type { FastifyHttpOptions } from 'fastify';
 import type { Api } from './api.js';
 import type { Config } from '../config.js';
 import { formatBytes, problemJson } from './problem.js';
+import { redactUrl } from './redact-url.js';
 import { type ThrottledLog, type TroubleKind, throttledLog } from './throttled-log.js';
 import type { Logger } from 'pino';
 import { own } from '../own-keys.js';
 
 /** The body limit of every route that does not set its own. */
 const API_BODY_LIMIT = 1024 * 1024;
-
-/** Tokens in a URL path (webhook url_token) never reach the logs. */
-export const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
 
 /** How long a shutdown waits for the requests in flight before it closes their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
