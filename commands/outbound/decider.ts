@@ -47,7 +47,7 @@ export type OutboundWebhookCommand =
     };
 
 /** A user admin of the team manages its endpoints; other members see them; others do not know them. */
-function assertAdmin(team: string, context: DecideContext): void {
+export function assertAdmin(team: string, context: DecideContext): void {
   const role = own(context.teams, team);
   if (!role) throw new NotFound('team', team);
   if (context.actor.type !== 'user' || role !== 'admin')
