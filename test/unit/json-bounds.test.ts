@@ -59,6 +59,14 @@ describe('jsonBoundsProblem', () => {
     expect(jsonBoundsProblem(new Array(10_000_000).fill(0), { maxBytes: 1024 * 1024 })).toBe('at most 1 MiB of JSON');
   });
 
+  it('refuses a number that is not finite, saying where it is (JSON.parse reads 1e999 as Infinity)', () => {
+    const at = (where: string) => `holds a number too large to keep${where}: numbers are finite, at most ±1.8e308`;
+    expect(jsonBoundsProblem(JSON.parse('1e999'), { maxBytes: 1e9 })).toBe(at(''));
+    expect(jsonBoundsProblem(JSON.parse('{"a":[0,{"b":-1e999}]}'), { maxBytes: 1e9 })).toBe(at(' at a.1.b'));
+    expect(jsonBoundsProblem({ n: Number.NaN }, { maxBytes: 1e9 })).toBe(at(' at n'));
+    expect(jsonBoundsProblem({ n: Number.MAX_VALUE, m: -Number.MAX_VALUE }, { maxBytes: 1e9 })).toBeNull();
+  });
+
   it('takes 64 levels by default, and no more', () => {
     const nested = (n: number) => JSON.parse('['.repeat(n) + ']'.repeat(n));
     expect(jsonBoundsProblem(nested(64), { maxBytes: 1000 })).toBeNull();
