@@ -22,7 +22,7 @@ import type { Socket } from 'node:net';
 import type { FastifyHttpOptions } from 'fastify';
 import type { Api } from './api.js';
 import type { Config } from '../config.js';
-import { formatBytes, problemJson } from './problem.js';
+import { formatBytes, problemJson, sendProblem } from './problem.js';
 import { redactUrl } from './redact-url.js';
 import { type ThrottledLog, type TroubleKind, throttledLog } from './throttled-log.js';
 import type { Logger } from 'pino';
@@ -33,6 +33,8 @@ const API_BODY_LIMIT = 1024 * 1024;
 
 /** How long a shutdown waits for the requests in flight before it closes their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/** When a request refused during shutdown may come again: to another process, or this one restarted. */
+const CLOSING_RETRY_AFTER_SECONDS = 5;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
@@ -59,6 +61,8 @@ export function listenerOptions(config: Config, log: Logger) {
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
     clientErrorHandler: clientErrorHandler(config, throttledLog(log)),
+    // Fastify's own 503 while closing is no problem document: `refuseWhileClosing` answers instead.
+    return503OnClosing: false,
   } satisfies FastifyHttpOptions<Server>;
 }
 
@@ -125,7 +129,9 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
   // Node stops enforcing the timeouts once the server is closing, so a body still trickling in would
   // hold a shutdown for ever: what has not finished within the grace is cut off.
   let graceOver = false;
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     const cut = setTimeout(() => {
       graceOver = true;
       log.warn(
@@ -136,6 +142,7 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
     app.server.once('close', () => clearTimeout(cut));
     done();
   });
+  refuseWhileClosing(app, () => closing);
   // The idle timeout (and the keep-alive one) closes the socket as Node would, but says so first.
   app.server.on('timeout', (socket: Socket) => {
     cutByServer.set(socket, 'idle');
@@ -149,5 +156,26 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
     // A client that hangs up after sending its whole request (a worker ending a long poll) aborted no body.
     else if (cut === undefined && !graceOver && !req.raw.complete) trouble.note('body_aborted', what);
     done();
+  });
+}
+
+/**
+ * A request that arrives once the server is closing (on a connection it already had: it accepts
+ * no new ones) is answered 503 `shutting_down` with `Retry-After`, before its body is read, and its
+ * connection closed; the requests in flight before are answered as usual.
+ */
+function refuseWhileClosing(app: Api, closing: () => boolean): void {
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing()) return;
+    reply.header('retry-after', String(CLOSING_RETRY_AFTER_SECONDS)).header('connection', 'close');
+    return sendProblem(
+      reply,
+      503,
+      'shutting_down',
+      'Service unavailable',
+      `the server is shutting down; try again in ${CLOSING_RETRY_AFTER_SECONDS} s`,
+      undefined,
+      true,
+    );
   });
 }
