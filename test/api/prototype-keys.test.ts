@@ -8,8 +8,9 @@
  *
  * Every operation of the OpenAPI document with a path parameter is sent, for each parameter in
  * turn, with that parameter set to each of these names and every other one naming something that
- * exists, with a valid body, as a caller who may do it: each answer is a 4xx problem and nothing
- * is appended to the event log.
+ * exists, with a valid body, as a caller who may do it: each is answered as a plain unknown id is,
+ * a 4xx problem (but for the few routes listed that answer any id), and nothing is appended to the
+ * event log (but for the rejected delivery a wrong url_token records, as any wrong token does).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
