@@ -36,6 +36,7 @@ import {
 import type { RunExecutionPriced, RunInferencePriced } from '../commands/analytics/events.js';
 import type { RunEvent } from '../commands/run/events.js';
 import type { ScoringEvent } from '../commands/scorer/events.js';
+import { own, ownsKey, putOwn } from '../src/own-keys.js';
 
 type ScoreStatus = 'awaiting_trial' | 'judging' | 'scored' | 'finished_unscored' | 'not_scoreable';
 
@@ -180,7 +181,7 @@ async function touchTrial(docs: Docs, e: RecordedEvent, uid: string, change: (t:
   if (cell) cells.put(key, { ...cell, tally: addTally(cell.tally, delta) });
   const run = await docs.get(trial.benchmark_run_uid);
   if (run) {
-    const current = run.by_configuration[trial.configuration_uid];
+    const current = own(run.by_configuration, trial.configuration_uid);
     if (current)
       docs.patch(run.uid, {
         by_configuration: { ...run.by_configuration, [trial.configuration_uid]: addTally(current, delta) },
@@ -357,11 +358,16 @@ export const benchmarkRunsProjection = projection<
         trials.put(p.uid, trial);
         docs.in('agent_runs').put(p.run_id, { trial_uid: p.uid, benchmark_run_uid: d.uid, attempt_number: 1 });
         const tally = tallyOf(trial);
-        by_configuration[p.configuration_uid] = addTally(by_configuration[p.configuration_uid] ?? null, tally);
+        putOwn(
+          by_configuration,
+          p.configuration_uid,
+          addTally(own(by_configuration, p.configuration_uid) ?? null, tally),
+        );
         const key = cellKey(d.uid, p.task_uid, p.configuration_uid);
         cellTallies.set(key, addTally(cellTallies.get(key) ?? null, tally));
       }
-      for (const c of d.configurations) by_configuration[c.uid] ??= addTally<Tally>(null, null);
+      for (const c of d.configurations)
+        if (!ownsKey(by_configuration, c.uid)) putOwn(by_configuration, c.uid, addTally<Tally>(null, null));
       for (const p of d.trials) {
         const key = cellKey(d.uid, p.task_uid, p.configuration_uid);
         cells.put(key, {

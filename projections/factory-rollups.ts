@@ -21,6 +21,7 @@ import type {
 import { nextRunState, type RunEvent, type RunState } from '../commands/run/events.js';
 import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
 import { type Docs, projection } from '../src/projector/projection.js';
+import { own, putOwn } from '../src/own-keys.js';
 
 export const UNKNOWN_KEY = 'UNKNOWN';
 
@@ -87,9 +88,9 @@ function addCounts(counts: RunCounts, other: RunCounts, sign: 1 | -1): RunCounts
   const map = (a: Record<string, number>, b: Record<string, number>) => {
     const out = { ...a };
     for (const [k, n] of Object.entries(b)) {
-      const v = (out[k] ?? 0) + sign * n;
+      const v = (own(out, k) ?? 0) + sign * n;
       if (v === 0) delete out[k];
-      else out[k] = v;
+      else putOwn(out, k, v);
     }
     return out;
   };
@@ -111,7 +112,7 @@ const addUsd = (a: Usd | undefined, b: Usd): Usd => ({
 });
 
 function addCost(cost: CostSums, delta: Usd, keys: CostKeys): CostSums {
-  const at = (map: Record<string, Usd>, key: string) => ({ ...map, [key]: addUsd(map[key], delta) });
+  const at = (map: Record<string, Usd>, key: string) => ({ ...map, [key]: addUsd(own(map, key), delta) });
   return {
     total: addUsd(cost.total, delta),
     source: at(cost.source, keys.source),
@@ -178,10 +179,10 @@ const stateOf = (row: RollupDoc) => Object.keys(row.runs.status)[0] as RunState;
 
 /** `status` with one run moved from `from` to `to` (a status no run has any more is dropped). */
 function moveStatus(status: Record<string, number>, from: string, to: string): Record<string, number> {
-  const out = { ...status, [to]: (status[to] ?? 0) + 1 };
-  const left = (out[from] ?? 0) - 1;
+  const out = { ...status, [to]: (own(status, to) ?? 0) + 1 };
+  const left = (own(out, from) ?? 0) - 1;
   if (left === 0) delete out[from];
-  else out[from] = left;
+  else putOwn(out, from, left);
   return out;
 }
 

@@ -22,6 +22,7 @@ import type {
 import { pullRequestKey } from '../commands/analytics/events.js';
 import type { RecordedEvent } from '../src/eventstore/port.js';
 import { type Docs, type ProjectionDocs, projection } from '../src/projector/projection.js';
+import { own, putOwn } from '../src/own-keys.js';
 
 type PrState = 'open' | 'draft' | 'merged' | 'closed';
 export type PrSize = 'S' | 'M' | 'L' | 'XL';
@@ -196,7 +197,8 @@ function derived(doc: PullRequestDoc): PullRequestDoc {
     cost.inference += share.usd.inference;
     cost.compute += share.usd.compute;
     cost.platform += share.usd.platform;
-    for (const [m, usd] of Object.entries(share.inference_by_model)) models[m] = round((models[m] ?? 0) + usd);
+    for (const [m, usd] of Object.entries(share.inference_by_model))
+      putOwn(models, m, round((own(models, m) ?? 0) + usd));
   }
   const human_interactions = interactionsOf(doc.interactions, doc.follow_ups);
   return {
@@ -273,9 +275,9 @@ function observe(doc: PullRequestDoc, d: PullRequestFactsObserved['data']): Pull
     }
   }
   if (d.event === 'pull_request' && d.action === 'opened') next.history_complete = true;
-  if (d.interaction) next.interactions[d.interaction.key] = d.interaction.kind;
+  if (d.interaction) putOwn(next.interactions, d.interaction.key, d.interaction.kind);
   if (d.review?.dismissed) delete next.interactions[`review:${d.review.id}`];
-  else if (d.review) next.reviews[d.review.id] = d.review.submitted_at;
+  else if (d.review) putOwn(next.reviews, d.review.id, d.review.submitted_at);
   const latest = [d.at, s?.updated_at ?? null].reduce<string | null>(
     (a, b) => (b !== null && (a === null || b > a) ? b : a),
     next.facts_at,

@@ -18,6 +18,7 @@ import { principalResolver } from './principals.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
 import { artifactItemSchema, canView } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
+import { own } from '../src/own-keys.js';
 
 /** The decision context of a principal, for `canView`. */
 export const viewerOf = (principal: Principal) => ({
@@ -43,7 +44,7 @@ const mimeOf = (a: ArtifactDoc) =>
 export const filenameOf = (a: ArtifactDoc) =>
   typeof a.data.filename === 'string' && a.data.filename
     ? a.data.filename
-    : `${a.artifact_uid}${EXTENSIONS[mimeOf(a)] ?? ''}`;
+    : `${a.artifact_uid}${own(EXTENSIONS, mimeOf(a)) ?? ''}`;
 
 const params = z.object({ artifact_uid: uidParam });
 

@@ -30,6 +30,7 @@ import { usersProjection } from '../projections/users.js';
 import { addUsd, answerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { byPeriod, byTotalUnknownLast, factoryPrsBetween } from './metrics.js';
+import { own, putOwn } from '../src/own-keys.js';
 
 const breakdownQuery = z.object({ group_by: z.enum(COST_GROUPS), ...rangeParams, ...periodParam }).strict();
 const perPrQuery = z.object({ ...rangeParams, ...periodParam }).strict();
@@ -46,7 +47,7 @@ function sumCosts(rows: readonly RollupDoc[], groupBy: Group) {
   const groups: Record<string, Usd> = {};
   for (const row of rows) {
     total = addUsd(total, row.cost.total);
-    for (const [k, usd] of Object.entries(row.cost[groupBy])) groups[k] = addUsd(groups[k] ?? zero(), usd);
+    for (const [k, usd] of Object.entries(row.cost[groupBy])) putOwn(groups, k, addUsd(own(groups, k) ?? zero(), usd));
   }
   return { total, groups };
 }
@@ -127,14 +128,14 @@ export default function costQueries(api: Api, rt: Runtime): void {
         const rows = await rowsOfRange(rollups, factory.uid, range);
         const whole = sumCosts(rows, group_by);
         const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCosts(p, group_by)) : null;
-        const keys = Object.keys(whole.groups).filter((k) => Math.abs(totalOf(whole.groups[k]!)) >= 5e-7);
+        const keys = Object.keys(whole.groups).filter((k) => Math.abs(totalOf(own(whole.groups, k)!)) >= 5e-7);
         const labels = await labelsOf(group_by, keys, factory);
         const groups = keys
           .map((k) => ({
             key: k,
             ...labels.get(k)!,
-            dollars: dollarsOf(whole.groups[k]!),
-            ...(periods ? { series: periods.map((p) => dollarsOf(p.groups[k] ?? zero())) } : {}),
+            dollars: dollarsOf(own(whole.groups, k)!),
+            ...(periods ? { series: periods.map((p) => dollarsOf(own(p.groups, k) ?? zero())) } : {}),
           }))
           .sort(byTotalUnknownLast((g) => g.dollars.total));
         return {

@@ -21,6 +21,7 @@ import type { Runtime } from '../src/runtime.js';
 import { viewerOf } from './artifacts.js';
 import { canView, runParams } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
+import { ownsKey } from '../src/own-keys.js';
 
 export const historyEntry = z.object({
   id: z.string().describe("The event's id"),
@@ -124,7 +125,7 @@ export function taskHistoryRoutes(api: Api, rt: Runtime): void {
       const { factory_uid: uid, task_uid } = req.params;
       const history = await taskHistory(rt.events, task_uid);
       // A deleted task keeps its history: auditors read it after the task is gone.
-      if (!history || history.task.factory_uid !== uid || !(history.task.team_uid in viewer(req).teams))
+      if (!history || history.task.factory_uid !== uid || !ownsKey(viewer(req).teams, history.task.team_uid))
         throw new NotFound('task', task_uid);
       const after = cursorNumbers(req.query.cursor, TASK_ORDER);
       const rest = after

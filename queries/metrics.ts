@@ -30,6 +30,7 @@ import {
   resolveRange,
   rowsOfRange,
 } from './analytics-range.js';
+import { own, putOwn } from '../src/own-keys.js';
 
 const metricsQuery = z.object({ ...rangeParams, ...periodParam }).strict();
 const breakdownQuery = z.object({ group_by: z.enum(RUN_GROUPS), ...rangeParams, ...periodParam }).strict();
@@ -123,7 +124,7 @@ const sumCounts = (rows: readonly RollupDoc[], groupBy: (typeof RUN_GROUPS)[numb
   for (const row of rows) {
     total += row.runs.total;
     root += row.runs.root;
-    for (const [k, n] of Object.entries(groupCounts(row.runs, groupBy))) groups[k] = (groups[k] ?? 0) + n;
+    for (const [k, n] of Object.entries(groupCounts(row.runs, groupBy))) putOwn(groups, k, (own(groups, k) ?? 0) + n);
   }
   return { total, root, groups };
 };
@@ -240,12 +241,15 @@ export default function metricsQueries(api: Api, rt: Runtime): void {
             ? Object.fromEntries(((await models.get(CATALOGUE_ID))?.models ?? []).map((m) => [m.id, m.display_name]))
             : {};
         const groups = Object.entries(whole.groups)
-          .map(([key, total]) => ({
-            key,
-            ...(labels[key] ? { label: labels[key] } : {}),
-            total,
-            ...(periods ? { series: periods.map((p) => p.groups[key] ?? 0) } : {}),
-          }))
+          .map(([key, total]) => {
+            const label = own(labels, key);
+            return {
+              key,
+              ...(label ? { label } : {}),
+              total,
+              ...(periods ? { series: periods.map((p) => own(p.groups, key) ?? 0) } : {}),
+            };
+          })
           .sort(byTotalUnknownLast((g) => g.total));
         return {
           ...scopeOf(factory, range),

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { InteractionKind, PullRequestFactsObserved } from './events.js';
+import { own } from '../../src/own-keys.js';
 
 export interface PullRequestRef {
   pr_id: string;
@@ -173,7 +174,7 @@ export function observeGithub(body: unknown, deliveryKey: string, receivedAt: st
     const by = who(review.user ?? sender);
     const id = String(review.id ?? deliveryKey);
     const submitted = time(review.submitted_at);
-    const kind = REVIEW_KINDS[String(review.state).toLowerCase()];
+    const kind = own(REVIEW_KINDS, String(review.state).toLowerCase());
     return {
       kind: 'pull_request',
       observation: {

@@ -20,6 +20,7 @@ import {
   zeroUsd,
 } from './events.js';
 import { addExecution, type ExecutionTimes, priceExecution, priceUsage, roundUsd, usdByModel } from './pricing.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 /** The price list in force when the priced event happened: the `models` stream at a revision. */
 export interface PriceList {
@@ -105,7 +106,7 @@ const newRun = (): RunLedger => ({
   prs: [],
 });
 
-const runOf = (state: LedgerState, runId: string) => state.runs[runId] ?? newRun();
+const runOf = (state: LedgerState, runId: string) => own(state.runs, runId) ?? newRun();
 
 const withRun = (state: LedgerState, runId: string, changes: Partial<RunLedger>): LedgerState => ({
   ...state,
@@ -122,9 +123,9 @@ const addUsd = (a: Usd, b: Usd): Usd => ({
 function addByModel(by: Record<string, number>, delta: Record<string, number>, sign = 1): Record<string, number> {
   const out = { ...by };
   for (const [k, v] of Object.entries(delta)) {
-    const next = roundUsd((out[k] ?? 0) + sign * v);
+    const next = roundUsd((own(out, k) ?? 0) + sign * v);
     if (next === 0) delete out[k];
-    else out[k] = next;
+    else putOwn(out, k, next);
   }
   return out;
 }

@@ -6,6 +6,7 @@
  */
 import type { Catalogue, Rates } from '../model/events.js';
 import type { InferenceUsage, MachineUsage, PricedModel, Tokens, UsageType } from './events.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 const NO_RATES: Rates = {
   credit_price_usd: 0,
@@ -70,7 +71,7 @@ export function tokensOf(
       const byCategory = isRecord(m.tokens_by_category) ? m.tokens_by_category : null;
       let categorized = 0;
       for (const [name, n] of Object.entries(byCategory ?? {})) {
-        add(m.model_id, type, CATEGORY[name] ?? 'other', count(n));
+        add(m.model_id, type, own(CATEGORY, name) ?? 'other', count(n));
         categorized += count(n);
       }
       const rest = count(m.total_tokens) - categorized;
@@ -80,7 +81,7 @@ export function tokensOf(
     for (const category of Object.values(usage.usage_by_category)) {
       if (!isRecord(category)) continue;
       for (const [field, type] of Object.entries(USAGE_TYPES)) {
-        const models = category[field];
+        const models = own(category, field);
         if (!isRecord(models)) continue;
         for (const [model_id, u] of Object.entries(models)) {
           const tokenCount = isRecord(u) && isRecord(u.token_count) ? u.token_count : {};
@@ -127,7 +128,7 @@ const modelUsd = (m: PricedModel) => m.usd.input + m.usd.cache_read + m.usd.cach
 /** Inference dollars by the model that served them. */
 export function usdByModel(models: readonly PricedModel[]): Record<string, number> {
   const out: Record<string, number> = {};
-  for (const m of models) out[m.model_id] = roundUsd((out[m.model_id] ?? 0) + modelUsd(m));
+  for (const m of models) putOwn(out, m.model_id, roundUsd((own(out, m.model_id) ?? 0) + modelUsd(m)));
   return out;
 }
 
@@ -145,7 +146,7 @@ function pricedCategories(
     if (!isRecord(category)) continue;
     const entry: Record<string, unknown> = {};
     for (const [field, type] of Object.entries(USAGE_TYPES)) {
-      const models = category[field];
+      const models = own(category, field);
       if (!isRecord(models)) continue;
       const priced: Record<string, unknown> = {};
       for (const [model_id, u] of Object.entries(models)) {
@@ -158,7 +159,7 @@ function pricedCategories(
           other: 0,
         };
         const [m] = priceTokens([{ model_id, usage_type: type, tokens }], catalogue);
-        priced[model_id] = {
+        putOwn(priced, model_id, {
           cost_usd: {
             input_cost_usd: m!.usd.input,
             input_cache_read_cost_usd: m!.usd.cache_read,
@@ -172,11 +173,11 @@ function pricedCategories(
             output: tokens.output,
           },
           ...(isRecord(u) && typeof u.web_search_count === 'number' ? { web_search_count: u.web_search_count } : {}),
-        };
+        });
       }
-      entry[field] = priced;
+      putOwn(entry, field, priced);
     }
-    out[name] = entry;
+    putOwn(out, name, entry);
   }
   return out;
 }
@@ -241,7 +242,7 @@ const seconds = (from: string | null, to: string) =>
 export function priceExecution(times: ExecutionTimes, runnerId: string | null, catalogue: Catalogue | null) {
   const rates = ratesOf(catalogue);
   const compute_usd_per_hour =
-    (runnerId === null ? undefined : rates.compute_usd_per_hour.runners[runnerId]) ??
+    (runnerId === null ? undefined : own(rates.compute_usd_per_hour.runners, runnerId)) ??
     rates.compute_usd_per_hour.default;
   const compute_seconds = seconds(times.claimed_at, times.ended_at);
   const platform_seconds = seconds(times.started_at, times.ended_at);

@@ -15,6 +15,7 @@ import {
 import type { AutomationEvent, AutomationFields } from './events.js';
 import { webhookOf } from './events.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from './resource.js';
+import { own, ownsKey, putOwn } from '../../src/own-keys.js';
 
 /** The factory's webhooks as its stream says: live or deleted; an unknown uid is absent. */
 export type WebhookStatuses = Readonly<Record<string, 'live' | 'deleted'>>;
@@ -31,13 +32,12 @@ export type Automation = AutomationFields & { id: string; factory_uid: string; t
 export type AutomationsState = { automations: Record<string, Automation>; deleted: string[] };
 
 function authorize(team_uid: string, factory_uid: string, context: DecideContext): void {
-  if (!(team_uid in context.teams)) throw new NotFound('factory', factory_uid);
+  if (!ownsKey(context.teams, team_uid)) throw new NotFound('factory', factory_uid);
   if (context.actor.type !== 'user') throw new Forbidden('only users can manage automations');
 }
 
 function live(state: AutomationsState, id: string): Automation {
-  // Own keys only: an id such as `constructor` names no automation.
-  const automation = Object.hasOwn(state.automations, id) ? state.automations[id] : undefined;
+  const automation = own(state.automations, id);
   if (!automation) throw new NotFound('automation', id);
   return automation;
 }
@@ -51,7 +51,7 @@ function checkWebhooks(
   const errors: FieldError[] = [];
   (fields.triggers ?? []).forEach((t, i) => {
     const uid = webhookOf(t);
-    if (uid !== null && webhooks[uid] !== 'live' && !already.has(uid)) {
+    if (uid !== null && own(webhooks, uid) !== 'live' && !already.has(uid)) {
       errors.push({ path: `body.triggers.${i}.filter.webhook_ids.0`, message: `no webhook ${uid} in this factory` });
     }
   });
@@ -65,11 +65,11 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
     const automations = { ...state.automations };
     switch (event.type) {
       case 'AutomationCreated':
-        automations[event.data.id] = event.data;
+        putOwn(automations, event.data.id, event.data);
         return { ...state, automations };
       case 'AutomationUpdated': {
-        const current = automations[event.data.id];
-        if (current) automations[event.data.id] = { ...current, ...event.data.changes };
+        const current = own(automations, event.data.id);
+        if (current) putOwn(automations, event.data.id, { ...current, ...event.data.changes });
         return { ...state, automations };
       }
       case 'AutomationDeleted':
@@ -83,8 +83,7 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
     authorize(team_uid, factory_uid, context);
     switch (command.type) {
       case 'CreateAutomation': {
-        if (Object.hasOwn(state.automations, id) || state.deleted.includes(id))
-          throw new Conflict(`automation ${id} exists`);
+        if (ownsKey(state.automations, id) || state.deleted.includes(id)) throw new Conflict(`automation ${id} exists`);
         if (Object.keys(state.automations).length >= MAX_AUTOMATIONS_PER_FACTORY) {
           throw new LimitExceeded(`a factory has at most ${MAX_AUTOMATIONS_PER_FACTORY} automations`);
         }

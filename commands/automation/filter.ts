@@ -20,6 +20,7 @@
  *   keys; against a scalar, null or missing value its fields are missing.
  */
 import type { FieldError } from '../../src/kernel/errors.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 type JsonScalar = string | number | boolean | null;
 type FilterCondition = JsonScalar | JsonScalar[] | OperatorObject | FieldMap;
@@ -47,7 +48,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 const isScalar = (v: unknown): v is JsonScalar =>
   v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v));
-const isOperatorObject = (v: Record<string, unknown>) => OPERATORS.some((op) => op in v);
+const isOperatorObject = (v: Record<string, unknown>) => OPERATORS.some((op) => ownsKey(v, op));
 
 /** Paths are dot-separated, list indexes too, like the schema validation errors of every route. */
 const key = (path: string, field: string | number) => `${path}.${field}`;
@@ -126,7 +127,7 @@ const shown = (v: unknown) => {
   return text.length > 80 ? `${text.slice(0, 77)}...` : text;
 };
 
-const fieldOf = (v: Value, field: string): Value => (isPlainObject(v) && Object.hasOwn(v, field) ? v[field] : MISSING);
+const fieldOf = (v: Value, field: string): Value => (isPlainObject(v) && ownsKey(v, field) ? own(v, field) : MISSING);
 
 const allowed = (list: readonly JsonScalar[], v: Value): boolean => {
   if (v === MISSING) return false;

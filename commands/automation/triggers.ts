@@ -10,6 +10,7 @@ import { boundedJson } from '../../src/http/schemas.js';
 import type { FieldError } from '../../src/kernel/errors.js';
 import { validateFilter } from './filter.js';
 import type { Trigger } from './events.js';
+import { own } from '../../src/own-keys.js';
 
 export const MAX_TRIGGERS = 20;
 const MAX_MATCHER_VALUES = 100;
@@ -159,9 +160,9 @@ function cronErrors(cron: string, at: string): FieldError[] {
 
 /** Every problem of one trigger, with paths under `at` (such as `body.triggers[0]`). */
 function oneTriggerErrors(t: TriggerRequest, at: string): FieldError[] {
-  const events = CATALOGUE[t.provider];
+  const events = own(CATALOGUE, t.provider);
   if (!events) return [{ path: `${at}.provider`, message: `one of ${Object.keys(CATALOGUE).join(', ')}` }];
-  const keys = events[t.event];
+  const keys = own(events, t.event);
   if (!keys)
     return [
       { path: `${at}.event`, message: `a ${t.provider} trigger's event is one of ${Object.keys(events).join(', ')}` },

@@ -6,6 +6,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { SuiteEvent, SuiteFields, SuiteTask, TaskContent } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 /** Tasks a suite holds at most. */
 const MAX_SUITE_TASKS = 100;
@@ -56,13 +57,13 @@ const contentOf = (t: TaskContent): TaskContent => ({
 /** Suites are managed by the people of their factory's team; its agents read them; others see nothing. */
 function assertManager(teamUid: string, context: DecideContext): void {
   if (context.actor.type === 'system') return;
-  if (!(teamUid in context.teams)) throw new NotFound('factory');
+  if (!ownsKey(context.teams, teamUid)) throw new NotFound('factory');
   if (context.actor.type !== 'user') throw new Forbidden('only people of the team manage benchmarks');
 }
 
 /** The live suite, if the caller's team owns it. */
 export function visibleSuite(state: SuiteState, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>) {
-  if (state.status !== 'live' || (context.actor.type !== 'system' && !(state.team_uid in context.teams)))
+  if (state.status !== 'live' || (context.actor.type !== 'system' && !ownsKey(context.teams, state.team_uid)))
     throw new NotFound('suite', uid);
   return state;
 }

@@ -36,6 +36,7 @@ import {
   type TrialPlan,
 } from './events.js';
 import { type BenchmarkRunCommand, benchmarkRunDecider, IN_FLIGHT, type LiveRun } from './run-decider.js';
+import { own } from '../../src/own-keys.js';
 
 const benchmarksActor = { type: 'system' as const, uid: 'benchmarks' };
 
@@ -238,7 +239,7 @@ export const benchmarkTrialsReactor = reactor<BenchmarkRunEvent | RunEvent | Sco
       if (!run || !IN_FLIGHT.includes(run.state)) return; // cancelled before its trials started
       const suite = await suiteAt(rt, launch.factory_uid, launch.suite_uid, launch.suite_version);
       for (const plan of launch.trials) {
-        const trial = run.trials[plan.uid];
+        const trial = own(run.trials, plan.uid);
         if (trial?.status === 'executing' && trial.attempt === 1)
           await startAttempt(rt, event, launch, suite, plan, 1, plan.run_id);
       }
@@ -246,7 +247,7 @@ export const benchmarkTrialsReactor = reactor<BenchmarkRunEvent | RunEvent | Sco
     },
     TrialRetried: async (event, rt) => {
       const run = await liveRun(rt, event.data.uid);
-      const trial = run?.trials[event.data.trial_uid];
+      const trial = run && own(run.trials, event.data.trial_uid);
       if (!run || !IN_FLIGHT.includes(run.state) || trial?.status !== 'executing' || trial.run_id !== event.data.run_id)
         return;
       const plan = run.launch.trials.find((t) => t.uid === event.data.trial_uid)!;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { boundedJson, pageInfoSchema } from '../../src/http/schemas.js';
 import { fisherExactTwoSided } from '../../src/stats.js';
 import { BENCHMARK_RUN_STATES, type Configuration, type RunConfiguration, type RunScorer } from './events.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 // ---- bounds ------------------------------------------------------------------------------------
 
@@ -101,7 +102,7 @@ export function tallyOf(t: TalliedTrial): Tally {
     const row = { pass: 0, fail: 0, unscored: 0 };
     if (s.status === 'scored') row[s.passed ? 'pass' : 'fail'] = 1;
     if (s.status === 'finished_unscored') row.unscored = 1;
-    scorers[s.scorer_uid] = row;
+    putOwn(scorers, s.scorer_uid, row);
   }
   const judging = t.scores.some((s) => s.status === 'judging');
   const correctness = t.scores[0];
@@ -158,9 +159,9 @@ type Numbers = { [key: string]: number | Numbers };
 function add(a: Numbers, b: Numbers, sign: number): Numbers {
   const out: Numbers = { ...a };
   for (const [key, value] of Object.entries(b)) {
-    const mine = out[key];
-    if (typeof value === 'number') out[key] = (typeof mine === 'number' ? mine : 0) + sign * value;
-    else out[key] = add(typeof mine === 'object' ? mine : {}, value, sign);
+    const mine = own(out, key);
+    if (typeof value === 'number') putOwn(out, key, (typeof mine === 'number' ? mine : 0) + sign * value);
+    else putOwn(out, key, add(typeof mine === 'object' ? mine : {}, value, sign));
   }
   return out;
 }
@@ -827,7 +828,7 @@ export function resultsOf(
         name: s.name,
         kind: s.kind,
         configurations: shown.map((c) => {
-          const r = tallyOfConfig(c.uid).scorers[s.uid] ?? { pass: 0, fail: 0, unscored: 0 };
+          const r = own(tallyOfConfig(c.uid).scorers, s.uid) ?? { pass: 0, fail: 0, unscored: 0 };
           return {
             configuration_uid: c.uid,
             pass_count: r.pass,
@@ -960,7 +961,7 @@ export function toRunResource(
   profiles?: Profiles,
 ): z.infer<typeof runResource> {
   const total = r.configurations.reduce(
-    (sum, c) => addTally(sum, r.by_configuration[c.uid] ?? null),
+    (sum, c) => addTally(sum, own(r.by_configuration, c.uid) ?? null),
     addTally<Tally>(null, null),
   );
   return {
@@ -998,7 +999,7 @@ export function toRunResource(
     ...(include.has('results')
       ? {
           configuration_stats: r.configurations.map((c) =>
-            configurationStatOf(c, r.by_configuration[c.uid] ?? addTally<Tally>(null, null)),
+            configurationStatOf(c, own(r.by_configuration, c.uid) ?? addTally<Tally>(null, null)),
           ),
         }
       : {}),

@@ -7,6 +7,7 @@
 import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict, NotFound } from '../../src/kernel/errors.js';
 import type { BenchmarkRunEvent, BenchmarkRunState, RunLaunchedData, TrialScoring } from './events.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 export type BenchmarkRunCommand =
   | { type: 'LaunchRun'; data: Omit<RunLaunchedData, 'creator'> }
@@ -85,7 +86,7 @@ function progress(run: LiveRun): BenchmarkRunEvent[] {
 }
 
 const withTrial = (run: LiveRun, uid: string, change: (t: TrialState) => TrialState): LiveRun => {
-  const trial = run.trials[uid];
+  const trial = own(run.trials, uid);
   return trial ? { ...run, trials: { ...run.trials, [uid]: change(trial) } } : run;
 };
 
@@ -95,8 +96,8 @@ function evolve(state: BenchmarkRunDeciderState, event: BenchmarkRunEvent): Benc
     const trials: Record<string, TrialState> = {};
     const by_run: Record<string, string> = {};
     for (const t of d.trials) {
-      trials[t.uid] = { uid: t.uid, run_id: t.run_id, attempt: 1, status: 'executing', scoring: [] };
-      by_run[t.run_id] = t.uid;
+      putOwn(trials, t.uid, { uid: t.uid, run_id: t.run_id, attempt: 1, status: 'executing', scoring: [] });
+      putOwn(by_run, t.run_id, t.uid);
     }
     return {
       status: 'live',
@@ -197,7 +198,7 @@ export const benchmarkRunDecider: Decider<BenchmarkRunCommand, BenchmarkRunEvent
         ];
       case 'EndAttempt': {
         const { trial_uid, run_id, run_state, error, retry_run_id, scoring } = command.data;
-        const trial = run.trials[trial_uid];
+        const trial = own(run.trials, trial_uid);
         // Only the current attempt of a trial still executing, of a run in flight, moves it.
         if (!IN_FLIGHT.includes(run.state) || trial?.status !== 'executing' || trial.run_id !== run_id) return [];
         const ended: BenchmarkRunEvent = {
@@ -224,7 +225,7 @@ export const benchmarkRunDecider: Decider<BenchmarkRunCommand, BenchmarkRunEvent
       }
       case 'RecordScore': {
         const d = command.data;
-        const trial = run.trials[d.trial_uid];
+        const trial = own(run.trials, d.trial_uid);
         const expected = trial?.scoring.find((s) => s.scorer_uid === d.scorer_uid);
         // A judgement counts once, for the attempt the run started, while the run is in flight.
         if (!IN_FLIGHT.includes(run.state) || !expected || expected.done || expected.attempt_id !== d.attempt_id)

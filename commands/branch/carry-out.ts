@@ -31,6 +31,7 @@ import { webhooksDecider } from '../webhook/decider.js';
 import { webhooksStream } from '../webhook/events.js';
 import { type AppliedData, definitionDecider } from './decider.js';
 import { type DefinitionEvent, definitionStream } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 /** A version pending this long was left by a process that died: any process carries it out. */
 const PENDING_GRACE_MS = 30_000;
@@ -130,7 +131,7 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
   // hold at every step), then webhooks, agents, automations and scorers, then retired agents.
   let automations = await rt.state(automationsDecider, automationsStream(f));
   for (const r of retired('automations'))
-    if (Object.hasOwn(automations.automations, r.uid))
+    if (ownsKey(automations.automations, r.uid))
       await step(`retire automation ${r.name}`, () =>
         rt.handle(
           automationsStream(f),
@@ -146,13 +147,13 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
       );
   const hooks = await rt.state(webhooksDecider, webhooksStream(f));
   for (const r of retired('webhooks'))
-    if (hooks.webhooks[r.uid] && !hooks.webhooks[r.uid]!.deleted)
+    if (own(hooks.webhooks, r.uid)?.deleted === false)
       await step(`retire webhook ${r.name}`, () =>
         rt.handle(webhooksStream(f), webhooksDecider, { type: 'DeleteWebhook', data: { uid: r.uid } }, context),
       );
   for (const w of definition.webhooks) {
     const uid = uidOf('webhooks', w.name);
-    const now = (await rt.state(webhooksDecider, webhooksStream(f))).webhooks[uid];
+    const now = own((await rt.state(webhooksDecider, webhooksStream(f))).webhooks, uid);
     const secret = { team_secret: w.secret_name };
     if (!now)
       await step(`create webhook ${w.name}`, () =>
@@ -242,7 +243,7 @@ async function carry(rt: Runtime, version: AppliedData, definition: Definition, 
       config: runConfigOf(au, runnerUid),
     };
     const target = { id, factory_uid: f, team_uid: team };
-    if (Object.hasOwn(automations.automations, id))
+    if (ownsKey(automations.automations, id))
       await step(`change automation ${au.name}`, () =>
         rt.handle(
           automationsStream(f),

@@ -13,6 +13,7 @@ import type {
   FactoryDefinitionApplied,
   ManagedResource,
 } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 type BranchIdentity = { uid: string; factory_uid: string; team_uid: string; name: string };
 
@@ -27,7 +28,7 @@ export type BranchState =
 
 /** A branch of another team's factory does not exist for the caller. */
 function visible(state: BranchState, uid: string, context: DecideContext) {
-  if (state.status === 'none' || !(state.team_uid in context.teams)) throw new NotFound('branch', uid);
+  if (state.status === 'none' || !ownsKey(context.teams, state.team_uid)) throw new NotFound('branch', uid);
   return state;
 }
 
@@ -61,7 +62,7 @@ export const branchDecider: Decider<BranchCommand, BranchEvent, BranchState> = {
       case 'CreateBranch': {
         if (state.status !== 'none') throw new Conflict(`branch ${command.data.uid} exists`);
         // Users and agents of the team propose; an agent proposing a change is the usual case.
-        if (!(command.data.team_uid in context.teams)) throw new NotFound('factory', command.data.factory_uid);
+        if (!ownsKey(context.teams, command.data.team_uid)) throw new NotFound('factory', command.data.factory_uid);
         return [{ type: 'FactoryBranchCreated', data: command.data }];
       }
       case 'ReplaceBranchFiles': {
@@ -161,7 +162,7 @@ export const definitionDecider: Decider<DefinitionCommand, DefinitionEvent, Defi
         ? [{ type: 'FactoryDefinitionCompleted', data: command.data }]
         : [];
     const { data } = command;
-    if (!(data.team_uid in context.teams)) throw new NotFound('factory', data.factory_uid);
+    if (!ownsKey(context.teams, data.team_uid)) throw new NotFound('factory', data.factory_uid);
     assertUser(context, 'apply a definition');
     if (state.pending) throw new Conflict(`version ${state.pending.version} is being applied; retry`, 'conflict', true);
     if (command.base_version !== state.version)

@@ -39,6 +39,7 @@ import { assertUsableSecret } from '../webhook/secrets.js';
 import type { AppliedData, DefinitionState } from './decider.js';
 import type { BranchContent, ManagedResource } from './events.js';
 import { changesOf } from './resource.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 export type Planned = Omit<AppliedData, 'version'>;
 
@@ -135,11 +136,11 @@ export async function planVersion(
         break;
       }
       case 'secret_name':
-        if (!Object.hasOwn(secrets.secrets, ref.value))
+        if (!ownsKey(secrets.secrets, ref.value))
           refused(ref, `no team secret ${ref.value} (POST /teams/{team_uid}/secrets makes one)`);
         break;
       case 'webhook_uid': {
-        const hook = Object.hasOwn(webhooks.webhooks, ref.value) ? webhooks.webhooks[ref.value] : undefined;
+        const hook = own(webhooks.webhooks, ref.value);
         if (!hook || hook.deleted || retiredHooks.has(ref.value))
           refused(
             ref,
@@ -152,7 +153,7 @@ export async function planVersion(
   const sealer = sealerFor(rt.config);
   for (const w of definition.webhooks) {
     const uid = uidOf('webhooks', w.name);
-    const now = Object.hasOwn(webhooks.webhooks, uid) ? webhooks.webhooks[uid] : undefined;
+    const now = own(webhooks.webhooks, uid);
     if (now && !now.deleted && (now.auth_mode !== w.auth_mode || now.signature_scheme !== w.signature_scheme))
       diagnostics.push(
         diagnostic(
@@ -161,7 +162,7 @@ export async function planVersion(
           `the webhook ${w.name} is ${now.auth_mode}${now.signature_scheme ? `/${now.signature_scheme}` : ''}: its authMode and signatureScheme cannot change (declare a webhook of another name, move the sender, then remove this one)`,
         ),
       );
-    const stored = Object.hasOwn(secrets.secrets, w.secret_name) ? secrets.secrets[w.secret_name] : undefined;
+    const stored = own(secrets.secrets, w.secret_name);
     if (stored) {
       try {
         assertUsableSecret(sealer.open(stored.sealed) ?? '', w.auth_mode, w.signature_scheme);

@@ -19,6 +19,7 @@ import { webhooksProjection } from '../../projections/webhooks.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../factoryfile/definition.js';
 import { diagnosticSchema } from '../factoryfile/resource.js';
 import type { Changes, ManagedResource } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export const branchParams = z.object({ factory_uid: uidParam, branch_uid: uidParam });
 
@@ -96,7 +97,7 @@ export function changesOf(
     } else if (unmanaged[kind]?.has(name)) changes[kind].changed.push(name);
     else changes[kind].added.push(name);
   }
-  for (const r of managed) if (!(`${r.kind}/${r.name}` in desired)) changes[r.kind].retired.push(r.name);
+  for (const r of managed) if (!ownsKey(desired, `${r.kind}/${r.name}`)) changes[r.kind].retired.push(r.name);
   changes.factory.changed = desired['factory/factory'] !== factoryHash;
   for (const kind of RESOURCE_KINDS) for (const list of Object.values(changes[kind])) list.sort();
   return changes;

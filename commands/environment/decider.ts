@@ -2,6 +2,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { EnvironmentConfig, EnvironmentEvent } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type EnvironmentCommand =
   | { type: 'CreateEnvironment'; data: { id: string; team_uid: string; config: EnvironmentConfig } }
@@ -15,7 +16,7 @@ export type EnvironmentState =
 
 /** A live environment of one of the caller's teams, or 404. */
 export function visibleEnvironment(state: EnvironmentState, id: string, context: Pick<DecideContext, 'teams'>) {
-  if (state.status !== 'live' || !(state.team_uid in context.teams)) throw new NotFound('environment', id);
+  if (state.status !== 'live' || !ownsKey(context.teams, state.team_uid)) throw new NotFound('environment', id);
   return state;
 }
 
@@ -48,7 +49,7 @@ export const environmentDecider: Decider<EnvironmentCommand, EnvironmentEvent, E
   decide: (command, state, context) => {
     if (command.type === 'CreateEnvironment') {
       if (state.status !== 'none') throw new Conflict(`environment ${command.data.id} exists`);
-      if (!(command.data.team_uid in context.teams)) throw new Forbidden('not a member of this team');
+      if (!ownsKey(context.teams, command.data.team_uid)) throw new Forbidden('not a member of this team');
       return [{ type: 'EnvironmentCreated', data: command.data }];
     }
     const env = visibleEnvironment(state, command.data.id, context);

@@ -1,6 +1,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { FactoryEvent, FactoryFields } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 export type FactoryCommand =
   | { type: 'CreateFactory'; data: FactoryFields & { uid: string; team_uid: string } }
@@ -18,7 +19,7 @@ function assertVisible(
   uid: string,
   context: DecideContext,
 ): asserts state is Extract<FactoryState, { status: 'live' }> {
-  if (state.status !== 'live' || !(state.team_uid in context.teams)) throw new NotFound('factory', uid);
+  if (state.status !== 'live' || !ownsKey(context.teams, state.team_uid)) throw new NotFound('factory', uid);
 }
 
 const assertUser = (context: DecideContext) => {
@@ -43,7 +44,7 @@ export const factoryDecider: Decider<FactoryCommand, FactoryEvent, FactoryState>
     switch (command.type) {
       case 'CreateFactory':
         if (state.status !== 'none') throw new Conflict(`factory ${command.data.uid} exists`);
-        if (!(command.data.team_uid in context.teams)) throw new Forbidden('not a member of this team');
+        if (!ownsKey(context.teams, command.data.team_uid)) throw new Forbidden('not a member of this team');
         assertUser(context);
         return [{ type: 'FactoryCreated', data: command.data }];
       case 'UpdateFactory': {
@@ -51,7 +52,9 @@ export const factoryDecider: Decider<FactoryCommand, FactoryEvent, FactoryState>
         assertUser(context);
         const current: Record<string, unknown> = { ...state };
         const changes = Object.fromEntries(
-          Object.entries(command.data.changes).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(current[k])),
+          Object.entries(command.data.changes).filter(
+            ([k, v]) => JSON.stringify(v) !== JSON.stringify(own(current, k)),
+          ),
         );
         return Object.keys(changes).length ? [{ type: 'FactoryUpdated', data: { uid: state.uid, changes } }] : [];
       }

@@ -4,6 +4,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoryDecider, type FactoryState } from './decider.js';
 import { factoryStream } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
 
@@ -13,7 +14,7 @@ export async function liveFactory(
   context: Pick<DecideContext, 'actor' | 'teams'>,
 ): Promise<LiveFactory> {
   const factory = await rt.state(factoryDecider, factoryStream(uid));
-  if (factory.status !== 'live' || (context.actor.type !== 'system' && !(factory.team_uid in context.teams)))
+  if (factory.status !== 'live' || (context.actor.type !== 'system' && !ownsKey(context.teams, factory.team_uid)))
     throw new NotFound('factory', uid);
   return factory;
 }

@@ -7,6 +7,7 @@
 import { createHash } from 'node:crypto';
 import type { Trigger } from '../automation/events.js';
 import type { Position } from './diagnostics.js';
+import { own } from '../../src/own-keys.js';
 
 export type HarnessType = 'oz' | 'claude' | 'codex' | 'gemini';
 
@@ -163,9 +164,9 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object')
     return `{${Object.keys(value)
-      .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
+      .filter((k) => own(value as Record<string, unknown>, k) !== undefined)
       .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson(own(value as Record<string, unknown>, k))}`)
       .join(',')}}`;
   return JSON.stringify(value);
 }

@@ -33,6 +33,7 @@ import { byPosition, type Diagnostic, type DiagnosticCode, diagnostic } from './
 import { type FileRole, roleOf } from './layout.js';
 import { CURRENT_SCHEMA_VERSION, type FileSchema, type SchemaError, validatorFor } from './schemas.js';
 import { parseMarkdown, parseStrictYaml, type YamlPath, type YamlSource } from './yaml.js';
+import { own } from '../../src/own-keys.js';
 
 export interface FactoryFile {
   path: string;
@@ -56,6 +57,10 @@ export interface ValidationResult {
 const MAX_DIAGNOSTICS = 500;
 
 type Json = Record<string, unknown>;
+
+/** What `path` leads to in a parsed document, through its own keys only. */
+const valueAt = (root: unknown, path: YamlPath): unknown =>
+  path.reduce<unknown>((v, k) => (v && typeof v === 'object' ? own(v as Json, String(k)) : undefined), root);
 
 /** A parsed file of a resource: its front matter or document, its body, where it stands. */
 interface Parsed {
@@ -103,7 +108,8 @@ function schemaDiagnostics(errors: SchemaError[], file: Parsed): Diagnostic[] {
       'x-ff-codes'?: Record<string, DiagnosticCode>;
       'x-ff-message'?: string;
     };
-    const given = annotations['x-ff-codes']?.[e.keyword] ?? annotations['x-ff-codes']?.['*'];
+    const codes = annotations['x-ff-codes'] ?? {};
+    const given = own(codes, e.keyword) ?? own(codes, '*');
     const params = e.params as Record<string, unknown>;
     let code: DiagnosticCode;
     let message: string;
@@ -202,7 +208,7 @@ function overridesOf(v: Json): ExecutionOverrides {
   else if (v.harness && typeof v.harness === 'object') {
     const h = v.harness as Json;
     o.harness = {};
-    if (typeof h.type === 'string') o.harness.type = HARNESS_TYPES[h.type]!;
+    if (typeof h.type === 'string') o.harness.type = own(HARNESS_TYPES, h.type)!;
     if (typeof h.model === 'string') o.harness.model = h.model;
     if ('reasoningLevel' in h) o.harness.reasoning_level = str(h.reasoningLevel) || null;
     if ('auth' in h) o.harness.auth = authOf(h.auth);
@@ -243,7 +249,7 @@ function defaultsOf(factory: Json): ExecutionSettings {
   const h = d.harness as Json | undefined;
   const harness: Harness = h
     ? {
-        type: HARNESS_TYPES[String(h.type)]!,
+        type: own(HARNESS_TYPES, String(h.type))!,
         model: String(h.model),
         reasoning_level: str(h.reasoningLevel) || null,
         auth: authOf(h.auth),
@@ -372,7 +378,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
       ),
     );
   const checkAgent = (p: Parsed, path: YamlPath) => {
-    const name = path.reduce<unknown>((v, k) => (v as Json | undefined)?.[k], p.value);
+    const name = valueAt(p.value, path);
     if (typeof name === 'string' && !agentNames.has(name))
       add(
         diagnostic(
@@ -384,7 +390,7 @@ export function validateFiles(files: readonly FactoryFile[]): ValidationResult {
       );
   };
   const checkRunner = (p: Parsed, path: YamlPath) => {
-    const name = path.reduce<unknown>((v, k) => (v as Json | undefined)?.[k], p.value);
+    const name = valueAt(p.value, path);
     if (typeof name === 'string' && !runnerNames.has(name))
       add(
         diagnostic(

@@ -7,6 +7,7 @@
  */
 import { isMap, isPair, isScalar, isSeq, LineCounter, type Node, Parser, parseAllDocuments, visit } from 'yaml';
 import { type Diagnostic, diagnostic, type Position, START } from './diagnostics.js';
+import { own } from '../../src/own-keys.js';
 
 export type YamlPath = ReadonlyArray<string | number>;
 
@@ -35,7 +36,7 @@ function refusedTokens(text: string, lines: LineCounter, at: (p: Position) => Po
   const walk = (token: unknown) => {
     if (!token || typeof token !== 'object') return;
     const t = token as CstToken;
-    const refused = t.type ? REFUSED_TOKENS[t.type] : undefined;
+    const refused = t.type ? own(REFUSED_TOKENS, t.type) : undefined;
     if (refused && t.offset !== undefined) {
       const { line, col } = lines.linePos(t.offset);
       found.push(diagnostic(refused[0], file, `${refused[1]} (${t.source})`, at({ line, column: col })));

@@ -4,6 +4,7 @@ import type { FactoryState } from '../factory/decider.js';
 import type { KeyGrant } from '../user/events.js';
 import { assertCanIssue, evolveKeys, type LiveKeys } from '../user/keys.js';
 import type { AgentProfile, IdentityEvent } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 export type IdentityCommand =
   | {
@@ -22,7 +23,7 @@ export type IdentityState =
 
 /** Only people manage agents, and only those of their own teams. */
 function assertManager(context: DecideContext, teamUid: string, uid: string): void {
-  if (!(teamUid in context.teams)) throw new NotFound('agent identity', uid);
+  if (!ownsKey(context.teams, teamUid)) throw new NotFound('agent identity', uid);
   if (context.actor.type !== 'user') throw new Forbidden('only users can manage agent identities');
 }
 
@@ -64,7 +65,7 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
       if (state.status !== 'none') throw new Conflict(`agent identity ${uid} exists`);
       assertManager(context, team_uid, uid);
       assertFactoryOfTeam(factory, profile.factory_uid, team_uid);
-      if (profile.on_behalf_of_enabled && context.teams[team_uid] !== 'admin') {
+      if (profile.on_behalf_of_enabled && own(context.teams, team_uid) !== 'admin') {
         throw new Forbidden('only team admins can enable on_behalf_of');
       }
       return [{ type: 'AgentIdentityCreated', data: { uid, team_uid, profile } }];
@@ -75,7 +76,7 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
       case 'UpdateIdentity': {
         const { changes, factory } = command.data;
         assertFactoryOfTeam(factory, changes.factory_uid, state.team_uid);
-        if (changes.on_behalf_of_enabled && context.teams[state.team_uid] !== 'admin') {
+        if (changes.on_behalf_of_enabled && own(context.teams, state.team_uid) !== 'admin') {
           throw new Forbidden('only team admins can enable on_behalf_of');
         }
         return Object.keys(changes).length ? [{ type: 'AgentIdentityUpdated', data: { uid: state.uid, changes } }] : [];
@@ -98,7 +99,8 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         return [{ type: 'ApiKeyIssued', data: { ...command.data.key, principal: { type: 'agent', uid: state.uid } } }];
       case 'RevokeAgentApiKey': {
         // An agent's last key may go: its managers can always issue another.
-        const key = state.keys[command.data.key_id];
+        const key = own(state.keys, command.data.key_id);
+
         if (!key) throw new NotFound('API key', command.data.key_id);
         const principal = { type: 'agent' as const, uid: state.uid };
         return [{ type: 'ApiKeyRevoked', data: { key_id: command.data.key_id, key_hash: key.key_hash, principal } }];

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { boundedJson } from '../../src/http/schemas.js';
 import { AGENT_TYPES, CREDENTIAL_STRATEGIES } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 const KB = 1024;
 const json = z.record(z.string(), z.unknown());
@@ -20,7 +21,7 @@ const jsonFields = {
   memory: jsonField(json, 64 * KB),
   inference_providers: jsonField(json, 16 * KB),
 };
-const isJsonField = (k: string): k is keyof typeof jsonFields => k in jsonFields;
+const isJsonField = (k: string): k is keyof typeof jsonFields => ownsKey(jsonFields, k);
 
 const profileFields = {
   name: z.string().trim().min(1).max(200),

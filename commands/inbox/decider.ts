@@ -6,6 +6,7 @@
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import type { InboxEvent, NotificationContent, NotificationKind } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 export type Desired = NotificationContent & { notification_uid: string; recipients: string[] };
 
@@ -47,9 +48,9 @@ export function mayMark(
   user: string,
   teams: DecideContext['teams'],
 ): { ok: true } | { ok: false; reason: 'not_accessible' | 'not_active' | 'not_recipient' } {
-  const n = state.notifications[uid];
+  const n = own(state.notifications, uid);
   if (!n) return { ok: true };
-  if (!(n.team_uid in teams)) return { ok: false, reason: 'not_accessible' };
+  if (!ownsKey(teams, n.team_uid)) return { ok: false, reason: 'not_accessible' };
   if (!n.active) return { ok: false, reason: 'not_active' };
   if (!n.recipients.includes(user)) return { ok: false, reason: 'not_recipient' };
   return { ok: true };
@@ -60,7 +61,7 @@ export const inboxDecider: Decider<InboxCommand, InboxEvent, InboxState> = {
 
   evolve: (state, event) => {
     const { notification_uid: uid } = event.data;
-    const n = state.notifications[uid];
+    const n = own(state.notifications, uid);
     const set = (held: Held) => ({ notifications: { ...state.notifications, [uid]: held } });
     switch (event.type) {
       case 'NotificationRaised': {
@@ -111,7 +112,8 @@ export const inboxDecider: Decider<InboxCommand, InboxEvent, InboxState> = {
         const raised = new Set(active.map(([, n]) => n.key));
         for (const d of desired) {
           // A uid already used (a replay of an old reaction) raises nothing: the next reaction will.
-          if (raised.has(d.key) || state.notifications[d.notification_uid] || d.recipients.length === 0) continue;
+          if (raised.has(d.key) || ownsKey(state.notifications, d.notification_uid) || d.recipients.length === 0)
+            continue;
           raised.add(d.key);
           events.push({ type: 'NotificationRaised', data: { ...d, ...place } });
         }
@@ -122,7 +124,7 @@ export const inboxDecider: Decider<InboxCommand, InboxEvent, InboxState> = {
         const { subject, notification_uids, user_uid } = command.data;
         const events: InboxEvent[] = [];
         for (const uid of new Set(notification_uids)) {
-          const n = state.notifications[uid];
+          const n = own(state.notifications, uid);
           if (!n || !mayMark(state, uid, user_uid, context.teams).ok) continue;
           const read = n.read_by.includes(user_uid);
           if (command.type === 'MarkRead' && !read)

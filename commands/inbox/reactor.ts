@@ -22,6 +22,7 @@ import { type Desired, inboxDecider } from './decider.js';
 import { inboxRoutesStream, inboxStream, outboundSubject, taskSubject } from './events.js';
 import { inboxRoutesDecider, routedTo } from './routing.js';
 import { taskNotifications, taskSituation } from './situation.js';
+import { own } from '../../src/own-keys.js';
 
 type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent;
 
@@ -104,7 +105,8 @@ const onRun = async (event: RecordedEvent<RunEvent>, rt: Runtime) => {
 /** An outbound webhook endpoint the server disabled tells its owner, until it is enabled again or deleted. */
 const onEndpoint = async (event: RecordedEvent<OutboundWebhookEvent>, rt: Runtime) => {
   const { uid, team_uid } = event.data;
-  const endpoint = (await rt.state(outboundWebhookDecider, outboundWebhooksStream(team_uid))).endpoints[uid];
+  const endpoint = own((await rt.state(outboundWebhookDecider, outboundWebhooksStream(team_uid))).endpoints, uid);
+
   const members = await membersOf(rt, team_uid);
   const desired =
     endpoint && !endpoint.enabled && endpoint.disabled_reason

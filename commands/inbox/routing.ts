@@ -7,6 +7,7 @@
 import type { Decider } from '../../src/kernel/decider.js';
 import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { InboxRoute, InboxRoutesEvent, TaskKind } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type InboxRoutesState = { routes: InboxRoute[] };
 
@@ -24,7 +25,7 @@ export const inboxRoutesDecider: Decider<InboxRoutesCommand, InboxRoutesEvent, I
   evolve: (_state, event) => ({ routes: event.data.routes }),
   decide: (command, state, context) => {
     const { factory_uid, team_uid, routes, members } = command.data;
-    if (!(team_uid in context.teams)) throw new NotFound('factory', factory_uid);
+    if (!ownsKey(context.teams, team_uid)) throw new NotFound('factory', factory_uid);
     if (context.actor.type !== 'user') throw new Forbidden('only users set notification routes');
     const strangers = routes.flatMap((r) => r.recipient_uids).filter((u) => !members.includes(u));
     if (strangers.length) {

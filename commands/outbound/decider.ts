@@ -6,6 +6,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import { MAX_ENDPOINTS_PER_TEAM, type OutboundWebhookEvent, type OutboundWebhookFields } from './events.js';
+import { own } from '../../src/own-keys.js';
 
 interface Endpoint extends OutboundWebhookFields {
   uid: string;
@@ -46,15 +47,15 @@ export type OutboundWebhookCommand =
     };
 
 /** A user admin of the team manages its endpoints; other members see them; others do not know them. */
-function assertAdmin(team: string, context: DecideContext): void {
-  const role = context.teams[team];
+export function assertAdmin(team: string, context: DecideContext): void {
+  const role = own(context.teams, team);
   if (!role) throw new NotFound('team', team);
   if (context.actor.type !== 'user' || role !== 'admin')
     throw new Forbidden('only team admins manage outbound webhooks');
 }
 
 function endpointOf(state: OutboundWebhooksState, uid: string): Endpoint {
-  const e = state.endpoints[uid];
+  const e = own(state.endpoints, uid);
   if (!e) throw new NotFound('outbound webhook', uid);
   return e;
 }
@@ -64,7 +65,7 @@ export const outboundWebhookDecider: Decider<OutboundWebhookCommand, OutboundWeb
 
   evolve: (state, event) => {
     const d = event.data;
-    const e = state.endpoints[d.uid];
+    const e = own(state.endpoints, d.uid);
     const set = (endpoint: Endpoint | null) => {
       const { [d.uid]: _gone, ...rest } = state.endpoints;
       return { endpoints: endpoint ? { ...rest, [d.uid]: endpoint } : rest };
@@ -129,7 +130,9 @@ export const outboundWebhookDecider: Decider<OutboundWebhookCommand, OutboundWeb
         const e = endpointOf(state, uid);
         const current: Record<string, unknown> = { ...e };
         const changes = Object.fromEntries(
-          Object.entries(command.data.changes).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(current[k])),
+          Object.entries(command.data.changes).filter(
+            ([k, v]) => JSON.stringify(v) !== JSON.stringify(own(current, k)),
+          ),
         );
         return Object.keys(changes).length
           ? [{ type: 'OutboundWebhookUpdated', data: { uid, team_uid, changes } }]
@@ -144,8 +147,9 @@ export const outboundWebhookDecider: Decider<OutboundWebhookCommand, OutboundWeb
         endpointOf(state, uid);
         return [{ type: 'OutboundWebhookDeleted', data: { uid, team_uid } }];
       case 'RecordEndpointHealth': {
-        const e = state.endpoints[uid];
+        const e = own(state.endpoints, uid);
         if (!e) return [];
+
         const { ok, at, disable_after_ms, gave_up_since } = command.data;
         if (ok) return e.failing_since ? [{ type: 'OutboundWebhookRecovered', data: { uid, team_uid } }] : [];
         if (!e.failing_since) return [{ type: 'OutboundWebhookFailing', data: { uid, team_uid, since: at } }];

@@ -20,6 +20,7 @@ import { outboundDeliveriesProjection } from '../../projections/outbound-deliver
 import { outboundWebhookDecider } from './decider.js';
 import { deliveryDecider } from './delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
+import { own } from '../../src/own-keys.js';
 
 const TICK_MS = 500;
 const DUE_PAGE = 200;
@@ -62,7 +63,8 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
   if (d.status !== 'pending' || (d.next_attempt_at && d.next_attempt_at > now.toISOString())) return;
   const context = systemContext(rt, d.team_uid);
   const webhooks = outboundWebhooksStream(d.team_uid);
-  const endpoint = (await rt.state(outboundWebhookDecider, webhooks)).endpoints[d.webhook_uid];
+  const endpoint = own((await rt.state(outboundWebhookDecider, webhooks)).endpoints, d.webhook_uid);
+
   if (!endpoint?.enabled) {
     const reason = endpoint ? 'the endpoint is disabled' : 'the endpoint was deleted';
     await rt.execute(

@@ -15,7 +15,7 @@ import { parseAllowedRanges, urlProblem } from '../../src/net/egress.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
 import { outboundWebhooksProjection } from '../../projections/outbound-webhooks.js';
-import { type OutboundWebhookCommand, outboundWebhookDecider } from './decider.js';
+import { assertAdmin, type OutboundWebhookCommand, outboundWebhookDecider } from './decider.js';
 import { outboundWebhooksStream } from './events.js';
 import {
   createdOutboundWebhook,
@@ -42,7 +42,11 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
     if (!doc) throw new NotFound('outbound webhook', uid);
     return toOutboundWebhookResource(doc);
   };
-  /** An endpoint the server may reach, else a 400 naming `body.url`. */
+  /**
+   * An endpoint the server may reach, else a 400 naming `body.url`. Asked only once the caller is
+   * known to manage the team's endpoints: the answer tells whether a name resolves to an address
+   * inside, which is no one else's to learn.
+   */
   const assertReachable = async (url: string | undefined) => {
     const problem = url === undefined ? null : await urlProblem(url, allowed);
     if (problem) throw new InvalidRequest(`url: ${problem}`, [{ path: 'body.url', message: problem }]);
@@ -57,7 +61,7 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
     async (req, reply) => {
       const { team_uid } = req.params;
       const context = commandContext(req);
-      if (!(team_uid in context.teams)) throw new NotFound('team', team_uid);
+      assertAdmin(team_uid, context);
       await assertReachable(req.body.url);
       const uid = timeOrderedId();
       const secret = newSecret();
@@ -94,11 +98,13 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
     },
     async (req) => {
       const { team_uid, webhook_uid } = req.params;
+      const context = commandContext(req);
+      assertAdmin(team_uid, context);
       await assertReachable(req.body.url);
       await execute(
         team_uid,
         { type: 'UpdateOutboundWebhook', data: { uid: webhook_uid, team_uid, changes: req.body } },
-        commandContext(req),
+        context,
       );
       return current(webhook_uid);
     },

@@ -28,6 +28,7 @@ import {
 import type { RunRequest } from './schema.js';
 import { canView } from './resource.js';
 import { runState } from './state.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 /** How deep orchestration may nest runs below a root. */
 export const MAX_RUN_DEPTH = 5;
@@ -110,7 +111,7 @@ export async function createRun(
     const conversation = await rt.state(conversationDecider, conversationStream(conversation_id));
     const latest = conversation.runs.at(-1);
     const visible =
-      latest && (latest.team_uid ? latest.team_uid in context.teams : latest.creator_uid === context.actor.uid);
+      latest && (latest.team_uid ? ownsKey(context.teams, latest.team_uid) : latest.creator_uid === context.actor.uid);
     if (!visible) throw new NotFound('conversation', conversation_id);
   }
 

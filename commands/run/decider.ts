@@ -15,6 +15,7 @@ import {
   HELD_STATES,
   nextRunState,
 } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 type Held = { worker_id: string; execution_id: string };
 
@@ -167,7 +168,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       }
       case 'RunResumed': {
         const { message, mode, attachments } = event.data;
-        const files = attachments.flatMap((id) => (Object.hasOwn(run.prepared, id) ? run.prepared[id]! : []));
+        const files = attachments.flatMap((id) => own(run.prepared, id) ?? []);
         return {
           ...run,
           status_message: null,
@@ -202,7 +203,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
       case 'SendFollowup': {
         const { message, mode, attachments, execution_id } = command.data;
         // Own keys only: `constructor` was never prepared.
-        const unknown = attachments.filter((id) => !Object.hasOwn(run.prepared, id));
+        const unknown = attachments.filter((id) => !ownsKey(run.prepared, id));
         if (unknown.length)
           throw new Unprocessable(
             `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,

@@ -16,6 +16,7 @@ import {
 } from './events.js';
 import { type RunDoc, skillName } from '../../projections/runs.js';
 import type { InferenceUsage, MachineUsage } from '../analytics/events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 /** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
 export function isoDuration(ms: number): string {
@@ -307,6 +308,6 @@ export function canView(
   context: { actor: Actor; teams: Readonly<Record<string, unknown>> },
 ): boolean {
   if (context.actor.type === 'system') return true;
-  if (context.actor.type === 'agent' && run.executing_team_uid in context.teams) return true;
-  return run.team_uid ? run.team_uid in context.teams : run.creator_uid === context.actor.uid;
+  if (context.actor.type === 'agent' && ownsKey(context.teams, run.executing_team_uid)) return true;
+  return run.team_uid ? ownsKey(context.teams, run.team_uid) : run.creator_uid === context.actor.uid;
 }

@@ -7,6 +7,7 @@ import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, Conflict, NotFound } from '../../src/kernel/errors.js';
 import type { ScheduleCreatedData, ScheduleEvent, ScheduleFields, ScheduleFired } from './events.js';
 import { canSeeSchedule } from './resource.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type ScheduleCommand =
   | { type: 'CreateSchedule'; data: Omit<ScheduleCreatedData, 'anchor'> }
@@ -78,7 +79,7 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
       if (state.status !== 'none') throw new Conflict(`schedule ${command.data.id} exists`);
       const { team_uid } = command.data;
       // The system keeps automations' inline schedules for their factory's team.
-      if (team_uid && context.actor.type !== 'system' && !(team_uid in context.teams))
+      if (team_uid && context.actor.type !== 'system' && !ownsKey(context.teams, team_uid))
         throw new Forbidden(`not a member of team ${team_uid}`);
       return [{ type: 'ScheduleCreated', data: { ...command.data, anchor: context.now } }];
     }

@@ -13,6 +13,7 @@ import { createRun, joinConversation } from '../run/create.js';
 import { runState } from '../run/state.js';
 import { scheduleDecider } from './decider.js';
 import { type ScheduleFired, scheduleStream } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 /** The owner's teams now: they start the run as themselves, or not at all. */
 async function ownerTeams(
@@ -38,7 +39,7 @@ export const scheduledRunsReactor = reactor<ScheduleFired, Runtime>({
       const started = await runState(rt, run_id);
       if (started) return joinConversation(rt, started, context);
       try {
-        if (!(executing_team_uid in teams))
+        if (!ownsKey(teams, executing_team_uid))
           throw new DomainError(403, 'not_authorized', 'Forbidden', `the schedule's owner is no longer in its team`);
         await createRun(
           rt,

@@ -6,6 +6,7 @@
  */
 import { CronExpressionParser } from 'cron-parser';
 import rrulePackage from 'rrule';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 const { rrulestr } = rrulePackage;
 
@@ -65,7 +66,7 @@ function everySeconds(line: string): number | null {
   if (!m) return null;
   const unit: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3, us: 1e-6, µs: 1e-6, ns: 1e-9 };
   let seconds = 0;
-  for (const [, n, u] of m[1]!.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)) seconds += Number(n) * unit[u!]!;
+  for (const [, n, u] of m[1]!.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)) seconds += Number(n) * own(unit, u!)!;
   return Number.isInteger(seconds) && seconds >= 1 ? seconds : null;
 }
 
@@ -75,7 +76,7 @@ export function cronProblem(line: string): string | null {
   if (line.length > 200) return 'at most 200 characters';
   if (line.startsWith('@every'))
     return everySeconds(line) === null ? '@every takes a duration of whole seconds, such as 90m or 1h30m' : null;
-  if (line.startsWith('@')) return line in DESCRIPTORS ? null : `an unknown descriptor ${line}`;
+  if (line.startsWith('@')) return ownsKey(DESCRIPTORS, line) ? null : `an unknown descriptor ${line}`;
   const fields = line.trim().split(/\s+/);
   if (fields.length !== 5) return 'a cron expression has 5 fields (minute hour day-of-month month day-of-week), in UTC';
   for (const [i, field] of FIELDS.entries()) {
@@ -140,7 +141,7 @@ export function dueTimes(recurrence: Recurrence, anchor: Date): DueTimes {
       },
     };
   }
-  const line = DESCRIPTORS[recurrence.cron] ?? recurrence.cron;
+  const line = own(DESCRIPTORS, recurrence.cron) ?? recurrence.cron;
   return {
     nextAfter: (after) => CronExpressionParser.parse(line, { currentDate: after, tz: 'UTC' }).next().toDate(),
   };

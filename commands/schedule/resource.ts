@@ -10,6 +10,7 @@ import { identitiesProjection } from '../../projections/identities.js';
 import type { ScheduleDoc } from '../../projections/schedules.js';
 import { usersProjection } from '../../projections/users.js';
 import { cronProblem, rruleProblem } from './recurrence.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 const MAX_PROMPT_LENGTH = 100_000;
 
@@ -123,7 +124,7 @@ export function canSeeSchedule(
   context: { actor: Actor; teams: Readonly<Record<string, unknown>> },
 ): boolean {
   if (context.actor.type === 'system') return true;
-  return s.team_uid ? s.team_uid in context.teams : s.owner.uid === context.actor.uid;
+  return s.team_uid ? ownsKey(context.teams, s.team_uid) : s.owner.uid === context.actor.uid;
 }
 
 type Profile = z.infer<typeof profile>;

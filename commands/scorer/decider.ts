@@ -6,6 +6,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { ScorerCreatedData, ScorerEvent, ScorerFields } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type ScorerCommand =
   | { type: 'CreateScorer'; data: ScorerCreatedData }
@@ -48,7 +49,7 @@ function assertValid(fields: ScorerFields): void {
 /** Scorers are managed by the people of their team; agents may read them only. */
 function assertManager(teamUid: string, context: DecideContext): void {
   if (context.actor.type === 'system') return;
-  if (!(teamUid in context.teams)) throw new NotFound('factory');
+  if (!ownsKey(context.teams, teamUid)) throw new NotFound('factory');
   if (context.actor.type !== 'user') throw new Forbidden('only people of the team manage scorers');
 }
 
@@ -65,7 +66,7 @@ const managed = (s: LiveScorer) => (s.scorer_kind ?? 'user') !== 'user';
 
 /** A scorer of another team does not exist for the caller. */
 export function visibleScorer(state: ScorerState, uid: string, context: Pick<DecideContext, 'actor' | 'teams'>) {
-  if (state.status !== 'live' || (context.actor.type !== 'system' && !(state.team_uid in context.teams)))
+  if (state.status !== 'live' || (context.actor.type !== 'system' && !ownsKey(context.teams, state.team_uid)))
     throw new NotFound('scorer', uid);
   return state;
 }

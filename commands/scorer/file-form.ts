@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { FieldError } from '../../src/kernel/errors.js';
 import { scorerProblems } from './decider.js';
 import type { ScorerFields } from './events.js';
+import { own } from '../../src/own-keys.js';
 
 /** The file's default sampling rate (the API's omitted rate is every run). */
 const FILE_SAMPLING_RATE = 25;
@@ -101,7 +102,7 @@ export function readScorerFile(dir: string, content: string): { scorer: ScorerFi
   };
   const agents = f.agents.map((uid) => ({ uid, include_descendants: false }));
   for (const p of scorerProblems({ ...fields, agents }))
-    problems.push({ path: FILE_KEY[p.path] ?? p.path.replace(/^body\./, ''), message: p.message });
+    problems.push({ path: own(FILE_KEY, p.path) ?? p.path.replace(/^body\./, ''), message: p.message });
   return { scorer: problems.length ? null : { name: fields.name, agent_names: f.agents, fields }, problems };
 }
 

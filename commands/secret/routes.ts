@@ -8,6 +8,7 @@ import { teamSecretsDecider } from './decider.js';
 import { teamSecretsStream } from './events.js';
 import { sealerFor } from '../../src/sealing.js';
 import type { Api } from '../../src/http/api.js';
+import { own } from '../../src/own-keys.js';
 
 const teamParams = z.object({ team_uid: uidParam });
 const secretParams = z.object({ team_uid: uidParam, secret_name: z.string().max(100) });
@@ -17,7 +18,7 @@ const createBody = z
       .string()
       .max(100)
       .regex(/^[A-Za-z0-9_.-]{1,100}$/, 'letters, digits, _ . -')
-      // A name is a key of the team's secrets: this one would set their prototype instead.
+      // A client's `secrets[name] = …` would set its object's prototype instead of a key.
       .refine((n) => n !== '__proto__', 'a secret cannot be named __proto__'),
     value: z.string().min(1).max(4096),
   })
@@ -48,7 +49,7 @@ export default function teamSecretRoutes(api: Api, rt: Runtime): void {
         },
         commandContext(req),
       );
-      return reply.code(201).send({ name: req.body.name, created_at: state.secrets[req.body.name]!.created_at });
+      return reply.code(201).send({ name: req.body.name, created_at: own(state.secrets, req.body.name)!.created_at });
     },
   );
 

@@ -1,6 +1,7 @@
 /** Records a report only for what it changes: a worker reporting the same skills again is a no-op. */
 import type { Decider } from '../../src/kernel/decider.js';
 import { type Skill, type SkillEvent, skillSpec } from './events.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 export type SkillCommand = {
   type: 'ReportSkills';
@@ -15,13 +16,15 @@ export const skillDecider: Decider<SkillCommand, SkillEvent, SkillsState> = {
   evolve: (state, event) => {
     const skills = { ...state.skills };
     for (const spec of event.data.removed) delete skills[spec];
-    for (const s of event.data.skills) skills[skillSpec(s)] = s;
+    for (const s of event.data.skills) putOwn(skills, skillSpec(s), s);
     return { skills };
   },
   decide: ({ data }, state) => {
     const repos = new Set(data.repos);
     const now = new Map(data.skills.filter((s) => repos.has(s.repo)).map((s) => [skillSpec(s), s]));
-    const changed = [...now.values()].filter((s) => JSON.stringify(state.skills[skillSpec(s)]) !== JSON.stringify(s));
+    const changed = [...now.values()].filter(
+      (s) => JSON.stringify(own(state.skills, skillSpec(s))) !== JSON.stringify(s),
+    );
     const removed = Object.values(state.skills)
       .filter((s) => repos.has(s.repo) && !now.has(skillSpec(s)))
       .map(skillSpec);

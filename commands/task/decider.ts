@@ -1,6 +1,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, NotFound } from '../../src/kernel/errors.js';
 import type { Stage, TaskCreatedData, TaskEvent } from './events.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export type TaskCommand =
   | { type: 'CreateTask'; data: TaskCreatedData }
@@ -22,7 +23,7 @@ export function live(
   factoryUid: string,
   context: Pick<DecideContext, 'teams'>,
 ): LiveTask {
-  if (state.status !== 'live' || state.factory_uid !== factoryUid || !(state.team_uid in context.teams))
+  if (state.status !== 'live' || state.factory_uid !== factoryUid || !ownsKey(context.teams, state.team_uid))
     throw new NotFound('task', uid);
   return state;
 }

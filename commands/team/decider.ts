@@ -1,6 +1,7 @@
 import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Role, TeamEvent } from './events.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 export type TeamCommand =
   | { type: 'CreateTeam'; data: { uid: string; name: string; admin_uid: string } }
@@ -19,7 +20,7 @@ export function assertCanManage(
 ): asserts state is Extract<TeamState, { status: 'live' }> {
   if (state.status !== 'live') throw new NotFound('team', teamUid);
   if (actor.type === 'system') return;
-  const role = state.members[actor.uid];
+  const role = own(state.members, actor.uid);
   if (!role) throw new NotFound('team', teamUid);
   if (role !== 'admin') throw new Forbidden('only team admins can add members');
 }
@@ -55,19 +56,20 @@ export const teamDecider: Decider<TeamCommand, TeamEvent, TeamState> = {
       }
       case 'AddMember': {
         assertCanManage(state, context.actor, command.data.team_uid);
-        if (state.members[command.data.user_uid])
+        if (ownsKey(state.members, command.data.user_uid))
           throw new Conflict('the user is already a member of this team', 'already_member');
         return [{ type: 'MemberAdded', data: command.data }];
       }
       case 'RemoveMember': {
         const { team_uid, user_uid } = command.data;
         if (state.status !== 'live') throw new NotFound('team', team_uid);
-        const actorRole = state.members[context.actor.uid];
+        const actorRole = own(state.members, context.actor.uid);
         if (!actorRole) throw new NotFound('team', team_uid);
         // Anyone may leave; only admins remove others.
         if (user_uid !== context.actor.uid && actorRole !== 'admin')
           throw new Forbidden('only team admins can remove members');
-        const role = state.members[user_uid];
+        const role = own(state.members, user_uid);
+
         if (!role) throw new NotFound('member', user_uid);
         // A team without an admin could never be managed again.
         const admins = Object.values(state.members).filter((r) => r === 'admin').length;

@@ -17,6 +17,7 @@ import { findOrRegisterUser, ownerOf } from '../user/register.js';
 import { assertCanManage, teamDecider } from './decider.js';
 import { ROLES, teamStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 const createTeamBody = z.object({ name: z.string().trim().min(1).max(200) }).strict();
 
@@ -83,7 +84,7 @@ export default function teamRoutes(api: Api, rt: Runtime): void {
       const team = await rt.state(teamDecider, teamStream(team_uid));
       assertCanManage(team, context.actor, team_uid);
       const owner = await ownerOf(rt.events, normalizeEmail(req.body.email));
-      if (owner && team.members[owner])
+      if (owner && ownsKey(team.members, owner))
         throw new Conflict('the user is already a member of this team', 'already_member');
       const user_uid = await findOrRegisterUser(rt, req.body.email, req.body.display_name, context);
       const invitation = newInvitation(user_uid);

@@ -2,6 +2,7 @@ import type { Decider } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { KeyGrant, UserEvent } from './events.js';
 import { assertCanIssue, evolveKeys, type LiveKeys, unexpired } from './keys.js';
+import { own } from '../../src/own-keys.js';
 
 export type UserCommand =
   | {
@@ -52,7 +53,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         return { ...state, invitations: { ...state.invitations, [event.data.invitation_hash]: invitation } };
       }
       case 'InvitationRedeemed': {
-        const invitation = state.invitations[event.data.invitation_hash];
+        const invitation = own(state.invitations, event.data.invitation_hash);
         if (!invitation) return state;
         return {
           ...state,
@@ -80,7 +81,7 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
         // One answer for every refusal, so a code tells its holder nothing but that it is spent.
         const refused = new NotFound('invitation');
         if (state.status !== 'live') throw refused;
-        const invitation = state.invitations[invitation_hash];
+        const invitation = own(state.invitations, invitation_hash);
         if (!invitation || invitation.redeemed) throw refused;
         // Only a keyless account gets a first key: a user who already has one is not opened by an
         // admin's invitation. Nor is an account another team has invited meanwhile: its key
@@ -101,7 +102,8 @@ export const userDecider: Decider<UserCommand, UserEvent, UserState> = {
       case 'RevokeUserApiKey': {
         const { uid, key_id } = command.data;
         const live = assertOwnKeys(state, context.actor, uid);
-        const key = live.keys[key_id];
+        const key = own(live.keys, key_id);
+
         if (!key) throw new NotFound('API key', key_id);
         // No user locks themselves out, and so the bootstrap admin never locks the store: the
         // last key that still works goes only once another one does (create, then revoke).

@@ -5,6 +5,7 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
 import type { WebhookCreated, WebhookEvent, WebhookFields, WebhookSecretRef } from './events.js';
+import { own, ownsKey, putOwn } from '../../src/own-keys.js';
 
 export const MAX_WEBHOOKS_PER_FACTORY = 20;
 
@@ -23,9 +24,8 @@ export type WebhooksState = { webhooks: Record<string, WebhookState>; live: numb
 
 /** A webhook of a team the caller is not in, or a deleted one, does not exist for the caller. */
 function visible(state: WebhooksState, uid: string, context: DecideContext): WebhookState {
-  // Own keys only: a uid such as `constructor` names no webhook.
-  const webhook = Object.hasOwn(state.webhooks, uid) ? state.webhooks[uid] : undefined;
-  if (!webhook || webhook.deleted || !(webhook.team_uid in context.teams)) throw new NotFound('webhook', uid);
+  const webhook = own(state.webhooks, uid);
+  if (!webhook || webhook.deleted || !ownsKey(context.teams, webhook.team_uid)) throw new NotFound('webhook', uid);
   if (context.actor.type !== 'user') throw new Forbidden('only users can manage webhooks');
   return webhook;
 }
@@ -40,19 +40,19 @@ export const webhooksDecider: Decider<WebhookCommand, WebhookEvent, WebhooksStat
 
   evolve: (state, event) => {
     const webhooks = { ...state.webhooks };
-    const current = webhooks[event.data.uid];
+    const current = own(webhooks, event.data.uid);
     switch (event.type) {
       case 'WebhookCreated':
-        webhooks[event.data.uid] = { ...event.data, deleted: false };
+        putOwn(webhooks, event.data.uid, { ...event.data, deleted: false });
         return { webhooks, live: state.live + 1 };
       case 'WebhookUpdated':
-        if (current) webhooks[event.data.uid] = { ...current, ...event.data.changes };
+        if (current) putOwn(webhooks, event.data.uid, { ...current, ...event.data.changes });
         return { webhooks, live: state.live };
       case 'WebhookSecretRotated':
-        if (current) webhooks[event.data.uid] = { ...current, secret: event.data.secret };
+        if (current) putOwn(webhooks, event.data.uid, { ...current, secret: event.data.secret });
         return { webhooks, live: state.live };
       case 'WebhookDeleted':
-        if (current) webhooks[event.data.uid] = { ...current, deleted: true, enabled: false };
+        if (current) putOwn(webhooks, event.data.uid, { ...current, deleted: true, enabled: false });
         return { webhooks, live: state.live - 1 };
     }
   },
@@ -61,9 +61,9 @@ export const webhooksDecider: Decider<WebhookCommand, WebhookEvent, WebhooksStat
     switch (command.type) {
       case 'CreateWebhook': {
         const data = command.data;
-        if (!(data.team_uid in context.teams)) throw new NotFound('factory', data.factory_uid);
+        if (!ownsKey(context.teams, data.team_uid)) throw new NotFound('factory', data.factory_uid);
         if (context.actor.type !== 'user') throw new Forbidden('only users can manage webhooks');
-        if (state.webhooks[data.uid]) throw new Conflict(`webhook ${data.uid} exists`);
+        if (ownsKey(state.webhooks, data.uid)) throw new Conflict(`webhook ${data.uid} exists`);
         if (state.live >= MAX_WEBHOOKS_PER_FACTORY)
           throw new LimitExceeded(`a factory has at most ${MAX_WEBHOOKS_PER_FACTORY} webhooks`);
         // A webhook waiting for its provider's secret cannot take deliveries yet.

@@ -30,6 +30,7 @@ import {
   webhookResource,
 } from './resource.js';
 import type { Api } from '../../src/http/api.js';
+import { own } from '../../src/own-keys.js';
 
 const deliveryIdHeader = z
   .string()
@@ -104,7 +105,7 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
     scheme: SignatureScheme | null,
   ) => {
     const state = await rt.state(teamSecretsDecider, teamSecretsStream(teamUid));
-    const stored = Object.hasOwn(state.secrets, secretName) ? state.secrets[secretName] : undefined;
+    const stored = own(state.secrets, secretName);
     if (!stored)
       throw new InvalidRequest(`no team secret named ${secretName}`, [
         { path: 'body.secretName', message: 'no such team secret' },

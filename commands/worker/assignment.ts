@@ -11,6 +11,7 @@ import { type Attachment, runStream, type SealedContext } from '../run/events.js
 import { keyringFor } from '../../src/keyring.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
 import type { assignmentSchema } from './schema.js';
+import { own } from '../../src/own-keys.js';
 
 export type Assignment = z.infer<typeof assignmentSchema>;
 
@@ -60,8 +61,5 @@ export async function preparedAttachments(
 ): Promise<Assignment['attachments']> {
   if (!ids.length) return [];
   const x = await rt.state(runDecider, runStream(runId));
-  return withLinks(
-    rt,
-    x.status === 'live' ? ids.flatMap((id) => (Object.hasOwn(x.prepared, id) ? x.prepared[id]! : [])) : [],
-  );
+  return withLinks(rt, x.status === 'live' ? ids.flatMap((id) => own(x.prepared, id) ?? []) : []);
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Collection, Doc, DocumentStore } from '../readstore/port.js';
 import { type AnyProjection, collectionOf } from '../projector/projection.js';
+import { own, putOwn } from '../own-keys.js';
 
 export const EXPORT_USAGE =
   '  shopfloor export <read model> [--format jsonl|csv] [--out file]  every document of a read model, for analysts';
@@ -19,7 +20,7 @@ function flatten(doc: Doc, prefix = '', into: Record<string, Cell | unknown[]> =
   for (const [key, value] of Object.entries(doc)) {
     const path = prefix ? `${prefix}.${key}` : key;
     if (value !== null && typeof value === 'object' && !Array.isArray(value)) flatten(value as Doc, path, into);
-    else into[path] = value as Cell | unknown[];
+    else putOwn(into, path, value as Cell | unknown[]);
   }
   return into;
 }
@@ -51,7 +52,7 @@ async function exportCollection(collection: Collection, format: 'jsonl' | 'csv',
   await writeAll(out, `${header.map(csvCell).join(',')}\r\n`);
   for await (const [id, doc] of collection.scan()) {
     const flat: Record<string, Cell | unknown[]> = { id, ...flatten(doc) };
-    await writeAll(out, `${header.map((c) => csvCell(flat[c])).join(',')}\r\n`);
+    await writeAll(out, `${header.map((c) => csvCell(own(flat, c))).join(',')}\r\n`);
     count += 1;
   }
   return count;

@@ -4,7 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { LogController } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { z } from 'zod';
 import { timeOrderedId } from '../ids.js';
 import {
@@ -19,10 +19,11 @@ import blobRoutes from '../blobs/routes.js';
 import { installAuth } from './auth.js';
 import { IDEMPOTENCY_HEADER, installIdempotency, REPLAYED_HEADER } from './idempotency.js';
 import type { Api } from './api.js';
-import { listenerOptions, redactUrl, watchClients } from './listener.js';
+import { listenerOptions, watchClients } from './listener.js';
+import { redactUrl } from './redact-url.js';
 import { shedLoad } from './load-shedding.js';
 import { countedInsteadOfLogged } from './throttled-log.js';
-import { errorHandler, problemSchema, sendProblem } from './problem.js';
+import { errorHandler, frameworkErrorHandler, problemSchema, sendProblem } from './problem.js';
 import { responseSerializer } from './serializer.js';
 import './principal.js';
 
@@ -62,6 +63,20 @@ const withProblems: typeof jsonSchemaTransform = (route) => {
   return out;
 };
 
+/** The one log line of a request. */
+function logRequest(req: FastifyRequest, reply: FastifyReply): void {
+  req.log.info(
+    {
+      method: req.method,
+      url: redactUrl(req.url),
+      principal: req.principal ? `${req.principal.type}:${req.principal.uid}` : null,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    },
+    'request',
+  );
+}
+
 export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   const principals = features.find((f) => f.principals)?.principals?.(rt);
   if (!principals) throw new Error('no feature resolves API keys to principals');
@@ -71,6 +86,11 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
     loggerInstance: rt.log,
     // Long path parameters reach the route schemas (and a problem+json 400) instead of a bare 414.
     routerOptions: { maxParamLength: 1000 },
+    // Answered before any hook runs: the request's line is written here.
+    frameworkErrors: (error, req, reply) => {
+      frameworkErrorHandler(error, req, reply);
+      logRequest(req, reply);
+    },
     // Our onResponse hook writes the one line per request instead.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: (req) => {
@@ -106,17 +126,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
 
   app.addHook('onResponse', async (req, reply) => {
-    if (countedInsteadOfLogged(req)) return;
-    req.log.info(
-      {
-        method: req.method,
-        url: redactUrl(req.url),
-        principal: req.principal ? `${req.principal.type}:${req.principal.uid}` : null,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
+    if (!countedInsteadOfLogged(req)) logRequest(req, reply);
   });
 
   await app.register(swagger, {
@@ -163,8 +173,8 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   for (const f of features) for (const routes of f.rootRoutes ?? []) routes(app, rt);
 
   app.setNotFoundHandler((req, reply) => {
-    const path = req.url.split('?')[0]!;
-    const allowed = [...new Set(routes.filter((r) => r.pattern.test(path)).map((r) => r.method))];
+    const allowed = [...new Set(routes.filter((r) => r.pattern.test(req.url.split('?')[0]!)).map((r) => r.method))];
+    const path = redactUrl(req.url);
     if (allowed.length) {
       reply.header('allow', allowed.join(', '));
       return sendProblem(

@@ -22,18 +22,19 @@ import type { Socket } from 'node:net';
 import type { FastifyHttpOptions } from 'fastify';
 import type { Api } from './api.js';
 import type { Config } from '../config.js';
-import { formatBytes, problemJson } from './problem.js';
+import { formatBytes, problemJson, sendProblem } from './problem.js';
+import { redactUrl } from './redact-url.js';
 import { type ThrottledLog, type TroubleKind, throttledLog } from './throttled-log.js';
 import type { Logger } from 'pino';
+import { own } from '../own-keys.js';
 
 /** The body limit of every route that does not set its own. */
 const API_BODY_LIMIT = 1024 * 1024;
 
-/** Tokens in a URL path (webhook url_token) never reach the logs. */
-export const redactUrl = (url: string) => url.split('?')[0]!.replace(/^(\/webhooks\/w\/[^/]+\/).+$/, '$1[redacted]');
-
 /** How long a shutdown waits for the requests in flight before it closes their connections. */
 const SHUTDOWN_GRACE_MS = 10_000;
+/** When a request refused during shutdown may come again: to another process, or this one restarted. */
+const CLOSING_RETRY_AFTER_SECONDS = 5;
 
 const ms = (seconds: number) => Math.round(seconds * 1000);
 
@@ -60,6 +61,8 @@ export function listenerOptions(config: Config, log: Logger) {
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 4))),
     },
     clientErrorHandler: clientErrorHandler(config, throttledLog(log)),
+    // Fastify's own 503 while closing is no problem document: `refuseWhileClosing` answers instead.
+    return503OnClosing: false,
   } satisfies FastifyHttpOptions<Server>;
 }
 
@@ -91,7 +94,7 @@ function clientErrorHandler(config: Config, trouble: ThrottledLog) {
       socket.destroy();
       return;
     }
-    const [status, code, title, detail, kind] = refusals[error.code ?? ''] ?? [
+    const [status, code, title, detail, kind] = own(refusals, error.code ?? '') ?? [
       400,
       'malformed_request',
       'Malformed request',
@@ -126,7 +129,9 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
   // Node stops enforcing the timeouts once the server is closing, so a body still trickling in would
   // hold a shutdown for ever: what has not finished within the grace is cut off.
   let graceOver = false;
+  let closing = false;
   app.addHook('preClose', (done) => {
+    closing = true;
     const cut = setTimeout(() => {
       graceOver = true;
       log.warn(
@@ -137,6 +142,7 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
     app.server.once('close', () => clearTimeout(cut));
     done();
   });
+  refuseWhileClosing(app, () => closing);
   // The idle timeout (and the keep-alive one) closes the socket as Node would, but says so first.
   app.server.on('timeout', (socket: Socket) => {
     cutByServer.set(socket, 'idle');
@@ -150,5 +156,26 @@ export function watchClients(app: Api, config: Config, log: Logger): void {
     // A client that hangs up after sending its whole request (a worker ending a long poll) aborted no body.
     else if (cut === undefined && !graceOver && !req.raw.complete) trouble.note('body_aborted', what);
     done();
+  });
+}
+
+/**
+ * A request that arrives once the server is closing (on a connection it already had: it accepts
+ * no new ones) is answered 503 `shutting_down` with `Retry-After`, before its body is read, and its
+ * connection closed; the requests in flight before are answered as usual.
+ */
+function refuseWhileClosing(app: Api, closing: () => boolean): void {
+  app.addHook('onRequest', async (_req, reply) => {
+    if (!closing()) return;
+    reply.header('retry-after', String(CLOSING_RETRY_AFTER_SECONDS)).header('connection', 'close');
+    return sendProblem(
+      reply,
+      503,
+      'shutting_down',
+      'Service unavailable',
+      `the server is shutting down; try again in ${CLOSING_RETRY_AFTER_SECONDS} s`,
+      undefined,
+      true,
+    );
   });
 }

@@ -3,6 +3,8 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { DomainError, type FieldError } from '../kernel/errors.js';
+import { own } from '../own-keys.js';
+import { redactUrl } from './redact-url.js';
 
 const PROBLEM_TYPE_BASE = 'https://shopfloor.dev/problems/';
 
@@ -66,11 +68,25 @@ export function sendProblem(
   /** Members of this problem type beyond the common ones (RFC 9457 extensions). */
   extensions?: Record<string, unknown>,
 ): FastifyReply {
-  const instance = reply.request.url.split('?')[0]!;
+  const instance = redactUrl(reply.request.url);
   return reply
     .code(status)
     .type('application/problem+json')
     .send(problemJson(status, code, title, detail, instance, errors, retryable, extensions));
+}
+
+/**
+ * Requests Fastify's router refuses before any route sees them: a malformed %-escape in the path,
+ * a path parameter past its length. Fastify's own answers are not problem documents and repeat
+ * the path whole, a url_token's token included.
+ */
+export function frameworkErrorHandler(error: FastifyError, _request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_BAD_URL')
+    return sendProblem(reply, 400, 'invalid_request', 'Invalid request', 'the path has a malformed %-escape');
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH')
+    return sendProblem(reply, 414, 'uri_too_long', 'URI too long', 'a segment of the path is too long');
+  reply.log.error({ err: error }, 'unexpected failure');
+  return sendProblem(reply, 500, 'internal_error', 'Internal server error', 'The server failed to handle the request');
 }
 
 /** "1 MiB", "256 KiB", "74.7 MiB": how a limit is named in answers. */
@@ -128,7 +144,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       413,
       'payload_too_large',
       'Payload too large',
-      `the body of ${request.method} ${request.routeOptions.url ?? request.url.split('?')[0]} is at most ${formatBytes(limit)} (${limit.toLocaleString('en-US')} bytes)`,
+      `the body of ${request.method} ${request.routeOptions.url ?? redactUrl(request.url)} is at most ${formatBytes(limit)} (${limit.toLocaleString('en-US')} bytes)`,
       undefined,
       undefined,
       { limit_bytes: limit },
@@ -146,7 +162,7 @@ export function errorHandler(error: FastifyError, request: FastifyRequest, reply
       type ? `this route does not read a body of type ${type}` : 'a body needs a Content-Type',
     );
   }
-  const known = error.code ? FASTIFY_CLIENT_ERRORS[error.code] : undefined;
+  const known = error.code ? own(FASTIFY_CLIENT_ERRORS, error.code) : undefined;
   if (known) return sendProblem(reply, known[0], known[1], known[2], error.message);
   if (error instanceof SyntaxError || (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)) {
     const status = error.statusCode ?? 400;

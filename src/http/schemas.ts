@@ -1,5 +1,6 @@
 /** Query and body pieces shared by many routes. */
 import { z } from 'zod';
+import { own } from '../own-keys.js';
 
 export const limitParam = (max = 100, fallback = 50) => z.coerce.number().int().min(1).max(max).default(fallback);
 
@@ -44,10 +45,34 @@ const KB = 1024;
 const byteSize = (n: number) =>
   n >= KB * KB && n % (KB * KB) === 0 ? `${n / (KB * KB)} MiB` : n % KB === 0 ? `${n / KB} KB` : `${n} bytes`;
 
+/** A value still to be measured, with where it sits (kept to name a number that is not finite). */
+interface Pending {
+  value: unknown;
+  depth: number;
+  key?: string | number;
+  parent?: Pending;
+}
+
+const pathOf = (item: Pending): string => {
+  const keys: Array<string | number> = [];
+  for (let at: Pending | undefined = item; at?.parent; at = at.parent) keys.unshift(at.key!);
+  return keys.join('.');
+};
+
+/**
+ * JSON.parse reads `1e999`, `-1e999` and a 400-digit integer as ±Infinity, which JSON.stringify
+ * writes as null: the value would be stored as something the sender never sent.
+ */
+const notFinite = (item: Pending) => {
+  const at = pathOf(item);
+  return `holds a number too large to keep${at ? ` at ${at}` : ''}: numbers are finite, at most ±1.8e308`;
+};
+
 /**
  * Why `value` breaks `bounds`, or null. One pass over the value without recursion (so no depth
  * overflows the stack) and without serializing it whole: each string is measured alone, and only
  * once it could fit, so a 20 MB string or a 100,000-element array is refused before it is looked at.
+ * A number that is not finite breaks every bound.
  */
 export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | null {
   const { maxBytes, maxDepth = MAX_JSON_DEPTH, besides = [] } = bounds;
@@ -59,13 +84,14 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
   };
   // Each code unit is at least one byte of JSON, so a string longer than the room left never fits.
   const addString = (s: string) => (s.length + 2 > maxBytes - bytes ? true : add(Buffer.byteLength(JSON.stringify(s))));
-  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  const pending: Pending[] = [{ value, depth: 0 }];
   for (let item = pending.pop(); item; item = pending.pop()) {
     const v = item.value;
     if (typeof v === 'string') {
       if (addString(v)) return tooLarge;
     } else if (typeof v === 'number') {
-      if (add(Number.isFinite(v) ? String(v).length : 4)) return tooLarge;
+      if (!Number.isFinite(v)) return notFinite(item);
+      if (add(String(v).length)) return tooLarge;
     } else if (typeof v === 'boolean') {
       if (add(v ? 4 : 5)) return tooLarge;
     } else if (v === null || typeof v !== 'object') {
@@ -77,7 +103,7 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
       if (Array.isArray(v)) {
         // Brackets and commas first: a huge array is refused before its elements are pushed.
         if (add(2 + Math.max(0, v.length - 1))) return tooLarge;
-        for (let i = v.length - 1; i >= 0; i--) pending.push({ value: v[i], depth });
+        for (let i = v.length - 1; i >= 0; i--) pending.push({ value: v[i], depth, key: i, parent: item });
       } else {
         const keys = Object.keys(v).filter((k) => !(item.depth === 0 && besides.includes(k)));
         if (add(2 + Math.max(0, keys.length - 1) + keys.length)) return tooLarge; // braces, commas, colons
@@ -85,7 +111,7 @@ export function jsonBoundsProblem(value: unknown, bounds: JsonBounds): string | 
           if (addString(key)) return tooLarge;
           // BSON writes keys as C strings: MongoDB, the production read store, cannot hold this one.
           if (key.includes('\0')) return 'a key holds a NUL character (\\u0000)';
-          pending.push({ value: (v as Record<string, unknown>)[key], depth });
+          pending.push({ value: own(v as Record<string, unknown>, key), depth, key, parent: item });
         }
       }
     }

@@ -11,13 +11,14 @@
 import fastJson from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js';
 import { z } from 'zod';
+import { own, ownsKey } from '../own-keys.js';
 
 /** Paths of fields `raw` has and `kept` lost: the fields a schema dropped. */
 function dropped(raw: unknown, kept: unknown, at = ''): string[] {
   if (Array.isArray(raw) && Array.isArray(kept)) return raw.flatMap((v, i) => dropped(v, kept[i], `${at}[${i}]`));
   if (!raw || typeof raw !== 'object' || !kept || typeof kept !== 'object' || Array.isArray(raw)) return [];
   return Object.entries(raw).flatMap(([key, value]) =>
-    key in kept ? dropped(value, (kept as Record<string, unknown>)[key], `${at}.${key}`) : [`${at}.${key}`],
+    ownsKey(kept, key) ? dropped(value, own(kept as Record<string, unknown>, key), `${at}.${key}`) : [`${at}.${key}`],
   );
 }
 

@@ -10,6 +10,7 @@
 import type { Position, RecordedEvent } from '../eventstore/port.js';
 import type { Collection, Doc, DocWrite } from '../readstore/port.js';
 import { type AnyProjection, type Docs, tableOf } from './projection.js';
+import { own } from '../own-keys.js';
 
 interface Entry {
   /** False while the stored document has not been read: `patches` wait to be applied to it. */
@@ -139,7 +140,7 @@ export function projectionBatch(projection: AnyProjection, collection: string, o
   const tables = new Map<string, DocBatch>();
   const docs = Object.assign(batch, {
     in(table: string): Docs {
-      if (!projection.tables?.[table]) throw new Error(`${projection.name} has no table ${table}`);
+      if (!own(projection.tables ?? {}, table)) throw new Error(`${projection.name} has no table ${table}`);
       let t = tables.get(table);
       if (!t) {
         t = new DocBatch(open(tableOf(collection, table)));
@@ -153,7 +154,7 @@ export function projectionBatch(projection: AnyProjection, collection: string, o
   return {
     async apply(events: readonly RecordedEvent[]): Promise<void> {
       for (const event of events) {
-        const handler = projection.on[event.type];
+        const handler = own(projection.on, event.type);
         if (!handler) continue;
         for (const b of [batch, ...tables.values()]) b.begin(event.position);
         try {

@@ -17,6 +17,7 @@ import {
 } from '../eventstore/port.js';
 import type { CommandContext } from '../kernel/handle.js';
 import { type DocumentStore, type Fence, FenceLost } from '../readstore/port.js';
+import { own } from '../own-keys.js';
 
 const NAMESPACE = '6f1d8a52-3c4e-4f0b-9a57-2b8e1c9d7e10';
 const RETRY_AFTER_FAILURE_MS = 1000;
@@ -70,7 +71,7 @@ export async function runReactor<Deps>(
   const save = (position: Position) => docs.commitAll([{ writes: [], checkpoint: checkpointName, position }], fence);
   const types = Object.keys(r.on);
   const react = async (event: RecordedEvent) => {
-    const handler = r.on[event.type];
+    const handler = own(r.on, event.type);
     if (handler) {
       await before(event);
       await handler(event, deps);

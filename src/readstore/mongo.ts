@@ -34,6 +34,7 @@ import {
 } from './port.js';
 import { checkUpdate } from './update.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
+import { own, putOwn } from '../own-keys.js';
 
 /** The stages of a winning plan, outermost first: `IXSCAN {"field": 1, ...}`, `COLLSCAN`, `SORT`. */
 function planStages(stage: Document | undefined): string[] {
@@ -136,7 +137,7 @@ function translateCondition(cond: Condition): unknown {
       out.$elemMatch = op === '$has' ? { $eq: arg } : { $in: arg };
     } else {
       assertScalar(arg, op);
-      out[op] = arg;
+      putOwn(out, op, arg);
     }
   }
   // `{}` would mean "equals an empty object" to MongoDB; a condition without operators is ignored.
@@ -158,7 +159,7 @@ export function translateFilter(filter: Filter | undefined): Document {
       else and.push(subs.length === 0 ? NOTHING : { $or: subs });
     } else {
       const cond = translateCondition(value as Condition);
-      if (cond !== undefined) out[fieldName(key)] = cond;
+      if (cond !== undefined) putOwn(out, fieldName(key), cond);
     }
   }
   return and.length > 0 ? { ...out, $and: and } : out;
@@ -192,7 +193,7 @@ function sortKeyValue(id: string, doc: Doc, path: string): Scalar {
   if (path === 'id') return id;
   let value: unknown = doc;
   for (const segment of path.split('.')) {
-    value = value !== null && typeof value === 'object' ? (value as Doc)[segment] : undefined;
+    value = value !== null && typeof value === 'object' ? own(value as Doc, segment) : undefined;
   }
   if (value === undefined || value === null) return null;
   if (['string', 'number', 'boolean'].includes(typeof value)) return value as Scalar;

@@ -1,5 +1,6 @@
 /** Reading every document a query matches, page by page over the keyset cursor. */
 import type { Collection, Doc, Filter, FindQuery, Page, Scalar } from './port.js';
+import { own } from '../own-keys.js';
 
 /**
  * Every document `query` matches, in its sort order. Each page is a read of its own, so the
@@ -55,7 +56,7 @@ function keyOf(id: string, doc: Doc, path: string): Scalar {
   if (path === 'id') return id;
   let value: unknown = doc;
   for (const segment of path.split('.'))
-    value = value !== null && typeof value === 'object' ? (value as Doc)[segment] : undefined;
+    value = value !== null && typeof value === 'object' ? own(value as Doc, segment) : undefined;
   return value === undefined ? null : (value as Scalar);
 }
 

@@ -45,6 +45,7 @@ import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from '
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot, whenUnlocked } from '../sqlite-snapshot.js';
 import { ownerOnlySqliteFile } from '../owner-only.js';
+import { own } from '../own-keys.js';
 
 interface DocRow {
   id: string;
@@ -71,7 +72,7 @@ function sortKeyValue(id: string, doc: Doc, path: string): Scalar {
   if (path === 'id') return id;
   let value: unknown = doc;
   for (const segment of path.split('.')) {
-    value = value !== null && typeof value === 'object' ? (value as Doc)[segment] : undefined;
+    value = value !== null && typeof value === 'object' ? own(value as Doc, segment) : undefined;
   }
   if (value === undefined || value === null) return null;
   if (['string', 'number', 'boolean'].includes(typeof value)) return value as Scalar;

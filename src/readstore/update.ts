@@ -4,6 +4,7 @@
  * MongoDB passes `$set` and `$inc` through, after the same checks.
  */
 import type { Doc, Update } from './port.js';
+import { own, ownsKey, putOwn } from '../own-keys.js';
 
 const FIELD = /^[A-Za-z][A-Za-z0-9_]*$/;
 
@@ -17,7 +18,7 @@ export function checkUpdate(update: Update): void {
   }
   for (const [name, by] of inc) {
     if (typeof by !== 'number' || !Number.isFinite(by)) throw new Error(`inc ${name}: expected a finite number`);
-    if (name in (update.set ?? {})) throw new Error(`${name} is both set and incremented`);
+    if (ownsKey(update.set ?? {}, name)) throw new Error(`${name} is both set and incremented`);
   }
 }
 
@@ -25,9 +26,9 @@ export function checkUpdate(update: Update): void {
 export function applyUpdate(doc: Doc | null, update: Update): Doc {
   const next: Doc = { ...(doc ?? {}), ...(update.set ?? {}) };
   for (const [name, by] of Object.entries(update.inc ?? {})) {
-    const current = next[name] ?? 0;
+    const current = own(next, name) ?? 0;
     if (typeof current !== 'number') throw new Error(`inc ${name}: the stored value is not a number`);
-    next[name] = current + by;
+    putOwn(next, name, current + by);
   }
   return next;
 }

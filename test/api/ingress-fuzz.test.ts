@@ -46,8 +46,10 @@ describe('fuzzed bodies', () => {
       ['['.repeat(64) + ']'.repeat(64), 202],
       ['['.repeat(65) + ']'.repeat(65), 400],
       ['['.repeat(200_000), 400],
-      ['1e999999', 202],
-      [`-${'9'.repeat(200_000)}`, 202],
+      // Numbers JSON.parse reads as ±Infinity (automations would see null): refused (issue #30).
+      ['1e999999', 400],
+      [`-${'9'.repeat(200_000)}`, 400],
+      // Finite, if only as 0 (the nearest double): taken.
       ['{"n": 123456789012345678901234567890.5e-400}', 202],
       ['NaN', 400],
       ['{"a":1}{"b":2}', 400],

@@ -86,26 +86,26 @@ describe('a run config', () => {
   });
 });
 
-describe('what a worker reports', () => {
-  /** A run claimed and started by a fresh worker, and a report on it. */
-  async function runningRun() {
-    const workerId = (await t.call('POST', '/agent/workers', { host: 'h' }, agentKey)).json().worker_id;
-    const runId = (await createRun({ prompt: 'Do it' })).json().run_id;
-    let execution = '';
-    // Earlier tests leave queued runs: this worker takes them until it meets its own.
-    while (!execution) {
-      const { run } = (await t.call('POST', `/agent/workers/${workerId}/claim`, undefined, agentKey)).json();
-      if (run.run_id === runId) execution = run.execution_id;
-    }
-    const report = (what: string, body?: unknown) =>
-      t.call('POST', `/agent/workers/${workerId}/runs/${runId}/${what}`, body, agentKey, {
-        'x-execution-id': execution,
-      });
-    expect((await report('claim')).statusCode).toBe(200);
-    expect((await report('start')).statusCode).toBe(200);
-    return report;
+/** A run claimed and started by a fresh worker, and a report on it. */
+async function runningRun() {
+  const workerId = (await t.call('POST', '/agent/workers', { host: 'h' }, agentKey)).json().worker_id;
+  const runId = (await createRun({ prompt: 'Do it' })).json().run_id;
+  let execution = '';
+  // Earlier tests leave queued runs: this worker takes them until it meets its own.
+  while (!execution) {
+    const { run } = (await t.call('POST', `/agent/workers/${workerId}/claim`, undefined, agentKey)).json();
+    if (run.run_id === runId) execution = run.execution_id;
   }
+  const report = (what: string, body?: unknown) =>
+    t.call('POST', `/agent/workers/${workerId}/runs/${runId}/${what}`, body, agentKey, {
+      'x-execution-id': execution,
+    });
+  expect((await report('claim')).statusCode).toBe(200);
+  expect((await report('start')).statusCode).toBe(200);
+  return report;
+}
 
+describe('what a worker reports', () => {
   it('a timeline detail too deep or too large is refused, and nothing is written', async () => {
     const report = await runningRun();
     await refusedAt(() => report('timeline', { name: 'n', detail: { x: nested(1001) } }), 'body.detail', TOO_DEEP);
@@ -206,6 +206,76 @@ describe('other free-form fields', () => {
       'body.triggers.0.filter',
       'at most 64 KB of JSON',
     );
+  });
+});
+
+describe('numbers JSON.parse cannot hold (issue #30)', () => {
+  /** `body` as JSON text with the string "HUGE" written as the number `huge`: JSON.stringify has no way to. */
+  const withNumber = (body: unknown, huge: string) => JSON.stringify(body).replace('"HUGE"', huge);
+  const HUGE = ['1e999', '-1e999', `4${'0'.repeat(399)}`];
+  const NOT_FINITE = /^holds a number too large to keep at .+: numbers are finite, at most ±1\.8e308$/;
+
+  it('in a free-form field are a 400 naming the field and where in it, and nothing is written', async () => {
+    for (const huge of HUGE) {
+      await refusedAt(
+        () => createRun(withNumber({ prompt: 'x', config: { a: [1, 'HUGE'] } }, huge)),
+        'body.config',
+        /at a\.1:/,
+      );
+      const schedule = withNumber(
+        { name: 'n', prompt: 'p', cron_schedule: '0 9 * * 1', agent_config: { x: { y: 'HUGE' } } },
+        huge,
+      );
+      await refusedAt(() => t.call('POST', '/agent/schedules', schedule), 'body.agent_config', NOT_FINITE);
+      const agent = withNumber({ name: 'a', memory: { limit: 'HUGE' } }, huge);
+      await refusedAt(() => t.call('POST', '/agent/identities', agent), 'body.memory', NOT_FINITE);
+    }
+  });
+
+  it('in what a worker reports, the whole body free-form included, are refused alike', async () => {
+    const report = await runningRun();
+    const timeline = withNumber({ name: 'n', detail: { took: 'HUGE' } }, '1e999');
+    await refusedAt(() => report('timeline', timeline), 'body.detail', NOT_FINITE);
+    const event = withNumber(
+      { role: 'assistant', content: [{ type: 'event', name: 'e', data: { n: 'HUGE' } }] },
+      '-1e999',
+    );
+    // The message's blocks together are bounded first: that bound names where.
+    await refusedAt(() => report('messages', event), 'body.content', /at 0\.data\.n:/);
+    const usage = withNumber({ model_token_usage: [{ model_id: 'm', total_tokens: 1, extra: 'HUGE' }] }, '1e999');
+    await refusedAt(() => report('usage', usage), 'body', /at model_token_usage\.0\.extra:/);
+  });
+
+  it('in a webhook body (free-form whole) are invalid JSON, logged as such', async () => {
+    const factory = (await t.call('POST', '/factory', { name: 'Numbers' })).json().uid;
+    const hook = (await t.call('POST', `/factory/${factory}/webhooks`, { name: 'W' })).json();
+    const deliver = (payload: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: `/webhooks/w/${hook.uid}`,
+        headers: { authorization: `Bearer ${hook.secret}`, 'content-type': 'application/json' },
+        payload,
+      });
+    for (const huge of HUGE) {
+      const res = await deliver(withNumber({ action: 'opened', count: 'HUGE' }, huge));
+      expect(res.statusCode, res.body).toBe(400);
+      expect(res.json()).toMatchObject({
+        code: 'invalid_json',
+        errors: [{ path: 'body', message: expect.stringMatching(NOT_FINITE) }],
+      });
+    }
+    const log = (await t.call('GET', `/factory/${factory}/webhooks/${hook.uid}/deliveries`)).json().deliveries;
+    expect(log.map((d: { status: string }) => d.status)).toEqual(HUGE.map(() => 'rejected_invalid_json'));
+  });
+
+  it('past 2^53 but finite are kept as JSON numbers are: the nearest double', async () => {
+    // 2^60 + 1 is no double: it reads back as 2^60, as from any JSON parser that reads doubles.
+    const res = await createRun(
+      withNumber({ prompt: 'x', config: { big: 'HUGE', tiny: 1e-300 } }, '1152921504606846977'),
+    );
+    expect(res.statusCode, res.body).toBe(200);
+    const run = (await t.call('GET', `/agent/runs/${res.json().run_id}`)).json();
+    expect(run.agent_config).toMatchObject({ big: 2 ** 60, tiny: 1e-300 });
   });
 });
 

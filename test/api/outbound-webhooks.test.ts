@@ -115,6 +115,44 @@ describe('managing endpoints', () => {
   });
 });
 
+describe('who may learn what a URL resolves to', () => {
+  // The default egress ranges here: `localhost` resolves to an address an endpoint may not have.
+  let d: TestApp;
+  beforeAll(async () => {
+    d = await startTestApp();
+  });
+  afterAll(() => d.close());
+  const URLS = ['http://localhost/hook', 'https://1.1.1.1/hook'];
+
+  it('only a team admin: members and outsiders get one answer whatever the host resolves to (issue #30)', async () => {
+    const hooks = `/teams/${d.teamUid}/outbound-webhooks`;
+    const made = await d.call('POST', hooks, { url: URLS[1], event_types: ['run.blocked'] });
+    expect(made.statusCode, made.body).toBe(201);
+    const one = `${hooks}/${made.json().uid}`;
+    // An admin is told: the address inside is refused, naming the field.
+    for (const send of [
+      () => d.call('POST', hooks, { url: URLS[0], event_types: ['run.blocked'] }),
+      () => d.call('PATCH', one, { url: URLS[0] }),
+    ]) {
+      const problem = await expectRefused(d, send, 400);
+      expect(problem.errors).toEqual([expect.objectContaining({ path: 'body.url' })]);
+    }
+    const callers = { member: [(await newMember(d)).key, 403], outsider: [await outsiderKey(d), 404] } as const;
+    for (const [who, [key, status]] of Object.entries(callers))
+      for (const url of URLS) {
+        const create = await expectRefused(
+          d,
+          () => d.call('POST', hooks, { url, event_types: ['run.blocked'] }, key),
+          status,
+        );
+        const update = await expectRefused(d, () => d.call('PATCH', one, { url }, key), status);
+        expect([create.code, update.code], `${who}, ${url}`).toEqual(
+          status === 403 ? ['not_authorized', 'not_authorized'] : ['resource_not_found', 'resource_not_found'],
+        );
+      }
+  });
+});
+
 describe('deliveries', () => {
   it('signs each with Standard Webhooks and logs it; a failing receiver is retried with the same webhook-id', async () => {
     const receiver = await startReceiver((_r, i) => (i < 2 ? 500 : 204));

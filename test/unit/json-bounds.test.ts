@@ -12,7 +12,10 @@ const edgeUnit = fc.oneof(
   fc.constantFrom('\0', '\u001b', '\n', '"', '\\', '\ud800', '\udfff', '\u2028', '\uffff', '\u{1F600}', 'é'),
   fc.string({ unit: 'binary', maxLength: 1 }),
 );
-const json = fc.jsonValue({ maxDepth: 6, stringUnit: edgeUnit });
+/** A key holding NUL is refused outright (MongoDB cannot store it): the measures are of the others. */
+const nulKey = (v: unknown): boolean =>
+  v !== null && typeof v === 'object' && Object.entries(v).some(([k, x]) => k.includes('\0') || nulKey(x));
+const json = fc.jsonValue({ maxDepth: 6, stringUnit: edgeUnit }).filter((v) => !nulKey(v));
 
 const bytesOf = (v: unknown) => Buffer.byteLength(JSON.stringify(v), 'utf8');
 const depthOf = (v: unknown): number =>
@@ -57,6 +60,14 @@ describe('jsonBoundsProblem', () => {
     expect(jsonBoundsProblem(deep, { maxBytes: 1e9 })).toBe('nests at most 64 levels deep');
     expect(jsonBoundsProblem({ s: 'x'.repeat(20_000_000) }, { maxBytes: 64 * 1024 })).toBe('at most 64 KB of JSON');
     expect(jsonBoundsProblem(new Array(10_000_000).fill(0), { maxBytes: 1024 * 1024 })).toBe('at most 1 MiB of JSON');
+  });
+
+  it('refuses a number that is not finite, saying where it is (JSON.parse reads 1e999 as Infinity)', () => {
+    const at = (where: string) => `holds a number too large to keep${where}: numbers are finite, at most ±1.8e308`;
+    expect(jsonBoundsProblem(JSON.parse('1e999'), { maxBytes: 1e9 })).toBe(at(''));
+    expect(jsonBoundsProblem(JSON.parse('{"a":[0,{"b":-1e999}]}'), { maxBytes: 1e9 })).toBe(at(' at a.1.b'));
+    expect(jsonBoundsProblem({ n: Number.NaN }, { maxBytes: 1e9 })).toBe(at(' at n'));
+    expect(jsonBoundsProblem({ n: Number.MAX_VALUE, m: -Number.MAX_VALUE }, { maxBytes: 1e9 })).toBeNull();
   });
 
   it('takes 64 levels by default, and no more', () => {

@@ -226,14 +226,16 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     if (rateWait !== null)
       return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
 
-    // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would fail.
+    // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would
+    // fail, nor one with a number JSON.parse reads as Infinity (automations would see null).
     const json = parseJson(body);
-    // Its size was bounded as raw bytes (step 4); only the depth is left to check.
-    const tooDeep = json.ok ? jsonBoundsProblem(json.value, { maxBytes: Number.POSITIVE_INFINITY }) : null;
-    if (!json.ok || tooDeep) {
+    // Its size was bounded as raw bytes (step 4); only the depth and the numbers are left to check.
+    const unfit = json.ok ? jsonBoundsProblem(json.value, { maxBytes: Number.POSITIVE_INFINITY }) : null;
+    if (!json.ok || unfit) {
       await reject('invalid_json', body.length);
-      const detail = tooDeep ? `a webhook body ${tooDeep}` : 'the body is not valid UTF-8 JSON';
-      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', detail);
+      if (!unfit) return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
+      const errors = [{ path: 'body', message: unfit }];
+      return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', `a webhook body ${unfit}`, errors);
     }
 
     // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.

@@ -5,10 +5,11 @@ import { webhooksStream } from '../events.js';
 import { sealerFor } from '../../../src/sealing.js';
 import { teamSecretsDecider } from '../../secret/decider.js';
 import { teamSecretsStream } from '../../secret/events.js';
+import { own } from '../../../src/own-keys.js';
 
 export async function webhookState(rt: Runtime, factoryUid: string, uid: string): Promise<WebhookState | null> {
   const { webhooks } = await rt.state(webhooksDecider, webhooksStream(factoryUid));
-  return Object.hasOwn(webhooks, uid) ? (webhooks[uid] ?? null) : null;
+  return own(webhooks, uid) ?? null;
 }
 
 /** The clear secret, or null when there is none (awaiting the provider's, or a deleted team secret). */
@@ -18,6 +19,6 @@ export async function resolveWebhookSecret(rt: Runtime, webhook: WebhookState): 
   const sealer = sealerFor(rt.config);
   if ('sealed' in ref) return sealer.open(ref.sealed);
   const secrets = await rt.state(teamSecretsDecider, teamSecretsStream(webhook.team_uid));
-  const stored = secrets.secrets[ref.team_secret];
+  const stored = own(secrets.secrets, ref.team_secret);
   return stored ? sealer.open(stored.sealed) : null;
 }

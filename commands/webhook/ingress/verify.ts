@@ -9,12 +9,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import type { SignatureScheme } from '../events.js';
+import { own } from '../../../src/own-keys.js';
 
 /** Stripe's library default, and the spec's five minutes. */
 const STRIPE_TOLERANCE_SECONDS = 300;
 
 const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
-  const value = headers[name];
+  const value = own(headers, name);
   return Array.isArray(value) ? value[0] : value;
 };
 
