@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { InjectOptions, LightMyRequestResponse } from 'fastify';
+import type { Logger } from 'pino';
 import { expect } from 'vitest';
 import type { Bootstrapped } from '../../commands/team/bootstrap.js';
 import type { Clock } from '../../src/clock.js';
@@ -21,9 +22,14 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
 /**
  * The app on a fresh data directory (or `env.DATA_DIR`); `clock` stands in for the server's time;
- * `more` features (test routes) are served beside the real ones.
+ * `more` features (test routes) are served beside the real ones; `log` takes the process log.
  */
-export async function startTestApp(env: Record<string, string> = {}, clock?: Clock, more: readonly Feature[] = []) {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  clock?: Clock,
+  more: readonly Feature[] = [],
+  log?: Logger,
+) {
   const dir = env.DATA_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-api-'));
   const config = loadConfig({
     DATA_DIR: dir,
@@ -35,7 +41,7 @@ export async function startTestApp(env: Record<string, string> = {}, clock?: Clo
     LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...env,
   });
-  const server = await openServer(config, createLogger(config), [...features, ...more], clock);
+  const server = await openServer(config, log ?? createLogger(config), [...features, ...more], clock);
   const { app, rt } = server;
   // A second app on a data directory bootstrapped before finds nothing to bootstrap.
   const boot = (server.started.get('team') as Bootstrapped | null) ?? {
