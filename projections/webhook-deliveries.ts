@@ -39,6 +39,8 @@ export interface DeliveryDoc {
   /** The blob of the raw body: accepted deliveries only. */
   payload_blob: string | null;
   duplicate_of: string | null;
+  /** How many rejections this entry stands for, when counted rather than logged one by one. */
+  count?: number;
   /** The delivery logged after this one. */
   next: string | null;
 }
@@ -61,7 +63,7 @@ const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
 async function record(
   e: RecordedEvent<DeliveryEvent>,
   docs: ProjectionDocs<DeliveryDoc, { heads: LogHeadDoc }>,
-  fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of'>,
+  fields: Pick<DeliveryDoc, 'status' | 'identity' | 'payload_blob' | 'duplicate_of' | 'count'>,
 ) {
   const { webhook_uid, factory_uid, team_uid, delivery_id, size_bytes, received_at } = e.data;
   const heads = docs.in('heads');
@@ -121,6 +123,12 @@ export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc
         duplicate_of: e.data.duplicate_of,
       }),
     DeliveryRejected: (e, docs) =>
-      record(e, docs, { status: `rejected_${e.data.reason}`, identity: null, payload_blob: null, duplicate_of: null }),
+      record(e, docs, {
+        status: `rejected_${e.data.reason}`,
+        identity: null,
+        payload_blob: null,
+        duplicate_of: null,
+        ...(e.data.count !== undefined ? { count: e.data.count } : {}),
+      }),
   },
 });

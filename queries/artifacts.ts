@@ -14,7 +14,6 @@ import { noContent, uidParam } from '../src/http/schemas.js';
 import { NotFound, Unauthorized, Unprocessable } from '../src/kernel/errors.js';
 import type { Runtime } from '../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
-import { principalResolver } from './principals.js';
 import { signedBlobUrl } from '../src/blobs/routes.js';
 import { artifactItemSchema, canView } from '../commands/run/resource.js';
 import type { Api } from '../src/http/api.js';
@@ -61,7 +60,6 @@ const artifactResponse = z.object({
 
 export default function artifactQueries(api: Api, rt: Runtime): void {
   const artifacts = rt.readModel(artifactsProjection);
-  const resolve = principalResolver(rt);
 
   /** The artifact if the caller may read it; `anonymous` tells whether it was read without a credential. */
   async function readable(req: FastifyRequest, uid: string): Promise<{ artifact: ArtifactDoc; anonymous: boolean }> {
@@ -69,7 +67,7 @@ export default function artifactQueries(api: Api, rt: Runtime): void {
     if (artifact?.public) return { artifact, anonymous: true };
     const key = bearer(req);
     if (!key) throw new Unauthorized();
-    const principal = await resolve(hashApiKey(key));
+    const principal = await req.access.resolve(hashApiKey(key));
     if (!principal) throw new Unauthorized('The API key is not valid or has been revoked');
     req.principal = principal;
     if (!artifact || !canView(artifact, viewerOf(principal))) throw new NotFound('artifact', uid);

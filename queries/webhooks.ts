@@ -41,6 +41,12 @@ const deliveryItem = z.object({
     .optional()
     .describe('Duplicates only: the delivery that was accepted with the same identity'),
   payload: z.unknown().optional().describe('Accepted deliveries only: the JSON body as received'),
+  count: z
+    .int()
+    .optional()
+    .describe(
+      'Rejections of senders not authenticated past the failed-authentication budget are counted, not logged one by one: this entry stands for `count` of them (size_bytes is their sum, received_at the last)',
+    ),
 });
 const deliveriesResponse = z.object({
   deliveries: z.array(deliveryItem).describe('Newest first'),
@@ -104,6 +110,7 @@ export default function webhookQueries(api: Api, rt: Runtime): void {
             size_bytes: d.size_bytes,
             received_at: d.received_at,
             ...(d.duplicate_of ? { duplicate_of: d.duplicate_of } : {}),
+            ...(d.count !== undefined ? { count: d.count } : {}),
             ...(await payloadOf(d)),
           }),
         ),

@@ -3,7 +3,7 @@
  * routes, read models, reactors and background services. The composition root (`features.ts`)
  * lists the entries; nothing else in `src/` knows a feature.
  */
-import type { PrincipalResolver } from './http/auth.js';
+import type { PrincipalSource } from './http/access.js';
 import type { AnyProjection } from './projector/projection.js';
 import type { AnyReactor } from './projector/reactor.js';
 import type { Runtime } from './runtime.js';
@@ -34,8 +34,8 @@ export interface Feature {
   /** Runs once the read models are open, before anything is served; its result is kept by name. */
   start?(rt: Runtime): Promise<unknown>;
   services?: ReadonlyArray<(rt: Runtime) => Service>;
-  /** Resolves API keys to principals: exactly one feature provides it. */
-  principals?(rt: Runtime): PrincipalResolver;
+  /** How an API key maps to a principal: exactly one feature provides it. */
+  principals?(rt: Runtime): PrincipalSource;
   cli?: readonly CliCommand[];
 }
 

@@ -2,9 +2,10 @@
  * 4. Webhook ingress through the real server: deliveries signed as their providers sign them,
  * spread over many webhooks of all six signature schemes (verification, the per-webhook delivery
  * budget, identity dedup on its reservation stream, the delivery log): all new, then half of them
- * repeats, then badly signed ones; against a bare Fastify hello-world process measured in the same
+ * repeats, then badly signed ones, then a flood of badly signed ones at one webhook past its
+ * failed-authentication budget; against a bare Fastify hello-world process measured in the same
  * run. Afterwards the delivery log, read through the API, must hold exactly one accepted delivery
- * per identity sent.
+ * per identity sent, and the flooded webhook must still accept its real sender.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
@@ -198,6 +199,38 @@ function badlySigned(hooks: Hook[]): LoadCase {
   };
 }
 
+/** Sends one delivery to `hook` as its sender (`secret`) or a stranger (`wrongSecret`); returns the status. */
+async function sendOne(base: string, hook: Hook, key: 'secret' | 'wrongSecret'): Promise<number> {
+  const id = randomUUID();
+  const body = payload(id, 0);
+  const res = await fetch(`${base}/webhooks/w/${hook.uid}`, {
+    method: 'POST',
+    headers: signed(hook.scheme, hook[key], id, body),
+    body,
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+/**
+ * A stranger's flood at one webhook: its failed-authentication budget is spent first (401s), then
+ * the flood is answered 429 and counted, not logged; afterwards its real sender is still accepted.
+ */
+async function flood(base: string, hook: Hook, seconds: number) {
+  for (let i = 0; i < FAILED_AUTH_PER_MINUTE; i++) {
+    const status = await sendOne(base, hook, 'wrongSecret');
+    if (status !== 401) throw new Error(`spending the failed-authentication budget: ${status}`);
+  }
+  const result = await load(base, { ...badlySigned([hook]), expect: 429 }, seconds);
+  const sender = await sendOne(base, hook, 'secret');
+  const url = `/api/v1/factory/${hook.factory}/webhooks/${hook.uid}/deliveries?limit=100`;
+  const res = await fetch(base + url, { headers: authHeaders });
+  if (!res.ok) throw new Error(`GET ${url}: ${res.status} ${await res.text()}`);
+  const entries = ((await res.json()) as { deliveries: Array<{ status: string; count?: number }> }).deliveries;
+  const counted = entries.reduce((n, d) => n + (d.count ?? 0), 0);
+  return { result, sender, entries: entries.length, counted };
+}
+
 /** Resends, once, each delivery whose answer was cut off when a run stopped, as its provider would; returns how many. */
 async function resendUnanswered(base: string, tally: Tally): Promise<number> {
   const resent = tally.unanswered.size;
@@ -239,7 +272,7 @@ const workload: Workload = {
     // The rejection case gets four times the webhooks: the failed-authentication budget is half the
     // delivery budget, and a rejection is answered about three times as fast as a delivery (with
     // twice the webhooks, 3,000 rejections/s spent a budget in 10 s and drew 429s).
-    const hookCount = 6 * n;
+    const hookCount = 6 * n + 1;
     const { file, info } = await cachedHistory('one-team', Math.ceil(hookCount / MAX_WEBHOOKS_PER_FACTORY));
     const db = new Database(file, { readonly: true });
     const factories = db
@@ -256,7 +289,7 @@ const workload: Workload = {
     try {
       log(`creating ${fmt(hookCount)} webhooks in ${fmt(factories.length)} factories`);
       const hooks = await createHooks(server.base, factories, hookCount);
-      const sets = { unique: hooks.slice(0, n), repeats: hooks.slice(n, 2 * n), bad: hooks.slice(2 * n) };
+      const sets = { unique: hooks.slice(0, n), repeats: hooks.slice(n, 2 * n), bad: hooks.slice(2 * n, 6 * n) };
       const hello: LoadCase = { method: 'GET', path: '/' };
       const bareBefore = await load(bare.base, hello, seconds);
       const unique = await load(server.base, deliveries(sets.unique, 0, tallies.unique), seconds);
@@ -264,6 +297,7 @@ const workload: Workload = {
       const repeats = await load(server.base, deliveries(sets.repeats, 0.5, tallies.repeats), seconds);
       const repeatsResent = await resendUnanswered(server.base, tallies.repeats);
       const bad = await load(server.base, badlySigned(sets.bad), seconds);
+      const flooded = await flood(server.base, hooks[6 * n]!, seconds);
       const bareAfter = await load(bare.base, hello, seconds);
       const logs = {
         unique: await deliveryLog(server.base, sets.unique),
@@ -312,6 +346,21 @@ const workload: Workload = {
           ceiling,
         },
         {
+          name: `A stranger's flood of badly signed deliveries at one webhook past its ${FAILED_AUTH_PER_MINUTE} failed authentications a minute (429, counted)`,
+          value: flooded.result.rps,
+          unit: 'rejections/s',
+          detail: lat(flooded.result),
+          ceiling,
+        },
+        {
+          name: "Flood check: the flooded webhook's real sender afterwards, and its delivery log",
+          value: flooded.entries,
+          unit: 'log entries',
+          detail:
+            `the real sender's delivery answered ${flooded.sender === 202 ? '202' : `**${flooded.sender}**`}; ` +
+            `${fmt(FAILED_AUTH_PER_MINUTE)} refusals logged one by one, ${fmt(flooded.counted)} counted in one entry (the flood and its warm-up)`,
+        },
+        {
           name: 'Dedup under load: deliveries logged Accepted (delivery log through the API), against the distinct identities sent',
           value: accepted,
           unit: 'accepted',
@@ -327,7 +376,7 @@ const workload: Workload = {
             `(${fmt(info.events)} events); ${fmt(hookCount)} webhooks created through the API, ${MAX_WEBHOOKS_PER_FACTORY} to a factory (the spec's limit), ` +
             `authMode signature, the six schemes in turn (${signatureSchemes.join(', ')}). Each case has webhooks of its own, as both 429 budgets are per webhook ` +
             `(there is no global one): ${DELIVERIES_PER_MINUTE} deliveries a minute, and ${FAILED_AUTH_PER_MINUTE} failed authentications a minute, ` +
-            `which also block that webhook's good deliveries once spent. The most any webhook got: ${mostSent(sets.unique)} requests in the all-new case, ` +
+            `past which a failed signature is 429 and counted (a good one still passes). The most any webhook got: ${mostSent(sets.unique)} requests in the all-new case, ` +
             `${mostSent(sets.repeats)} in the repeat case, ${mostSent(sets.bad)} in the rejection case; a 429 would show as a failure.`,
           `Each request is signed as its provider does, at send time, with node:crypto HMACs (GitHub's X-Hub-Signature-256, Stripe-Signature over ` +
             `\`t.body\`, Sentry, PagerDuty v1, Vercel's SHA-1) and the standardwebhooks library; each carries the provider's delivery id where it has one ` +

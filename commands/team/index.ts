@@ -9,7 +9,7 @@ import { usersProjection } from '../../projections/users.js';
 import { accessAuditProjection } from '../../projections/access-audit.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
 import { userKeyQueries } from '../../queries/api-keys.js';
-import { principalResolver } from '../../queries/principals.js';
+import { principalSource } from '../../queries/principals.js';
 import teamAuditQueries from '../../queries/team-audit.js';
 import teamQueries from '../../queries/teams.js';
 import { bootstrap } from './bootstrap.js';
@@ -21,7 +21,7 @@ export const teamFeature = feature({
   name: 'team',
   routes: [teamRoutes, invitationRoutes, userKeyRoutes, teamQueries, userKeyQueries, teamAuditQueries],
   projections: [apiKeysProjection, usersProjection, teamsProjection, teamMembersProjection, accessAuditProjection],
-  principals: principalResolver,
+  principals: principalSource,
   async start(rt) {
     const first = await bootstrap(rt);
     if (first) {

@@ -67,9 +67,14 @@ type DeliveryDuplicated = {
   data: DeliveryBase & { identity: string; duplicate_of: string };
 };
 export type DeliveryRejectionReason = 'auth' | 'invalid_json' | 'too_large';
+/**
+ * Refused: logged, starts nothing. With `count`, it stands for that many rejections of senders not
+ * authenticated, counted past the failed-authentication budget instead of logged one by one
+ * (`size_bytes` their sum, `received_at` the last of them).
+ */
 type DeliveryRejected = {
   type: 'DeliveryRejected';
-  data: DeliveryBase & { reason: DeliveryRejectionReason };
+  data: DeliveryBase & { reason: DeliveryRejectionReason; count?: number };
 };
 
 export type DeliveryEvent = DeliveryAccepted | DeliveryDuplicated | DeliveryRejected;

@@ -1,32 +1,24 @@
 /**
  * The worker protocol, part one: a worker announces itself, heartbeats (and hears its signals),
- * and claims queued runs of its team by long poll. Part two, the reports a worker makes on a run
- * it holds, is in reports.ts. Every route takes an agent API key: workers act for their team.
+ * and claims queued runs of its team by long poll (claim.ts). Part two, the reports a worker makes
+ * on a run it holds, is in reports.ts. Every route takes an agent API key: workers act for their team.
  */
-import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { timeOrderedId } from '../../src/ids.js';
 import { commandContext } from '../../src/http/context.js';
-import { noContent } from '../../src/http/schemas.js';
-import { Conflict, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
+import { LimitExceeded } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Signal } from './registry.js';
-import type { PresenceDoc } from './presence-store.js';
-import { runningWorkers, type Workers, workersOf } from './presence.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runningWorkers } from './presence.js';
 import { skillDecider } from '../skill/decider.js';
 import { skillsStream } from '../skill/events.js';
-import type { Sort } from '../../src/readstore/port.js';
-import { runDecider } from '../run/decider.js';
-import { runStream } from '../run/events.js';
-import { type Assignment, assignmentOf, preparedAttachments } from './assignment.js';
-import { workerPrincipal } from './principal.js';
+import { preparedAttachments } from './assignment.js';
+import { claimRoute } from './claim.js';
+import { presentWorker, workerPrincipal, workersReady } from './principal.js';
 import { reportRoutes } from './reports.js';
 import {
   announceBody,
   announced,
-  claimAnswer,
-  claimQuery,
   heartbeatAnswer,
   heartbeatBody,
   type WorkerSignal,
@@ -34,15 +26,6 @@ import {
   skillsBody,
 } from './schema.js';
 import type { Api } from '../../src/http/api.js';
-
-/** Oldest first; the id breaks ties. */
-const QUEUE_ORDER: Sort = [
-  ['created_at', 'asc'],
-  ['id', 'asc'],
-];
-const QUEUE_PAGE = 20;
-/** Rounds of looking again when other workers took every run seen (the read model lags a little). */
-const MAX_CLAIM_ROUNDS = 10;
 
 export default function workerRoutes(api: Api, rt: Runtime): void {
   // In a scope of their own, so that raw uploads are accepted by these routes only.
@@ -58,26 +41,7 @@ export default function workerRoutes(api: Api, rt: Runtime): void {
   });
 }
 
-async function workersReady(rt: Runtime): Promise<Workers> {
-  const workers = workersOf(rt);
-  await workers.ready;
-  return workers;
-}
-
-/**
- * The announced worker of the caller's team, or 404 (announce again). Announced through any
- * process of the store: presence is kept in the read store.
- */
-async function presentWorker(workers: Workers, req: FastifyRequest, workerId: string): Promise<PresenceDoc> {
-  const { team_uid } = workerPrincipal(req);
-  const worker = await workers.presences.get(team_uid, workerId);
-  if (!worker || workers.presences.isGone(worker)) throw new NotFound('worker', workerId);
-  workers.presences.touch(team_uid, workerId);
-  return worker;
-}
-
 function presenceRoutes(api: Api, rt: Runtime): void {
-  const runs = rt.readModel(runsProjection);
   const timings = () => ({
     heartbeat_interval_seconds: rt.config.WORKER_HEARTBEAT_SECONDS,
     lease_seconds: rt.config.WORKER_LEASE_SECONDS,
@@ -153,78 +117,7 @@ function presenceRoutes(api: Api, rt: Runtime): void {
     },
   );
 
-  api.post(
-    '/agent/workers/:worker_id/claim',
-    {
-      schema: {
-        params: workerParams,
-        querystring: claimQuery,
-        response: { 200: claimAnswer, 204: noContent('No run came within wait_seconds') },
-        tags,
-      },
-    },
-    async (req, reply) => {
-      const workers = await workersReady(rt);
-      const { registry } = workers;
-      const worker = await presentWorker(workers, req, req.params.worker_id);
-      // The worker hung up: stop waiting, and hand it nothing.
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      const deadline = Date.now() + req.query.wait_seconds * 1000;
-
-      /** Leases the oldest queued run this worker may take; null when there is none. */
-      async function leaseNext(): Promise<Assignment | null> {
-        for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
-          const page = await runs.find({
-            filter: {
-              executing_team_uid: worker.team_uid,
-              state: 'QUEUED',
-              'config.worker_host': { $in: [null, 'warp', worker.worker_id] },
-            },
-            sort: QUEUE_ORDER,
-            limit: QUEUE_PAGE,
-          });
-          if (!page.items.length) return null;
-          for (const run of page.items) {
-            if (gone.signal.aborted || registry.closed) return null;
-            const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
-            const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
-            try {
-              const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
-              const { position } = await rt.execute(
-                runStream(run.run_id),
-                runDecider,
-                { type: 'LeaseRun', data: lease },
-                commandContext(req),
-              );
-              registry.hold({
-                ...held,
-                team_uid: worker.team_uid,
-                state: 'PENDING',
-                lease_expires_ms: expires,
-                since: position!,
-              });
-              return await assignmentOf(rt, run.run_id);
-            } catch (error) {
-              // Another worker leased it first (the write side lets only one through): next one.
-              if (!(error instanceof Conflict)) throw error;
-            }
-          }
-        }
-        return null;
-      }
-
-      for (;;) {
-        const version = registry.queuedVersion(worker.team_uid);
-        const run = await leaseNext();
-        if (run) return { run };
-        const left = deadline - Date.now();
-        if (left <= 0 || gone.signal.aborted || registry.closed) return reply.code(204).send(null);
-        await registry.waitForQueued(worker.team_uid, version, left, gone.signal);
-        workers.presences.touch(worker.team_uid, worker.worker_id);
-      }
-    },
-  );
+  claimRoute(api, rt);
 }
 
 /** A signal as the worker receives it: follow-up attachments come with download links. */

@@ -16,6 +16,7 @@ import {
 import type { Runtime } from '../runtime.js';
 import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
+import { Access } from './access.js';
 import { installAuth } from './auth.js';
 import { IDEMPOTENCY_HEADER, installIdempotency, REPLAYED_HEADER } from './idempotency.js';
 import type { Api } from './api.js';
@@ -80,6 +81,7 @@ function logRequest(req: FastifyRequest, reply: FastifyReply): void {
 export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   const principals = features.find((f) => f.principals)?.principals?.(rt);
   if (!principals) throw new Error('no feature resolves API keys to principals');
+  const access = new Access(principals, rt.projector, rt.clock);
   const app = Fastify({
     // Timeouts, header size and the default body limit (listener.ts).
     ...listenerOptions(rt.config, rt.log),
@@ -161,7 +163,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
 
   await app.register(
     async (api) => {
-      installAuth(api, principals);
+      installAuth(api, access);
       installIdempotency(api, rt);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       const scoped = api as unknown as Api; // same logger and provider as `app`

@@ -17,7 +17,8 @@ export type TroubleKind =
   | 'idle_timeout'
   | 'connection_refused'
   | 'load_shed'
-  | 'ingress_busy';
+  | 'ingress_busy'
+  | 'ingress_counted';
 
 const MESSAGES: Record<TroubleKind, string> = {
   request_timeout: 'a request did not arrive in time and was answered 408',
@@ -28,6 +29,8 @@ const MESSAGES: Record<TroubleKind, string> = {
   connection_refused: 'a connection was closed at once: the server holds HTTP_MAX_CONNECTIONS',
   load_shed: 'the server is overloaded and answered 503',
   ingress_busy: 'the webhook ingress reads as many unauthenticated bodies as it may and answered 503',
+  ingress_counted:
+    'webhook deliveries of senders not authenticated were refused past the failed-authentication budget; the delivery log counts them',
 };
 
 const THROTTLE_WINDOW_MS = 1000;

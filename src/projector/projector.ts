@@ -80,6 +80,7 @@ const concerns = ({ origin, position }: Waiter, { metadata: m, position: at }: N
 export class Projector {
   private readonly targets: Target[];
   private readonly changeCounts = new Map<AnyProjection, number>();
+  private readonly changeListeners = new Set<(p: AnyProjection) => void>();
   private processed: Position = START;
   private waiters: Waiter[] = [];
   private recent: Noted[] = [];
@@ -379,6 +380,17 @@ export class Projector {
 
   private changed(p: AnyProjection): void {
     this.changeCounts.set(p, (this.changeCounts.get(p) ?? 0) + 1);
+    for (const listener of this.changeListeners) listener(p);
+  }
+
+  /**
+   * Calls `listener` each time `changes(p)` grows, once the change is committed (here) or seen in
+   * the checkpoints (a follower): for what must act on a change rather than notice it on next use.
+   * Returns the unsubscribe.
+   */
+  onChange(listener: (p: AnyProjection) => void): () => void {
+    this.changeListeners.add(listener);
+    return () => this.changeListeners.delete(listener);
   }
 
   /** Grows whenever this projector changes the read model: a cache of its documents compares it. */

@@ -56,6 +56,16 @@ async function signedHook(scheme: string, fields: Record<string, unknown> = {}):
   return { ...(await makeHook(t, { authMode: 'signature', signatureScheme: scheme, secret: key, ...fields })), key };
 }
 
+const wrongKeyOf = (scheme: string) =>
+  scheme === 'standard_webhooks'
+    ? `whsec_${Buffer.from('another key entirely!').toString('base64')}`
+    : 'another-secret-entirely';
+
+/** The delivery log as [status, count] pairs, newest first. */
+const logOf = async (hook: Hook) =>
+  (await deliveryLog(t, hook, '?limit=100')).deliveries.map((d) => [d.status, d.count]);
+const single = (status: string, n: number) => Array.from({ length: n }, () => [status, undefined]);
+
 const send = (hook: Hook, payload: string, headers: Record<string, string>) =>
   post(t, `/webhooks/w/${hook.uid}`, payload, headers);
 
@@ -68,11 +78,7 @@ describe.each(Object.keys(signers))('%s signatures', (scheme) => {
     expect(ok.statusCode, ok.body).toBe(202);
     expectProblem(await send(hook, tampered, await sign(hook.key, body, now())), 401, 'authentication_failed');
     expectProblem(await send(hook, body, {}), 401);
-    const wrongKey =
-      scheme === 'standard_webhooks'
-        ? `whsec_${Buffer.from('another key entirely!').toString('base64')}`
-        : 'another-secret-entirely';
-    expectProblem(await send(hook, body, await sign(wrongKey, body, now())), 401);
+    expectProblem(await send(hook, body, await sign(wrongKeyOf(scheme), body, now())), 401);
     const statuses = (await deliveryLog(t, hook)).deliveries.map((d) => d.status);
     expect(statuses).toEqual(['rejected_auth', 'rejected_auth', 'rejected_auth', 'accepted']);
   });
@@ -88,6 +94,40 @@ describe.each(Object.keys(signers))('%s signatures', (scheme) => {
     expect(rotated.statusCode, rotated.body).toBe(200);
     expectProblem(await send(hook, body, await sign(hook.key, body, now())), 401);
     expect((await send(hook, body, await sign(newKey ?? rotated.json().secret, body, now()))).statusCode).toBe(202);
+  });
+
+  it("a stranger's 40 badly signed posts neither lock the real sender out nor fill the delivery log", async () => {
+    const hook = await signedHook(scheme);
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++)
+      statuses.push((await send(hook, body, await sign(wrongKeyOf(scheme), body, now()))).statusCode);
+    // The first 30 a minute (the failed-authentication budget) are 401, the rest 429.
+    expect(statuses).toEqual([...Array(30).fill(401), ...Array(10).fill(429)]);
+    const ok = await send(hook, body, await sign(hook.key, body, now()));
+    expect(ok.statusCode, ok.body).toBe(202);
+    expect(await logOf(hook)).toEqual([['accepted', undefined], ['rejected_auth', 10], ...single('rejected_auth', 30)]);
+  });
+});
+
+describe('strangers sending bodies too large to check', () => {
+  it('are answered 413 however many they send, and counted past the failed-authentication budget', async () => {
+    const hook = await signedHook('github');
+    const huge = `"${'x'.repeat(262_144)}"`;
+    for (let i = 0; i < 35; i++)
+      expectProblem(await send(hook, huge, await signers.github!(wrongKeyOf('github'), huge, now())), 413);
+    // The budget is shared with failed signatures: a wrong one is slowed now, the right one never.
+    expectProblem(await send(hook, body, await signers.github!(wrongKeyOf('github'), body, now())), 429);
+    expect((await send(hook, body, await signers.github!(hook.key, body, now()))).statusCode).toBe(202);
+    const log = await logOf(hook);
+    expect(log[0]).toEqual(['accepted', undefined]);
+    // The two counts, in either order (their last refusals may share a millisecond).
+    expect(log.slice(1, 3)).toEqual(
+      expect.arrayContaining([
+        ['rejected_auth', 1],
+        ['rejected_too_large', 5],
+      ]),
+    );
+    expect(log.slice(3)).toEqual(single('rejected_too_large', 30));
   });
 });
 

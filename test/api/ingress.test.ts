@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
 import { deliveryLog, makeHook, post, postToken } from './ingress-helpers.js';
@@ -90,15 +91,62 @@ describe('webhook ingress: token modes, statuses, log', () => {
     expect((await postToken(t, { ...hook, secret: rotated }, '{}')).statusCode).toBe(202);
   });
 
-  it('the failed-authentication budget answers 429 with Retry-After, even to the right credential, and is separate from deliveries', async () => {
+  it('the failed-authentication budget slows strangers with 429 and Retry-After, never the right credential; it is apart from deliveries', async () => {
     const hook = await makeHook(t);
-    for (let i = 0; i < 5; i++) expectProblem(await postToken(t, hook, '{}', { authorization: 'Bearer nope' }), 401);
-    const limited = await postToken(t, hook, '{}');
+    const wrong = (mode: 'header' | 'path') =>
+      mode === 'header'
+        ? postToken(t, hook, '{}', { authorization: 'Bearer nope' })
+        : post(t, `/webhooks/w/${hook.uid}`, '{}');
+    for (let i = 0; i < 5; i++) expectProblem(await wrong(i % 2 ? 'header' : 'path'), 401);
+    const limited = await wrong('header');
     expectProblem(limited, 429, 'rate_limited');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    expect((await postToken(t, hook, '{"n":1}')).statusCode).toBe(202);
+    expectProblem(await wrong('path'), 429, 'rate_limited');
+    expect((await postToken(t, hook, '{"n":2}')).statusCode).toBe(202);
     // Another webhook keeps its own budgets.
     const other = await makeHook(t);
-    expect((await postToken(t, other, '{}')).statusCode).toBe(202);
+    expectProblem(await postToken(t, other, '{}', { authorization: 'Bearer nope' }), 401);
+  });
+
+  it('past the budget, refusals are counted rather than logged: one entry says how many, before the next', async () => {
+    // An app of its own, for its process log (JSON lines) to hold this test's lines only.
+    const logged: Array<Record<string, unknown>> = [];
+    const collect = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n').filter(Boolean)) logged.push(JSON.parse(line));
+        done();
+      },
+    });
+    const c = await startTestApp({ WEBHOOK_FAILED_AUTH_PER_MINUTE: '5', LOG_LEVEL: 'info' }, undefined, [], collect);
+    try {
+      const hook = await makeHook(c, { authMode: 'url_token' });
+      for (let i = 0; i < 25; i++) await post(c, `/webhooks/w/${hook.uid}/wrong-token-${i}`, '{"n":1}');
+      expect((await post(c, `/webhooks/w/${hook.uid}/${hook.secret}`, '{"n":2}')).statusCode).toBe(202);
+      const entries = (await deliveryLog(c, hook, '?limit=100')).deliveries;
+      expect(entries.map((d) => [d.status, d.count])).toEqual([
+        ['accepted', undefined],
+        ['rejected_auth', 20],
+        ...Array.from({ length: 5 }, () => ['rejected_auth', undefined]),
+      ]);
+      expect(entries[1]).toMatchObject({ label: 'Rejected (auth)', size_bytes: 20 * 7 });
+      // Counted once: the next refusal is an entry of its own, before the next delivery.
+      expectProblem(await post(c, `/webhooks/w/${hook.uid}/wrong`, '{}'), 429);
+      expect((await post(c, `/webhooks/w/${hook.uid}/${hook.secret}`, '{"n":3}')).statusCode).toBe(202);
+      const after = (await deliveryLog(c, hook, '?limit=3')).deliveries;
+      expect(after.map((d) => [d.status, d.count])).toEqual([
+        ['accepted', undefined],
+        ['rejected_auth', 1],
+        ['accepted', undefined],
+      ]);
+      // The process log: a request line for each refusal within the budget, throttled lines counting the rest.
+      const counted = () => logged.filter((l) => l.kind === 'ingress_counted').reduce((n, l) => n + Number(l.count), 0);
+      await expect.poll(counted, { timeout: 5000 }).toBe(21);
+      const requests = logged.filter((l) => l.msg === 'request' && String(l.url).startsWith('/webhooks/'));
+      expect(requests.map((l) => l.status).sort()).toEqual([202, 202, 401, 401, 401, 401, 401]);
+    } finally {
+      await c.close();
+    }
   });
 
   it('more than 60 deliveries a minute per webhook answer 429 with Retry-After (duplicates count too)', async () => {

@@ -79,13 +79,21 @@ describe('webhook budgets', () => {
     expect(log.deliveries.filter((d) => d.status === 'accepted')).toHaveLength(60);
   });
 
-  it('counts failed authentications once across processes, then refuses even the right token', async () => {
+  it('counts failed authentications once across processes: past 30, strangers get 429 on both, the right token 202', async () => {
     const other = await makeHook(a, { authMode: 'token' });
-    for (let i = 0; i < 30; i++) {
-      const res = await post(i % 2 ? b : a, `/webhooks/w/${other.uid}`, '{}', { authorization: 'Bearer wrong' });
-      expect(res.statusCode).toBe(401);
-    }
-    for (const t of [a, b]) expectProblem(await postToken(t, other, '{}'), 429, 'rate_limited');
+    const wrong = (t: TestApp) => post(t, `/webhooks/w/${other.uid}`, '{}', { authorization: 'Bearer wrong' });
+    for (let i = 0; i < 30; i++) expect((await wrong(i % 2 ? b : a)).statusCode).toBe(401);
+    for (const t of [a, b]) expectProblem(await wrong(t), 429, 'rate_limited');
+    for (const t of [a, b])
+      expect((await postToken(t, other, `{"via":"${t === a ? 'a' : 'b'}"}`)).statusCode).toBe(202);
+    // The two refusals past the budget, counted on each process, are one entry of the log.
+    const log = (await deliveryLog(b, other, '?limit=100')).deliveries.map((d) => [d.status, d.count]);
+    expect(log.slice(0, 3)).toEqual([
+      ['accepted', undefined],
+      ['accepted', undefined],
+      ['rejected_auth', 2],
+    ]);
+    expect(log).toHaveLength(33);
   });
 });
 

@@ -20,7 +20,14 @@ const FAST = { WORKER_HEARTBEAT_SECONDS: '0.4', WORKER_LEASE_SECONDS: '0.4' };
 
 /** The app on `dir`, which may hold the data of an earlier start (a restart). */
 async function openApp(dir: string) {
-  const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: ADMIN_KEY, LOG_LEVEL: 'silent', ...FAST });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    BOOTSTRAP_API_KEY: ADMIN_KEY,
+    LOG_LEVEL: 'silent',
+    // As in startTestApp: a test process starved of CPU by its neighbours must not shed its own requests.
+    LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
+    ...FAST,
+  });
   const server = await openServer(config, createLogger(config), features);
   const { app, rt } = server;
   const call = async (

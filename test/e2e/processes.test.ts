@@ -9,13 +9,13 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RoundRobin, roundRobin } from './round-robin.js';
 import {
   call,
   childEnv,
   makeDataDir,
+  ownerPid,
   parseStatus,
   readEvents,
   removeDir,
@@ -52,20 +52,6 @@ async function until<T>(what: string, check: () => Promise<T | null | undefined 
       throw new Error(
         `${what} did not happen in ${ms} ms; worker said:\n${(worker?.log() ?? '').slice(-4000)}\nservers said:\n${servers.map((s) => s.stderr().slice(-2000)).join('\n---\n')}`,
       );
-  }
-}
-
-/** Who owns a lease, read straight from the read store: the pid of its process. */
-function ownerPid(name: string): number | null {
-  const db = new Database(path.join(dataDir, 'read.db'), { readonly: true, fileMustExist: true });
-  try {
-    const row = db.prepare(`SELECT json(doc) AS doc FROM ownership WHERE id = ?`).get(name) as
-      | { doc: string }
-      | undefined;
-    const lease = row && (JSON.parse(row.doc) as { holder: string | null; pid: number });
-    return lease?.holder ? lease.pid : null;
-  } finally {
-    db.close();
   }
 }
 
@@ -110,7 +96,7 @@ afterAll(async () => {
 
 describe.sequential('three processes on one data directory', () => {
   it('a worker whose calls alternate between the processes executes runs', async () => {
-    expect(ownerPid('projector')).toBe(servers[0]!.process.pid);
+    expect(ownerPid(dataDir, 'projector')).toBe(servers[0]!.process.pid);
     for (const s of servers) expect((await fetch(`${s.baseUrl}/readyz`)).status).toBe(200);
     await until('the worker connecting', async () => {
       const listed = await call(servers[2]!, 'GET', '/agent/connected-self-hosted-workers');
@@ -158,7 +144,7 @@ describe.sequential('three processes on one data directory', () => {
   });
 
   it('SIGKILL of the projector owner mid-stream: another takes over, no acknowledged write is lost, every run is executed once, projections verify is clean', async () => {
-    const owner = servers.find((s) => s.process.pid === ownerPid('projector'))!;
+    const owner = servers.find((s) => s.process.pid === ownerPid(dataDir, 'projector'))!;
     expect(owner).toBeDefined();
     const acknowledged: string[] = [];
     let killed = false;
@@ -183,10 +169,10 @@ describe.sequential('three processes on one data directory', () => {
 
     // Another process took the projector, and every reactor, over from the checkpoints.
     const pids = survivors.map((s) => s.process.pid);
-    await until('a survivor owning the projector', async () => pids.includes(ownerPid('projector') ?? -1));
+    await until('a survivor owning the projector', async () => pids.includes(ownerPid(dataDir, 'projector') ?? -1));
     await until('survivors owning every reactor', async () =>
       ['reactor_dispatched-task', 'reactor_automation-runs', 'worker_sweeper'].every((n) =>
-        pids.includes(ownerPid(n) ?? -1),
+        pids.includes(ownerPid(dataDir, n) ?? -1),
       ),
     );
     for (const s of survivors) expect((await fetch(`${s.baseUrl}/readyz`)).status).toBe(200);

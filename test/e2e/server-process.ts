@@ -280,6 +280,20 @@ export async function call(
   };
 }
 
+/** Who owns a lease of the store in `dataDir`, read straight from its read store: the pid of its process. */
+export function ownerPid(dataDir: string, name: string): number | null {
+  const db = new Database(path.join(dataDir, 'read.db'), { readonly: true, fileMustExist: true });
+  try {
+    const row = db.prepare(`SELECT json(doc) AS doc FROM ownership WHERE id = ?`).get(name) as
+      | { doc: string }
+      | undefined;
+    const lease = row && (JSON.parse(row.doc) as { holder: string | null; pid: number });
+    return lease?.holder ? lease.pid : null;
+  } finally {
+    db.close();
+  }
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** The reference worker (`shopfloor worker`) in a process group of its own, its output kept for failure messages. */

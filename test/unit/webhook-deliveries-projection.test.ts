@@ -48,6 +48,26 @@ describe('webhook deliveries projection', () => {
     expect(docs.d0001).toMatchObject({ status: 'accepted', payload_blob: 'b' });
     expect(docs.d0002).toMatchObject({ status: 'duplicate', duplicate_of: 'd0001', payload_blob: null });
     expect(docs.d0003).toMatchObject({ status: 'rejected_too_large', size_bytes: 9 });
+    expect(docs.d0003).not.toHaveProperty('count');
+  });
+
+  it('logs rejections counted rather than logged as one entry with their count', async () => {
+    const counted: DeliveryEvent = {
+      type: 'DeliveryRejected',
+      data: {
+        webhook_uid: 'w',
+        factory_uid: 'f',
+        team_uid: 't',
+        delivery_id: 'd0001',
+        size_bytes: 700,
+        received_at: new Date(base).toISOString(),
+        reason: 'auth',
+        count: 100,
+      },
+    };
+    const docs = await project(webhookDeliveriesProjection, events([counted]));
+    expect(docs.d0001).toMatchObject({ status: 'rejected_auth', size_bytes: 700, count: 100 });
+    expect(docs['heads/w']).toMatchObject({ count: 1 });
   });
 
   it('keeps everything from the last 7 days, however many', async () => {

@@ -2,41 +2,40 @@
  * POST /webhooks/w/<uid>[/<token>]: the public entry point. Order of checks, so that a sender
  * without the credential learns nothing beyond the spec's statuses:
  *   1. unknown, disabled or deleted webhook (or a token segment on a webhook without url_token) → 404
- *   2. failed-authentication budget used up → 429 (before looking at any credential)
- *   3. token / url_token: credential from the header or path → 401 (counted against the budget)
- *   4. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit); on signature
+ *   2. token / url_token: credential from the header or path → 401
+ *   3. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit); on signature
  *      webhooks, whose senders are not known yet, only while the bound on such reads allows
  *      (body-reads.ts), else 503 before reading it
- *   5. signature schemes: the provider signature over the raw body → 401 (counted)
- *   6. delivery rate of authenticated senders, 60 a minute → 429 (budgets counted in the store, so
+ *   4. signature schemes: the provider signature over the raw body → 401
+ *   5. delivery rate of authenticated senders, 60 a minute → 429 (budgets counted in the store, so
  *      once for all processes: rate-limit.ts)
- *   7. JSON, nested at most 64 levels → 400
- *   8. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
- * Rejections at 3, 4, 5 and 7 are logged; 404, 429 and 503 are not (they would let anyone fill the log).
- * A signed delivery's identity comes from what its signature covers only (verify.ts), never from
- * a header the sender may change, so a replayed delivery is a Duplicate.
+ *   6. JSON, nested at most 64 levels → 400
+ *   7. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
+ * The credential is always checked, so a sender holding it is never refused for what others sent.
+ * Senders refused before they authenticate (2, 4, and 3's 413 on signature webhooks) spend the
+ * failed-authentication budget: past it a failed credential is 429 instead of 401, and refusals are
+ * counted rather than logged one by one (attempt.ts). Rejections are logged; 404, 429 and 503 are
+ * not (they would let anyone fill the log). A signed delivery's identity comes from what its
+ * signature covers only (verify.ts), never from a header the sender may change, so a replayed
+ * delivery is a Duplicate.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { timeOrderedId } from '../../../src/ids.js';
 import { z } from 'zod';
-import { ConcurrencyError, type EventMetadata } from '../../../src/eventstore/port.js';
+import { ConcurrencyError } from '../../../src/eventstore/port.js';
 import { sendProblem } from '../../../src/http/problem.js';
 import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/http/schemas.js';
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection } from '../../../projections/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
 import type { WebhookState } from '../decider.js';
-import {
-  type DeliveryEvent,
-  type DeliveryRejectionReason,
-  deliveryStream,
-  rejectedDeliveriesStream,
-} from '../events.js';
+import { deliveryStream } from '../events.js';
+import { type Attempt, attemptOf, type STRANGER_REASONS } from './attempt.js';
 import { MAX_WEBHOOK_BODY_BYTES, readLimitedBody } from './body.js';
 import { boundedBodyReads } from './body-reads.js';
 import { throttledLog } from '../../../src/http/throttled-log.js';
-import { slidingWindow } from './rate-limit.js';
+import { type RateLimiter, slidingWindow } from './rate-limit.js';
 import { firstHeader, safeEqual, signedDeliveryId, type Verified, verifySignature } from './verify.js';
 import type { Api } from '../../../src/http/api.js';
 
@@ -89,178 +88,158 @@ function identityOf(
   return id ? idIdentity(id) : `body-sha256:${sha256(body)}`;
 }
 
-export default function webhookIngress(app: Api, rt: Runtime): void {
-  const webhooks = rt.readModel(webhooksProjection);
+/** The checks of one delivery attempt, in the order above. */
+class Ingress {
+  private readonly webhooks;
   // Counted in the read store: one budget for all the processes of a store.
-  const failedAuth = slidingWindow(rt.docs, 'failed_auth', rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
-  const deliveries = slidingWindow(rt.docs, 'deliveries', DELIVERIES_PER_MINUTE);
-  const bodyReads = boundedBodyReads(
-    rt.config.WEBHOOK_CONCURRENT_BODY_READS,
-    rt.config.WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK,
-  );
-  const trouble = throttledLog(rt.log);
+  private readonly failedAuth: RateLimiter;
+  private readonly deliveries: RateLimiter;
+  private readonly bodyReads;
+  private readonly trouble;
 
-  const tooMany = (reply: FastifyReply, seconds: number, detail: string) => {
-    reply.header('retry-after', String(seconds));
-    return sendProblem(reply, 429, 'rate_limited', 'Too many requests', detail, undefined, true);
-  };
+  constructor(private readonly rt: Runtime) {
+    this.webhooks = rt.readModel(webhooksProjection);
+    this.failedAuth = slidingWindow(rt.docs, 'failed_auth', rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
+    this.deliveries = slidingWindow(rt.docs, 'deliveries', DELIVERIES_PER_MINUTE);
+    this.bodyReads = boundedBodyReads(
+      rt.config.WEBHOOK_CONCURRENT_BODY_READS,
+      rt.config.WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK,
+    );
+    this.trouble = throttledLog(rt.log);
+  }
 
-  async function ingest(
-    req: FastifyRequest<{ Params: z.infer<typeof params> & { token?: string } }>,
-    reply: FastifyReply,
-  ) {
-    const receivedAt = new Date();
-    const deliveryId = timeOrderedId();
-    const { webhook_uid: uid, token } = req.params;
+  /** 1. The webhook as its factory's stream tells it (the read model only maps uid → factory); null: 404. */
+  private async liveWebhook(uid: string, token: string | undefined): Promise<WebhookState | null> {
+    const doc = await this.webhooks.get(uid);
+    const webhook = doc ? await webhookState(this.rt, doc.factory_uid, uid) : null;
+    if (!webhook || webhook.deleted || !webhook.enabled) return null;
+    return token !== undefined && webhook.auth_mode !== 'url_token' ? null : webhook;
+  }
 
-    // 1. The webhook as its factory's stream tells it (the read model only maps uid → factory).
-    const doc = await webhooks.get(uid);
-    const webhook = doc ? await webhookState(rt, doc.factory_uid, uid) : null;
-    if (!webhook || webhook.deleted || !webhook.enabled || (token !== undefined && webhook.auth_mode !== 'url_token')) {
-      return sendProblem(reply, 404, 'webhook_not_found', 'Not found', 'no such webhook, or it is disabled');
-    }
+  /**
+   * A sender not authenticated, refused: logged while the failed-authentication budget lasts, past
+   * it counted (the delivery log shows the count later, the process log one line a second). Null,
+   * or the seconds until the budget has room again.
+   */
+  private async refuseStranger(req: FastifyRequest, attempt: Attempt, reason: StrangerReason, size: number) {
+    const uid = attempt.base.webhook_uid;
+    const wait = await this.failedAuth.takeOrCount(uid, Date.now(), reason, size);
+    if (wait === null) await attempt.reject(reason, size);
+    else this.trouble.refused('ingress_counted', req, { webhook_uid: uid, reason });
+    return wait;
+  }
 
-    const base = {
-      webhook_uid: uid,
-      factory_uid: webhook.factory_uid,
-      team_uid: webhook.team_uid,
-      delivery_id: deliveryId,
-      received_at: receivedAt.toISOString(),
-    };
-    const metadata: EventMetadata = {
-      actor: { type: 'system', uid: `webhook:${uid}` },
-      team_uid: webhook.team_uid,
-      correlation_id: deliveryId,
-      causation_id: null,
-      request_id: req.id,
-      occurred_at: base.received_at,
-    };
-    const write = async (stream: string, event: DeliveryEvent, expected: 'any' | 'no_stream') => {
-      const { position } = await rt.events.append(
-        stream,
-        [{ id: timeOrderedId(), type: event.type, data: event.data, metadata }],
-        expected,
-      );
-      await rt.projector.waitFor(position);
-    };
-    const reject = async (reason: DeliveryRejectionReason, size_bytes: number) =>
-      write(rejectedDeliveriesStream(uid), { type: 'DeliveryRejected', data: { ...base, size_bytes, reason } }, 'any');
-    const unauthorized = async (size_bytes: number) => {
-      await failedAuth.hit(uid, Date.now());
-      await reject('auth', size_bytes);
-      return sendProblem(
-        reply,
-        401,
-        'authentication_failed',
-        'Unauthorized',
-        'the delivery did not authenticate for this webhook',
-      );
-    };
-    const declaredSize = Number(req.headers['content-length']) || 0;
-
-    // 2. Brute force stops here, before any credential is compared.
-    const wait = await failedAuth.exhausted(uid, Date.now());
+  /** 401, or 429 past the budget: a stranger is slowed, whoever holds the credential never is. */
+  private async unauthorized(req: FastifyRequest, reply: FastifyReply, attempt: Attempt, size: number) {
+    const wait = await this.refuseStranger(req, attempt, 'auth', size);
     if (wait !== null) return tooMany(reply, wait, 'too many failed authentications for this webhook');
+    return sendProblem(
+      reply,
+      401,
+      'authentication_failed',
+      'Unauthorized',
+      'the delivery did not authenticate for this webhook',
+    );
+  }
 
-    const secret = await resolveWebhookSecret(rt, webhook);
-    // 3. Credentials that do not need the body.
-    if (webhook.auth_mode !== 'signature') {
-      const given =
-        webhook.auth_mode === 'token'
-          ? /^Bearer (.+)$/i.exec(firstHeader(req.headers, 'authorization') ?? '')?.[1]
-          : token;
-      if (secret === null || given === undefined || !safeEqual(given, secret)) return unauthorized(declaredSize);
-    }
-
-    // 4. The raw body, never more than the limit; of an unknown sender, only while the bound allows.
-    const release = webhook.auth_mode === 'signature' ? bodyReads.take(uid) : () => {};
+  /** 3. The raw body, never more than the limit; of an unknown sender, only while the bound allows. */
+  private async readBody(req: FastifyRequest, reply: FastifyReply, webhook: WebhookState, attempt: Attempt) {
+    const signed = webhook.auth_mode === 'signature';
+    const release = signed ? this.bodyReads.take(webhook.uid) : () => {};
     if (!release) {
-      trouble.refused('ingress_busy', req, { webhook_uid: uid });
+      this.trouble.refused('ingress_busy', req, { webhook_uid: webhook.uid });
       reply.header('retry-after', String(BUSY_RETRY_AFTER_SECONDS)).header('connection', 'close');
-      return sendProblem(
-        reply,
-        503,
-        'ingress_busy',
-        'Service unavailable',
-        `the ingress is reading as many unauthenticated bodies as it may; try again in ${BUSY_RETRY_AFTER_SECONDS} s`,
-        undefined,
-        true,
-      );
+      const detail = `the ingress is reading as many unauthenticated bodies as it may; try again in ${BUSY_RETRY_AFTER_SECONDS} s`;
+      return sendProblem(reply, 503, 'ingress_busy', 'Service unavailable', detail, undefined, true);
     }
     const read = await readLimitedBody(req.raw).finally(release);
+    if (read.ok) return read.bytes;
     // Cut off (the client left, or the request timeout answered it): no one is there to answer.
-    if (!read.ok && !read.too_large) {
+    if (!read.too_large)
       return sendProblem(reply, 400, 'body_incomplete', 'Incomplete body', 'the body did not arrive');
-    }
-    if (!read.ok) {
-      await reject('too_large', read.size_bytes);
-      reply.header('connection', 'close');
-      return sendProblem(
-        reply,
-        413,
-        'payload_too_large',
-        'Payload too large',
-        'a webhook body is at most 262,144 bytes',
-      );
-    }
-    const body = read.bytes;
+    // A signature webhook's sender is not known yet: a stranger, budgeted like a failed authentication.
+    if (signed) await this.refuseStranger(req, attempt, 'too_large', read.size_bytes);
+    else await attempt.reject('too_large', read.size_bytes);
+    reply.header('connection', 'close');
+    return sendProblem(reply, 413, 'payload_too_large', 'Payload too large', 'a webhook body is at most 262,144 bytes');
+  }
 
-    // 5. Signatures over the body.
+  async ingest(req: FastifyRequest<{ Params: z.infer<typeof params> & { token?: string } }>, reply: FastifyReply) {
+    const received_at = new Date();
+    const { webhook_uid: uid, token } = req.params;
+    const webhook = await this.liveWebhook(uid, token);
+    if (!webhook)
+      return sendProblem(reply, 404, 'webhook_not_found', 'Not found', 'no such webhook, or it is disabled');
+    const attempt = attemptOf(this.rt, req, webhook, this.failedAuth, { delivery_id: timeOrderedId(), received_at });
+    const secret = await resolveWebhookSecret(this.rt, webhook);
+
+    // 2. Credentials that do not need the body: checked whatever strangers sent before.
+    if (webhook.auth_mode !== 'signature' && !tokenMatches(webhook, req, token, secret))
+      return this.unauthorized(req, reply, attempt, Number(req.headers['content-length']) || 0);
+
+    const body = await this.readBody(req, reply, webhook, attempt);
+    if (!Buffer.isBuffer(body)) return body;
+
+    // 4. Signatures over the body.
     let verified: Verified | null = null;
     if (webhook.auth_mode === 'signature') {
+      const at = Math.floor(received_at.getTime() / 1000);
       verified =
-        secret === null
-          ? null
-          : await verifySignature(
-              webhook.signature_scheme!,
-              secret,
-              body,
-              req.headers,
-              Math.floor(receivedAt.getTime() / 1000),
-            );
-      if (!verified) return unauthorized(body.length);
+        secret === null ? null : await verifySignature(webhook.signature_scheme!, secret, body, req.headers, at);
+      if (!verified) return this.unauthorized(req, reply, attempt, body.length);
     }
 
-    // 6. Only authenticated senders spend the delivery budget (checked and spent as one).
-    const rateWait = await deliveries.take(uid, Date.now());
+    // 5. Only authenticated senders spend the delivery budget (checked and spent as one).
+    const rateWait = await this.deliveries.take(uid, Date.now());
     if (rateWait !== null)
       return tooMany(reply, rateWait, `at most ${DELIVERIES_PER_MINUTE} deliveries a minute per webhook`);
+    return this.accept(req, reply, webhook, attempt, body, verified);
+  }
 
-    // 7. Any JSON value, but not one nested so deep that reading it back (the delivery log) would
+  /** 6 and 7: the JSON, then the identity's reservation. */
+  private async accept(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    webhook: WebhookState,
+    attempt: Attempt,
+    body: Buffer,
+    verified: Verified | null,
+  ) {
+    // Any JSON value, but not one nested so deep that reading it back (the delivery log) would
     // fail, nor one with a number JSON.parse reads as Infinity (automations would see null).
     const json = parseJson(body);
-    // Its size was bounded as raw bytes (step 4); only the depth and the numbers are left to check.
+    // Its size was bounded as raw bytes (step 3); only the depth and the numbers are left to check.
     const unfit = json.ok ? jsonBoundsProblem(json.value, { maxBytes: Number.POSITIVE_INFINITY }) : null;
     if (!json.ok || unfit) {
-      await reject('invalid_json', body.length);
+      await attempt.reject('invalid_json', body.length);
       if (!unfit) return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', 'the body is not valid UTF-8 JSON');
       const errors = [{ path: 'body', message: unfit }];
       return sendProblem(reply, 400, 'invalid_json', 'Invalid JSON', `a webhook body ${unfit}`, errors);
     }
 
-    // 8. First acceptance of this identity wins the reservation stream; any other is a Duplicate.
+    // First acceptance of this identity wins the reservation stream; any other is a Duplicate.
     const identity = identityOf(webhook, req, body, json.value, verified);
-    const stream = deliveryStream(uid, sha256(identity));
-    const payload_blob = await rt.blobs.put(body);
+    const stream = deliveryStream(webhook.uid, sha256(identity));
+    const payload_blob = await this.rt.blobs.put(body);
+    const { base } = attempt;
     try {
-      await write(
-        stream,
-        { type: 'DeliveryAccepted', data: { ...base, identity, size_bytes: body.length, payload_blob } },
-        'no_stream',
-      );
+      const data = { ...base, identity, size_bytes: body.length, payload_blob };
+      await attempt.write(stream, { type: 'DeliveryAccepted', data }, 'no_stream');
     } catch (error) {
       if (!(error instanceof ConcurrencyError)) throw error;
-      const [first] = await rt.events.readStream(stream, { maxCount: 1 });
+      const [first] = await this.rt.events.readStream(stream, { maxCount: 1 });
       const duplicate_of = String((first?.data as { delivery_id?: unknown } | undefined)?.delivery_id ?? '');
-      await write(
-        stream,
-        { type: 'DeliveryDuplicated', data: { ...base, identity, size_bytes: body.length, duplicate_of } },
-        'any',
-      );
+      const data = { ...base, identity, size_bytes: body.length, duplicate_of };
+      await attempt.write(stream, { type: 'DeliveryDuplicated', data }, 'any');
     }
-    return reply.code(202).send({ delivery_id: deliveryId });
+    return reply.code(202).send({ delivery_id: base.delivery_id });
   }
+}
 
+export default function webhookIngress(app: Api, rt: Runtime): void {
+  const ingress = new Ingress(rt);
+  const ingest = (req: FastifyRequest<{ Params: z.infer<typeof params> & { token?: string } }>, reply: FastifyReply) =>
+    ingress.ingest(req, reply);
   app.register(async (scope) => {
     // The handler streams the raw body itself, whatever the Content-Type says.
     scope.removeAllContentTypeParsers();
@@ -281,6 +260,20 @@ export default function webhookIngress(app: Api, rt: Runtime): void {
     scope.post('/webhooks/w/:webhook_uid', { schema: { ...schema, params } }, ingest);
     scope.post('/webhooks/w/:webhook_uid/:token', { schema: { ...schema, params: tokenParams } }, ingest);
   });
+}
+
+type StrangerReason = (typeof STRANGER_REASONS)[number];
+
+const tooMany = (reply: FastifyReply, seconds: number, detail: string) => {
+  reply.header('retry-after', String(seconds));
+  return sendProblem(reply, 429, 'rate_limited', 'Too many requests', detail, undefined, true);
+};
+
+/** 2. A token webhook's bearer token, or a url_token webhook's path segment, is its secret. */
+function tokenMatches(webhook: WebhookState, req: FastifyRequest, token: string | undefined, secret: string | null) {
+  const given =
+    webhook.auth_mode === 'token' ? /^Bearer (.+)$/i.exec(firstHeader(req.headers, 'authorization') ?? '')?.[1] : token;
+  return secret !== null && given !== undefined && safeEqual(given, secret);
 }
 
 /** Valid UTF-8 holding one JSON value (JSON.parse is iterative for nesting, so depth cannot crash it). */
