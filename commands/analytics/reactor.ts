@@ -12,7 +12,7 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { pullRequestsProjection } from '../../projections/pull-requests.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import type { RunView } from '../run/decider.js';

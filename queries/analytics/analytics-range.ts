@@ -5,11 +5,11 @@
  * date on the hour is exact), so the rows sum to it exactly; the answer names the range counted.
  */
 import { z } from 'zod';
-import { InvalidRequest } from '../src/kernel/errors.js';
-import { dateTimeParam } from '../src/http/schemas.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Collection } from '../src/readstore/port.js';
-import type { RollupDoc } from '../projections/factory-rollups.js';
+import { InvalidRequest } from '../../src/kernel/errors.js';
+import { dateTimeParam } from '../../src/http/schemas.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Collection } from '../../src/readstore/port.js';
+import type { RollupDoc } from '../../projections/analytics/factory-rollups.js';
 
 const MAX_PERIODS = 365;
 const HOUR = 3_600_000;

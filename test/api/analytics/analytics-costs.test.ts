@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../src/clock.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { manualClock } from '../../../src/clock.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   bot,
   deliver,
@@ -20,7 +20,7 @@ import {
   settle,
   tokens,
   type Worker,
-} from '../helpers/analytics-fixtures.js';
+} from '../../helpers/analytics-fixtures.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-prices-'));
 const modelsFile = priceListFile(dir);

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../src/clock.js';
+import { manualClock } from '../../../src/clock.js';
 import {
   bot,
   deliver,
@@ -33,8 +33,8 @@ import {
   settle,
   tokens,
   type Worker,
-} from '../helpers/analytics-fixtures.js';
-import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+} from '../../helpers/analytics-fixtures.js';
+import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-metrics-'));
 const clock = manualClock('2026-03-02T08:00:00Z');

@@ -4,17 +4,17 @@
  * answers the page as CSV.
  */
 import { z } from 'zod';
-import { pullRequestResource, toPullRequestRecord } from '../commands/analytics/resource.js';
-import { factoryParams } from '../commands/factory/resource.js';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { dateTimeParam, limitParam, pageInfoSchema } from '../src/http/schemas.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import type { FactoryDoc } from '../projections/factories.js';
-import { pullRequestsProjection } from '../projections/pull-requests.js';
+import { pullRequestResource, toPullRequestRecord } from '../../commands/analytics/resource.js';
+import { factoryParams } from '../../commands/factory/resource.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { dateTimeParam, limitParam, pageInfoSchema } from '../../src/http/schemas.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { FactoryDoc } from '../../projections/factories.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { answerCache, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
-import { factoryScope } from '../commands/analytics/resource.js';
+import { factoryScope } from '../../commands/analytics/resource.js';
 
 /** Bounds are exclusive RFC 3339 times, compared as stored (UTC). */
 const instant = dateTimeParam.transform((s) => new Date(s).toISOString());

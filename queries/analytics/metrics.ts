@@ -4,22 +4,22 @@
  * from the pull-request read model over the range (medians cannot be summed).
  */
 import { z } from 'zod';
-import { factoryParams } from '../commands/factory/resource.js';
-import { metricsResource, RUN_GROUPS, runBreakdownResource } from '../commands/analytics/resource.js';
-import type { Api } from '../src/http/api.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Collection } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import { factoryParams } from '../../commands/factory/resource.js';
+import { metricsResource, RUN_GROUPS, runBreakdownResource } from '../../commands/analytics/resource.js';
+import type { Api } from '../../src/http/api.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Collection } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import {
   factoryRollupsProjection,
   type RollupDoc,
   type RunCounts,
   UNKNOWN_KEY,
-} from '../projections/factory-rollups.js';
-import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull-requests.js';
-import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
-import type { FactoryDoc } from '../projections/factories.js';
-import { cycleTime } from '../commands/analytics/resource.js';
+} from '../../projections/analytics/factory-rollups.js';
+import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
+import { CATALOGUE_ID, modelsProjection } from '../../projections/models.js';
+import type { FactoryDoc } from '../../projections/factories.js';
+import { cycleTime } from '../../commands/analytics/resource.js';
 import { answerCache, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import {
   median,
@@ -30,7 +30,7 @@ import {
   resolveRange,
   rowsOfRange,
 } from './analytics-range.js';
-import { own, putOwn } from '../src/own-keys.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 const metricsQuery = z.object({ ...rangeParams, ...periodParam }).strict();
 const breakdownQuery = z.object({ group_by: z.enum(RUN_GROUPS), ...rangeParams, ...periodParam }).strict();

@@ -5,20 +5,20 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
-import { encodeAnswer } from '../src/http/serializer.js';
-import { visibleFactory } from '../commands/factory/resource.js';
-import type { Dollars } from '../commands/analytics/resource.js';
-import type { Usd } from '../commands/analytics/events.js';
-import type { AnyProjection } from '../src/projector/projection.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../projections/factories.js';
-import { factoryRollupsProjection } from '../projections/factory-rollups.js';
-import { pullRequestsProjection } from '../projections/pull-requests.js';
-import { identitiesProjection } from '../projections/identities.js';
-import { usersProjection } from '../projections/users.js';
-import { modelsProjection } from '../projections/models.js';
-import { teamMembersProjection } from '../projections/team-members.js';
+import { encodeAnswer } from '../../src/http/serializer.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
+import type { Dollars } from '../../commands/analytics/resource.js';
+import type { Usd } from '../../commands/analytics/events.js';
+import type { AnyProjection } from '../../src/projector/projection.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
+import { identitiesProjection } from '../../projections/identities.js';
+import { usersProjection } from '../../projections/users.js';
+import { modelsProjection } from '../../projections/models.js';
+import { teamMembersProjection } from '../../projections/team-members.js';
 
 const CACHED_ANSWERS = 1000;
 

@@ -17,11 +17,11 @@ import type {
   RunExecutionPriced,
   RunInferencePriced,
   Usd,
-} from '../commands/analytics/events.js';
-import { nextRunState, type RunEvent, type RunState } from '../commands/run/events.js';
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type Docs, projection } from '../src/projector/projection.js';
-import { own, putOwn } from '../src/own-keys.js';
+} from '../../commands/analytics/events.js';
+import { nextRunState, type RunEvent, type RunState } from '../../commands/run/events.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type Docs, projection } from '../../src/projector/projection.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 export const UNKNOWN_KEY = 'UNKNOWN';
 

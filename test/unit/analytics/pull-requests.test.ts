@@ -3,12 +3,12 @@
  * model that gathers both with the cost ledger's links and shares, on hand-made histories.
  */
 import { describe, expect, it } from 'vitest';
-import { type LedgerEvent, type PullRequestFactsObserved, pullRequestKey } from '../../commands/analytics/events.js';
-import { observeGithub, pullRequestRef } from '../../commands/analytics/github.js';
-import type { NewEvent } from '../../src/eventstore/port.js';
-import { type PullRequestDoc, pullRequestsProjection, sizeOf } from '../../projections/pull-requests.js';
-import { bot, person, pullRequest } from '../helpers/analytics-fixtures.js';
-import { type metadata, project, recorded } from '../helpers/projection-spec.js';
+import { type LedgerEvent, type PullRequestFactsObserved, pullRequestKey } from '../../../commands/analytics/events.js';
+import { observeGithub, pullRequestRef } from '../../../commands/analytics/github.js';
+import type { NewEvent } from '../../../src/eventstore/port.js';
+import { type PullRequestDoc, pullRequestsProjection, sizeOf } from '../../../projections/analytics/pull-requests.js';
+import { bot, person, pullRequest } from '../../helpers/analytics-fixtures.js';
+import { type metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const REPO = 'Acme/App';
 const PR_URL = 'https://github.com/Acme/App/pull/7';

@@ -18,11 +18,11 @@ import type {
   PullRequestEvent,
   PullRequestFactsObserved,
   Usd,
-} from '../commands/analytics/events.js';
-import { pullRequestKey } from '../commands/analytics/events.js';
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type Docs, type ProjectionDocs, projection } from '../src/projector/projection.js';
-import { own, putOwn } from '../src/own-keys.js';
+} from '../../commands/analytics/events.js';
+import { pullRequestKey } from '../../commands/analytics/events.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { type Docs, type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 type PrState = 'open' | 'draft' | 'merged' | 'closed';
 export type PrSize = 'S' | 'M' | 'L' | 'XL';

@@ -5,7 +5,7 @@
  * range).
  */
 import { z } from 'zod';
-import type { Usd } from '../commands/analytics/events.js';
+import type { Usd } from '../../commands/analytics/events.js';
 import {
   COST_GROUPS,
   costBreakdownResource,
@@ -15,22 +15,22 @@ import {
   PR_SIZES,
   toPullRequestRecord,
   topPrResource,
-} from '../commands/analytics/resource.js';
-import { factoryParams } from '../commands/factory/resource.js';
-import type { Api } from '../src/http/api.js';
-import { limitParam } from '../src/http/schemas.js';
-import type { Runtime } from '../src/runtime.js';
-import type { FactoryDoc } from '../projections/factories.js';
-import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../projections/factory-rollups.js';
-import { identitiesProjection } from '../projections/identities.js';
-import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
-import { type PullRequestDoc, pullRequestsProjection } from '../projections/pull-requests.js';
-import { teamMembersProjection } from '../projections/team-members.js';
-import { usersProjection } from '../projections/users.js';
+} from '../../commands/analytics/resource.js';
+import { factoryParams } from '../../commands/factory/resource.js';
+import type { Api } from '../../src/http/api.js';
+import { limitParam } from '../../src/http/schemas.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { FactoryDoc } from '../../projections/factories.js';
+import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../../projections/analytics/factory-rollups.js';
+import { identitiesProjection } from '../../projections/identities.js';
+import { CATALOGUE_ID, modelsProjection } from '../../projections/models.js';
+import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
+import { teamMembersProjection } from '../../projections/team-members.js';
+import { usersProjection } from '../../projections/users.js';
 import { addUsd, answerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { byPeriod, byTotalUnknownLast, factoryPrsBetween } from './metrics.js';
-import { own, putOwn } from '../src/own-keys.js';
+import { own, putOwn } from '../../src/own-keys.js';
 
 const breakdownQuery = z.object({ group_by: z.enum(COST_GROUPS), ...rangeParams, ...periodParam }).strict();
 const perPrQuery = z.object({ ...rangeParams, ...periodParam }).strict();

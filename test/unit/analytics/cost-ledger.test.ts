@@ -3,11 +3,11 @@
  * are worked out in each test.
  */
 import { describe, expect, it } from 'vitest';
-import type { LedgerEvent } from '../../commands/analytics/events.js';
-import { type LedgerCommand, ledgerDecider, type PriceList } from '../../commands/analytics/ledger.js';
-import { priceExecution, priceUsage, tokensOf } from '../../commands/analytics/pricing.js';
-import type { Catalogue } from '../../commands/model/events.js';
-import { deciderSpec, fold } from '../helpers/decider-spec.js';
+import type { LedgerEvent } from '../../../commands/analytics/events.js';
+import { type LedgerCommand, ledgerDecider, type PriceList } from '../../../commands/analytics/ledger.js';
+import { priceExecution, priceUsage, tokensOf } from '../../../commands/analytics/pricing.js';
+import type { Catalogue } from '../../../commands/model/events.js';
+import { deciderSpec, fold } from '../../helpers/decider-spec.js';
 
 const catalogue: Catalogue = {
   default_model_id: 'small',
