@@ -12,7 +12,11 @@ import { uidParam } from '../../src/http/schemas.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type FilterFailure, matchFilter } from './filter.js';
-import { type AutomationDoc, automationsProjection, type DeliveryDoc } from '../../projections/automations.js';
+import {
+  type AutomationDoc,
+  automationsProjection,
+  type DeliveryDoc,
+} from '../../projections/automation/automations.js';
 import { factoriesProjection } from '../../projections/factories.js';
 import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';

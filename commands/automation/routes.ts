@@ -5,7 +5,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent, uidParam } from '../../src/http/schemas.js';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { type AutomationDoc, automationsProjection } from '../../projections/automations.js';
+import { type AutomationDoc, automationsProjection } from '../../projections/automation/automations.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';

@@ -10,7 +10,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
-import { automationsProjection } from '../../projections/automations.js';
+import { automationsProjection } from '../../projections/automation/automations.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { automationsProjection } from '../../projections/automations.js';
+import { automationsProjection } from '../../projections/automation/automations.js';
 import { type BranchDoc, branchesProjection } from '../../projections/branches.js';
 import {
   type DefinitionDoc,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_TRIGGERS } from '../../commands/automation/triggers.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { MAX_TRIGGERS } from '../../../commands/automation/triggers.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 let factory: string;

@@ -1,18 +1,18 @@
 /** GET /factory/{factory_uid}/automations and GET /factory/{factory_uid}/automations/{automation_id}. */
 import { z } from 'zod';
-import { uidParam } from '../src/http/schemas.js';
-import type { Runtime } from '../src/runtime.js';
-import { type AutomationDoc, automationsProjection } from '../projections/automations.js';
-import { factoriesProjection } from '../projections/factories.js';
-import { visibleFactory } from '../commands/factory/resource.js';
+import { uidParam } from '../../src/http/schemas.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type AutomationDoc, automationsProjection } from '../../projections/automation/automations.js';
+import { factoriesProjection } from '../../projections/factories.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
 import {
   MAX_AUTOMATIONS_PER_FACTORY,
   automationOf,
   automationParams,
   automationResource,
   toAutomationResource,
-} from '../commands/automation/resource.js';
-import type { Api } from '../src/http/api.js';
+} from '../../commands/automation/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const automationsResponse = z.object({ automations: z.array(automationResource).describe('By name') });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FILTER_LIMITS, type FieldMap, matchFilter, validateFilter } from '../../commands/automation/filter.js';
+import { FILTER_LIMITS, type FieldMap, matchFilter, validateFilter } from '../../../commands/automation/filter.js';
 
 const matches = (filter: FieldMap | null, body: unknown) => matchFilter(filter, body).matched;
 

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { automationsDecider } from '../../commands/automation/decider.js';
-import type { AutomationEvent, Trigger } from '../../commands/automation/events.js';
-import { replayDecider } from '../../commands/automation/replay.js';
+import { automationsDecider } from '../../../commands/automation/decider.js';
+import type { AutomationEvent, Trigger } from '../../../commands/automation/events.js';
+import { replayDecider } from '../../../commands/automation/replay.js';
 import {
   normalizeTrigger,
   triggerErrors,
   MAX_TRIGGERS,
   type TriggerRequest,
-} from '../../commands/automation/triggers.js';
-import { Conflict, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
-import { MAX_AUTOMATIONS_PER_FACTORY } from '../../commands/automation/resource.js';
+} from '../../../commands/automation/triggers.js';
+import { Conflict, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
+import { MAX_AUTOMATIONS_PER_FACTORY } from '../../../commands/automation/resource.js';
 
 const spec = deciderSpec(automationsDecider);
 const hook = (uid: string, payload?: Record<string, unknown>): Trigger => ({

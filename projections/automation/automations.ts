@@ -4,10 +4,10 @@
  * name it) so a deletion can mark their triggers, and `deliveries`, per accepted delivery, naming
  * the stream that holds it, for test-filter and replay.
  */
-import { projection, type Docs } from '../src/projector/projection.js';
-import type { AutomationEvent, Trigger } from '../commands/automation/events.js';
-import type { DeliveryEvent, WebhookEvent } from '../commands/webhook/events.js';
-import { scheduleIdsOf, webhookOf } from '../commands/automation/events.js';
+import { projection, type Docs } from '../../src/projector/projection.js';
+import type { AutomationEvent, Trigger } from '../../commands/automation/events.js';
+import type { DeliveryEvent, WebhookEvent } from '../../commands/webhook/events.js';
+import { scheduleIdsOf, webhookOf } from '../../commands/automation/events.js';
 
 export type TriggerDoc = Trigger & { active: boolean };
 

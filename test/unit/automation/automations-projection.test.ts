@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AutomationEvent, Trigger } from '../../commands/automation/events.js';
-import type { DeliveryEvent, WebhookEvent } from '../../commands/webhook/events.js';
-import { automationsProjection } from '../../projections/automations.js';
-import { project, recorded } from '../helpers/projection-spec.js';
+import type { AutomationEvent, Trigger } from '../../../commands/automation/events.js';
+import type { DeliveryEvent, WebhookEvent } from '../../../commands/webhook/events.js';
+import { automationsProjection } from '../../../projections/automation/automations.js';
+import { project, recorded } from '../../helpers/projection-spec.js';
 
 const hook = (uid: string): Trigger => ({ provider: 'webhook', event: 'received', filter: { webhook_ids: [uid] } });
 const webhook = (uid: string): WebhookEvent => ({
