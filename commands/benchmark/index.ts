@@ -4,10 +4,10 @@
  * selected scorers, costed, and compared (is the candidate's pass rate better than chance?).
  */
 import { feature } from '../../src/feature.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark-runs.js';
-import { benchmarkSuitesProjection } from '../../projections/benchmark-suites.js';
-import benchmarkRunQueries from '../../queries/benchmark-runs.js';
-import benchmarkQueries from '../../queries/benchmarks.js';
+import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark-suites.js';
+import benchmarkRunQueries from '../../queries/benchmark/benchmark-runs.js';
+import benchmarkQueries from '../../queries/benchmark/benchmarks.js';
 import { benchmarkTrialsReactor } from './reactor.js';
 import benchmarkRoutes from './routes.js';
 

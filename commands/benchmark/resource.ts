@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { boundedJson, pageInfoSchema } from '../../src/http/schemas.js';
-import { fisherExactTwoSided } from '../../src/stats.js';
+import { fisherExactTwoSided } from './stats.js';
 import { BENCHMARK_RUN_STATES, type Configuration, type RunConfiguration, type RunScorer } from './events.js';
 import { own, putOwn } from '../../src/own-keys.js';
 

@@ -16,8 +16,8 @@ import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark-runs.js';
-import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark-suites.js';
+import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { scorersProjection } from '../../projections/scorers.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';

@@ -5,13 +5,13 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam } from '../src/http/schemas.js';
-import { NotFound } from '../src/kernel/errors.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam } from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import {
   factoryParams,
   suiteParams,
@@ -21,9 +21,9 @@ import {
   taskResource,
   toSuiteResource,
   toTaskResource,
-} from '../commands/benchmark/resource.js';
-import { benchmarkSuitesProjection, suiteKey } from '../projections/benchmark-suites.js';
-import { factoriesProjection } from '../projections/factories.js';
+} from '../../commands/benchmark/resource.js';
+import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
+import { factoriesProjection } from '../../projections/factories.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

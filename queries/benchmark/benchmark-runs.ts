@@ -7,14 +7,14 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, repeatable } from '../src/http/schemas.js';
-import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { BENCHMARK_RUN_STATES } from '../commands/benchmark/events.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, repeatable } from '../../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { BENCHMARK_RUN_STATES } from '../../commands/benchmark/events.js';
 import {
   addTally,
   factoryParams,
@@ -30,11 +30,11 @@ import {
   toTrialResource,
   trialResource,
   trialsPage,
-} from '../commands/benchmark/resource.js';
-import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../projections/benchmark-runs.js';
-import { suiteKey } from '../projections/benchmark-suites.js';
-import { factoriesProjection } from '../projections/factories.js';
-import { usersProjection } from '../projections/users.js';
+} from '../../commands/benchmark/resource.js';
+import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
+import { factoriesProjection } from '../../projections/factories.js';
+import { usersProjection } from '../../projections/users.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

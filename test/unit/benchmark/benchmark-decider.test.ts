@@ -6,16 +6,20 @@
  * events twice give the same documents, and a trial costs what the cost ledger priced its runs.
  */
 import { describe, expect, it } from 'vitest';
-import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../commands/benchmark/events.js';
-import { compare, toRunResource } from '../../commands/benchmark/resource.js';
-import type { ScoringEvent } from '../../commands/scorer/events.js';
-import { suiteDecider } from '../../commands/benchmark/decider.js';
-import { benchmarkRunDecider } from '../../commands/benchmark/run-decider.js';
-import { Conflict } from '../../src/kernel/errors.js';
-import { type BenchmarkRunDoc, benchmarkRunsProjection, type TrialDoc } from '../../projections/benchmark-runs.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
-import { executionPriced, inferencePriced } from '../helpers/ledger-fixtures.js';
-import { project, recorded } from '../helpers/projection-spec.js';
+import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../../commands/benchmark/events.js';
+import { compare, toRunResource } from '../../../commands/benchmark/resource.js';
+import type { ScoringEvent } from '../../../commands/scorer/events.js';
+import { suiteDecider } from '../../../commands/benchmark/decider.js';
+import { benchmarkRunDecider } from '../../../commands/benchmark/run-decider.js';
+import { Conflict } from '../../../src/kernel/errors.js';
+import {
+  type BenchmarkRunDoc,
+  benchmarkRunsProjection,
+  type TrialDoc,
+} from '../../../projections/benchmark/benchmark-runs.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
+import { executionPriced, inferencePriced } from '../../helpers/ledger-fixtures.js';
+import { project, recorded } from '../../helpers/projection-spec.js';
 
 const task = (uid: string, title: string, fields: Partial<SuiteTask> = {}): SuiteTask => ({
   uid,

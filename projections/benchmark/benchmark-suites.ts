@@ -3,8 +3,8 @@
  * table of their own (one document per task, in the suite's order). A deleted suite leaves both;
  * its runs are the benchmark runs read model's.
  */
-import { projection } from '../src/projector/projection.js';
-import type { Configuration, SuiteEvent, SuiteTask } from '../commands/benchmark/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { Configuration, SuiteEvent, SuiteTask } from '../../commands/benchmark/events.js';
 
 export interface SuiteDoc {
   [field: string]: unknown;

@@ -14,15 +14,15 @@
  * `RunExecutionPriced` carries the run's priced usage so far (its latest usage report, its ended
  * executions), so a run's cost is the latest of each, the figures of its `request_usage`.
  */
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type ProjectionDocs, projection } from '../src/projector/projection.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import type {
   BenchmarkRunEvent,
   BenchmarkRunState,
   RunConfiguration,
   RunScorer,
   RunTask,
-} from '../commands/benchmark/events.js';
+} from '../../commands/benchmark/events.js';
 import {
   amounts,
   type Credits,
@@ -32,11 +32,11 @@ import {
   type Tally,
   tallyOf,
   addTally,
-} from '../commands/benchmark/resource.js';
-import type { RunExecutionPriced, RunInferencePriced } from '../commands/analytics/events.js';
-import type { RunEvent } from '../commands/run/events.js';
-import type { ScoringEvent } from '../commands/scorer/events.js';
-import { own, ownsKey, putOwn } from '../src/own-keys.js';
+} from '../../commands/benchmark/resource.js';
+import type { RunExecutionPriced, RunInferencePriced } from '../../commands/analytics/events.js';
+import type { RunEvent } from '../../commands/run/events.js';
+import type { ScoringEvent } from '../../commands/scorer/events.js';
+import { own, ownsKey, putOwn } from '../../src/own-keys.js';
 
 type ScoreStatus = 'awaiting_trial' | 'judging' | 'scored' | 'finished_unscored' | 'not_scoreable';
 
