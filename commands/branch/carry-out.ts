@@ -16,7 +16,7 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { oneAtATime } from '../../src/kernel/one-at-a-time.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Service } from '../../src/feature.js';
-import { factoryDefinitionsProjection } from '../../projections/factory-definitions.js';
+import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
 import { automationsDecider } from '../automation/decider.js';
 import { type AutomationFields, automationsStream } from '../automation/events.js';
 import { factoryDecider } from '../factory/decider.js';

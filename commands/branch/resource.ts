@@ -8,12 +8,12 @@ import { uidParam } from '../../src/http/schemas.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { automationsProjection } from '../../projections/automation/automations.js';
-import { type BranchDoc, branchesProjection } from '../../projections/branches.js';
+import { type BranchDoc, branchesProjection } from '../../projections/branch/branches.js';
 import {
   type DefinitionDoc,
   type DefinitionVersionDoc,
   factoryDefinitionsProjection,
-} from '../../projections/factory-definitions.js';
+} from '../../projections/branch/factory-definitions.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../factoryfile/definition.js';

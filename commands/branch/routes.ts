@@ -1,7 +1,7 @@
 /**
  * POST /factory/{factory_uid}/branches and PUT …/{branch_uid}/files (extensions: propose a
  * definition), DELETE …/{branch_uid} (retire it) and POST …/{branch_uid}/apply (make it the
- * factory's definition: one version, whole or not at all). GET is in queries/branches.ts.
+ * factory's definition: one version, whole or not at all). GET is in queries/branch/branches.ts.
  */
 import { z } from 'zod';
 import type { Api } from '../../src/http/api.js';
@@ -10,7 +10,7 @@ import { noContent } from '../../src/http/schemas.js';
 import { timeOrderedId } from '../../src/ids.js';
 import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { branchesProjection } from '../../projections/branches.js';
+import { branchesProjection } from '../../projections/branch/branches.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { canonicalJson, resourceHashes, sha256 } from '../factoryfile/definition.js';
 import type { Diagnostic } from '../factoryfile/diagnostics.js';

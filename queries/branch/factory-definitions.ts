@@ -1,20 +1,20 @@
 /** GET /factory/{factory_uid}/definition (the version in force) and …/definition/versions (its history, newest first). */
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection } from '../projections/factories.js';
-import { factoryDefinitionsProjection } from '../projections/factory-definitions.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { factoriesProjection } from '../../projections/factories.js';
+import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
 import {
   definitionResource,
   definitionVersion,
   toDefinitionResource,
   toDefinitionVersion,
-} from '../commands/branch/resource.js';
-import { visibleFactory } from '../commands/factory/resource.js';
+} from '../../commands/branch/resource.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
 
 const params = z.object({ factory_uid: uidParam });
 const listQuery = z.object({ limit: limitParam(), cursor: z.string().max(1000).optional() }).strict();

@@ -1,6 +1,6 @@
 /** Factory branches as their status shows them: files, validation, who proposed them, the version they last applied. */
-import { projection } from '../src/projector/projection.js';
-import type { BranchContent, BranchEvent, DefinitionEvent } from '../commands/branch/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { BranchContent, BranchEvent, DefinitionEvent } from '../../commands/branch/events.js';
 
 type Principal = { type: 'user' | 'agent' | 'system'; uid: string };
 

@@ -4,9 +4,9 @@
  * a retired agent, never changing the settings of runs that exist.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readEvents } from '../e2e/server-process.js';
-import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { asList, edit, type Files, fixture, variant } from '../helpers/factory-files.js';
+import { readEvents } from '../../e2e/server-process.js';
+import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
+import { asList, edit, type Files, fixture, variant } from '../../helpers/factory-files.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,13 +5,13 @@ import {
   branchDecider,
   branchNameDecider,
   definitionDecider,
-} from '../../commands/branch/decider.js';
-import type { BranchContent, BranchEvent, Changes, DefinitionEvent } from '../../commands/branch/events.js';
-import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
-import { factoryDefinitionsProjection } from '../../projections/factory-definitions.js';
-import { branchesProjection } from '../../projections/branches.js';
+} from '../../../commands/branch/decider.js';
+import type { BranchContent, BranchEvent, Changes, DefinitionEvent } from '../../../commands/branch/events.js';
+import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
+import { factoryDefinitionsProjection } from '../../../projections/branch/factory-definitions.js';
+import { branchesProjection } from '../../../projections/branch/branches.js';
 
 const content = (hash = 'h-1'): BranchContent => ({
   files: [{ path: 'factory.yaml', sha256: 'f'.repeat(64), size_bytes: 10 }],

@@ -3,8 +3,8 @@
  * its runners and settings), and the history of its versions: which, from which branch, by whom,
  * when. A version is `applying` from its decision until it has been carried out onto its resources.
  */
-import { projection } from '../src/projector/projection.js';
-import type { BranchFile, Changes, DefinitionEvent, FactoryDefinitionApplied } from '../commands/branch/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { BranchFile, Changes, DefinitionEvent, FactoryDefinitionApplied } from '../../commands/branch/events.js';
 
 type Applied = FactoryDefinitionApplied['data'];
 type Principal = { type: 'user' | 'agent' | 'system'; uid: string };

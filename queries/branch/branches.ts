@@ -1,21 +1,21 @@
 /** GET /factory/{factory_uid}/branches/{branch_uid} (the spec's branch status) and GET /factory/{factory_uid}/branches (extension). */
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { branchesProjection } from '../projections/branches.js';
-import { factoriesProjection } from '../projections/factories.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { branchesProjection } from '../../projections/branch/branches.js';
+import { factoriesProjection } from '../../projections/factories.js';
 import {
   assertBranchesEnabled,
   branchParams,
   branchStatus,
   branchStatusOf,
   visibleBranch,
-} from '../commands/branch/resource.js';
-import { visibleFactory } from '../commands/factory/resource.js';
+} from '../../commands/branch/resource.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
 
 const listQuery = z
   .object({
