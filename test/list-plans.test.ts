@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { artifactsProjection } from '../projections/artifacts.js';
-import { conversationMessagesProjection } from '../projections/conversation-messages.js';
+import { conversationMessagesProjection } from '../projections/conversation/conversation-messages.js';
 import { runsProjection } from '../projections/runs.js';
 import { tasksProjection } from '../projections/tasks.js';
 import { webhookDeliveriesProjection } from '../projections/webhook-deliveries.js';

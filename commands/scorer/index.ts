@@ -6,7 +6,7 @@ import { feature } from '../../src/feature.js';
 import { scorersProjection } from '../../projections/scorers.js';
 import { scoringResultsProjection } from '../../projections/scoring-results.js';
 import { scoringRollupsProjection } from '../../projections/scoring-rollups.js';
-import { normalizeConversation } from '../../queries/normalized-conversation.js';
+import { normalizeConversation } from '../../queries/conversation/normalized-conversation.js';
 import scorerMetricsQueries from '../../queries/scorer-metrics.js';
 import scorerResultQueries from '../../queries/scorer-results.js';
 import scorerQueries from '../../queries/scorers.js';

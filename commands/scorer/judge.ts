@@ -11,11 +11,11 @@ import {
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
-} from '../../projections/conversation-messages.js';
+} from '../../projections/conversation/conversation-messages.js';
 import { runsProjection } from '../../projections/runs.js';
 import type { Classification } from './events.js';
 
-/** The normalizer of the conversation endpoints (queries/normalized-conversation.ts, wired in by the feature's entry). */
+/** The normalizer of the conversation endpoints (queries/conversation/normalized-conversation.ts, wired in by the feature's entry). */
 export type Normalize = (
   conversationId: string,
   items: ReadonlyArray<TurnDoc | MessageDoc>,

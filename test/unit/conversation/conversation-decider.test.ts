@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { conversationDecider } from '../../commands/conversation/decider.js';
-import type { ConversationEvent } from '../../commands/conversation/events.js';
-import { Conflict, InvalidRequest } from '../../src/kernel/errors.js';
-import { deciderSpec } from '../helpers/decider-spec.js';
+import { conversationDecider } from '../../../commands/conversation/decider.js';
+import type { ConversationEvent } from '../../../commands/conversation/events.js';
+import { Conflict, InvalidRequest } from '../../../src/kernel/errors.js';
+import { deciderSpec } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(conversationDecider);
 const run = (run_id: string, team_uid: string | null = 't-1'): ConversationEvent => ({

@@ -8,19 +8,23 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { noContent, uidParam } from '../src/http/schemas.js';
-import { NotFound } from '../src/kernel/errors.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { artifactsProjection } from '../projections/artifacts.js';
-import { conversationMessagesProjection, type MessageDoc, type TurnDoc } from '../projections/conversation-messages.js';
-import { runsProjection, type RunDoc } from '../projections/runs.js';
-import { filenameOf, viewerOf } from './artifacts.js';
+import { noContent, uidParam } from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { artifactsProjection } from '../../projections/artifacts.js';
+import {
+  conversationMessagesProjection,
+  type MessageDoc,
+  type TurnDoc,
+} from '../../projections/conversation/conversation-messages.js';
+import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { filenameOf, viewerOf } from '../artifacts.js';
 import { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
-import { signedBlobUrl } from '../src/blobs/routes.js';
-import { canView, isTerminal, runParams } from '../commands/run/resource.js';
-import type { Api } from '../src/http/api.js';
+import { signedBlobUrl } from '../../src/blobs/routes.js';
+import { canView, isTerminal, runParams } from '../../commands/run/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const LOG_ORDER: Sort = [
   ['seq', 'asc'],

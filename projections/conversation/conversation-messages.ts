@@ -12,10 +12,10 @@
  * beside it: `conversations` (each conversation's runs in order, its newest run last), `runs` (a
  * run's title and current turn) and `turns` (when each turn started and ended, and how).
  */
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type ProjectionDocs, projection } from '../src/projector/projection.js';
-import type { ConversationEvent } from '../commands/conversation/events.js';
-import { type RunEvent, WORKER_LOST } from '../commands/run/events.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import type { ConversationEvent } from '../../commands/conversation/events.js';
+import { type RunEvent, WORKER_LOST } from '../../commands/run/events.js';
 
 /**
  * Sorts as the log does: zero-padded commit and prepare positions compare as strings. `part`

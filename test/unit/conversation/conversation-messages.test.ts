@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { conversationMessagesProjection, seqOf } from '../../projections/conversation-messages.js';
-import { normalizeConversation } from '../../queries/normalized-conversation.js';
-import type { MessageDoc, TurnDoc } from '../../projections/conversation-messages.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import { conversationMessagesProjection, seqOf } from '../../../projections/conversation/conversation-messages.js';
+import { normalizeConversation } from '../../../queries/conversation/normalized-conversation.js';
+import type { MessageDoc, TurnDoc } from '../../../projections/conversation/conversation-messages.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const at = (minute: number) => metadata(`2026-01-01T00:${String(minute).padStart(2, '0')}:00.000Z`);
 const created = (run_id: string, prompt = 'Fix the build') => ({

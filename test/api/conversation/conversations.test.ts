@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addArtifact,
   finishRun,
@@ -9,7 +9,7 @@ import {
   signedPath,
   startRun,
   teammateKey,
-} from '../helpers/conversation-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

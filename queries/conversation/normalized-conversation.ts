@@ -9,8 +9,8 @@
  *   `message_ids` and `content` are those of the messages it joins, timed by the first.
  */
 import { z } from 'zod';
-import { ACTION_CATEGORIES } from '../commands/run/events.js';
-import type { MessageDoc, TurnDoc } from '../projections/conversation-messages.js';
+import { ACTION_CATEGORIES } from '../../commands/run/events.js';
+import type { MessageDoc, TurnDoc } from '../../projections/conversation/conversation-messages.js';
 
 const actionCategory = z.enum(ACTION_CATEGORIES);
 
