@@ -9,7 +9,7 @@ import { booleanParam } from '../src/http/schemas.js';
 import { findAll } from '../src/readstore/paging.js';
 import type { Runtime } from '../src/runtime.js';
 import { agentSkillList, toAgentSkills } from '../commands/skill/resource.js';
-import { environmentsProjection } from '../projections/environments.js';
+import { environmentsProjection } from '../projections/environment/environments.js';
 import { skillsProjection } from '../projections/skills.js';
 
 const query = z

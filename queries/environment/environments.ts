@@ -1,12 +1,12 @@
 /** GET /agent/environments (the caller's teams' environments) and GET /agent/environments/{id}. */
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { NotFound } from '../src/kernel/errors.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { environmentAnswers, environmentParams, environmentResource } from '../commands/environment/resource.js';
-import { environmentsProjection } from '../projections/environments.js';
+import type { Api } from '../../src/http/api.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { environmentAnswers, environmentParams, environmentResource } from '../../commands/environment/resource.js';
+import { environmentsProjection } from '../../projections/environment/environments.js';
 
 const SORTS: Record<'name' | 'last_updated', Sort> = {
   name: [

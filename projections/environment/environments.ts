@@ -2,9 +2,9 @@
  * Cloud environments, one document each, with the newest run that used each (by id: its title
  * and state are read from the runs read model when answered).
  */
-import { projection } from '../src/projector/projection.js';
-import type { EnvironmentConfig, EnvironmentEvent } from '../commands/environment/events.js';
-import type { RunEvent } from '../commands/run/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { EnvironmentConfig, EnvironmentEvent } from '../../commands/environment/events.js';
+import type { RunEvent } from '../../commands/run/events.js';
 
 type Who = { type: 'user' | 'service_account'; uid: string };
 
