@@ -19,7 +19,7 @@ import {
   toInboxItem,
 } from '../commands/inbox/resource.js';
 import { visibleFactory } from '../commands/factory/resource.js';
-import { factoriesProjection } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factory/factories.js';
 import { inboxEntriesProjection } from '../projections/inbox-entries.js';
 import { type InboxNotificationDoc, inboxNotificationsProjection } from '../projections/inbox-notifications.js';
 import { inboxRoutesProjection } from '../projections/inbox-routes.js';

@@ -10,7 +10,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { runStream } from '../commands/run/events.js';
-import { factoriesProjection } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factory/factories.js';
 import { runTimelineProjection } from '../projections/run-timeline.js';
 import { personalOwnerKey, type RunDoc, runsProjection } from '../projections/runs.js';
 import { activeTeam } from '../src/http/auth.js';

@@ -23,7 +23,7 @@ import {
   scorerResource,
   toScorerResource,
 } from '../commands/scorer/resource.js';
-import { factoriesProjection } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factory/factories.js';
 import { identitiesProjection } from '../projections/identities.js';
 import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
 import { scoringResultsProjection } from '../projections/scoring-results.js';

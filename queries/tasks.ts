@@ -19,7 +19,7 @@ import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
 import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { STAGES, taskStream } from '../commands/task/events.js';
-import { factoriesProjection } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factory/factories.js';
 import { runsProjection } from '../projections/runs.js';
 import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';

@@ -4,7 +4,7 @@ import { decodeCursor, pageInfo } from '../src/http/cursor.js';
 import { limitParam, pageInfoSchema } from '../src/http/schemas.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection } from '../projections/factories.js';
+import { factoriesProjection } from '../projections/factory/factories.js';
 import { webhooksProjection } from '../projections/webhooks.js';
 import {
   factoryWebhooksParams,

@@ -17,7 +17,7 @@ import {
   automationsProjection,
   type DeliveryDoc,
 } from '../../projections/automation/automations.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { liveFactory } from '../factory/live.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';

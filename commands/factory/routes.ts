@@ -5,7 +5,7 @@ import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { factoryDecider } from './decider.js';
 import { factoryStream } from './events.js';
 import { factoryParams, factoryResource, toFactoryResource } from './resource.js';

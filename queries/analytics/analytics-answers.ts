@@ -12,7 +12,7 @@ import type { Usd } from '../../commands/analytics/events.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../../projections/factories.js';
+import { factoriesProjection, type FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { identitiesProjection } from '../../projections/identities.js';

@@ -20,7 +20,7 @@ import { factoryParams } from '../../commands/factory/resource.js';
 import type { Api } from '../../src/http/api.js';
 import { limitParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { FactoryDoc } from '../../projections/factories.js';
+import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../../projections/analytics/factory-rollups.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { CATALOGUE_ID, modelsProjection } from '../../projections/models.js';

@@ -11,7 +11,7 @@ import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
 import { dateTimeParam, limitParam, pageInfoSchema } from '../../src/http/schemas.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { FactoryDoc } from '../../projections/factories.js';
+import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { answerCache, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { factoryScope } from '../../commands/analytics/resource.js';

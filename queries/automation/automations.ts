@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../../projections/automation/automations.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { visibleFactory } from '../../commands/factory/resource.js';
 import {
   MAX_AUTOMATIONS_PER_FACTORY,

@@ -33,7 +33,7 @@ import {
 } from '../../commands/benchmark/resource.js';
 import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { usersProjection } from '../../projections/users.js';
 
 const NEWEST_FIRST: Sort = [

@@ -23,7 +23,7 @@ import {
   toTaskResource,
 } from '../../commands/benchmark/resource.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

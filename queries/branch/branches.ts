@@ -7,7 +7,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { branchesProjection } from '../../projections/branch/branches.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import {
   assertBranchesEnabled,
   branchParams,

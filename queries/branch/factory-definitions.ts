@@ -6,7 +6,7 @@ import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js'
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
 import {
   definitionResource,

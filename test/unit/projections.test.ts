@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { accessAuditProjection } from '../../projections/access-audit.js';
 import { apiKeysProjection } from '../../projections/api-keys.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
-import { factoriesProjection } from '../../projections/factories.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
 import { identitiesProjection } from '../../projections/identities.js';
 import { teamsProjection } from '../../projections/teams.js';
 import { usersProjection } from '../../projections/users.js';

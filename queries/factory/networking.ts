@@ -1,8 +1,8 @@
 /** GET /networking/egress-ranges: where outbound traffic of agents comes from (configuration). */
 import { z } from 'zod';
-import { parseRanges } from '../src/net/cidr.js';
-import type { Runtime } from '../src/runtime.js';
-import type { Api } from '../src/http/api.js';
+import { parseRanges } from '../../src/net/cidr.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
 
 const egressRanges = z.object({
   ranges: z

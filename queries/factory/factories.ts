@@ -1,14 +1,14 @@
 /** GET /factory and GET /factory/{uid}. */
 import { z } from 'zod';
-import { activeTeam } from '../src/http/auth.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema } from '../src/http/schemas.js';
-import { Forbidden } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection } from '../projections/factories.js';
-import { factoryParams, factoryResource, toFactoryResource, visibleFactory } from '../commands/factory/resource.js';
-import type { Api } from '../src/http/api.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema } from '../../src/http/schemas.js';
+import { Forbidden } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoryParams, factoryResource, toFactoryResource, visibleFactory } from '../../commands/factory/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const listQuery = z
   .object({

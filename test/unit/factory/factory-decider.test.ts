@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { factoryDecider } from '../../commands/factory/decider.js';
-import type { FactoryEvent } from '../../commands/factory/events.js';
-import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { factoryDecider } from '../../../commands/factory/decider.js';
+import type { FactoryEvent } from '../../../commands/factory/events.js';
+import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(factoryDecider);
 const fields = { name: 'Payments', alias: 'pay', description: null, repositories: [] };

@@ -1,8 +1,8 @@
 /** Live factories with their foreman; a deleted factory leaves the list at once. */
-import { projection } from '../src/projector/projection.js';
-import type { FactoryEvent, Repository } from '../commands/factory/events.js';
-import type { IdentityEvent } from '../commands/identity/events.js';
-import type { DefinitionEvent } from '../commands/branch/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { FactoryEvent, Repository } from '../../commands/factory/events.js';
+import type { IdentityEvent } from '../../commands/identity/events.js';
+import type { DefinitionEvent } from '../../commands/branch/events.js';
 
 export interface FactoryDoc {
   [field: string]: unknown;
