@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { parse } from 'yaml';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { asList, edit, fixture } from '../helpers/factory-files.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
+import { asList, edit, fixture } from '../../helpers/factory-files.js';
 
 let t: TestApp;
 beforeAll(async () => {

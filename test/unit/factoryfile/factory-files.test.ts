@@ -3,9 +3,9 @@
  * small broken variant of it for each FF_* code, with the file, line and column it is reported at.
  */
 import { describe, expect, it } from 'vitest';
-import { validateFiles } from '../../commands/factoryfile/validate.js';
-import { DIAGNOSTIC_CODES } from '../../commands/factoryfile/diagnostics.js';
-import { asList, edit, type Files, fixture, variant } from '../helpers/factory-files.js';
+import { validateFiles } from '../../../commands/factoryfile/validate.js';
+import { DIAGNOSTIC_CODES } from '../../../commands/factoryfile/diagnostics.js';
+import { asList, edit, type Files, fixture, variant } from '../../helpers/factory-files.js';
 
 const example = fixture('sdlc-issue-to-pr');
 const validate = (files: Files) => validateFiles(asList(files));
