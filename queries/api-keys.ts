@@ -8,7 +8,7 @@ import { Forbidden, NotFound } from '../src/kernel/errors.js';
 import type { Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { apiKeysProjection } from '../projections/api-keys.js';
-import { identitiesProjection } from '../projections/identities.js';
+import { identitiesProjection } from '../projections/identity/identities.js';
 import { identityParams } from '../commands/identity/resource.js';
 import { apiKeyList, toApiKeyResource } from '../commands/user/resource.js';
 import type { Api } from '../src/http/api.js';

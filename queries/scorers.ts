@@ -24,7 +24,7 @@ import {
   toScorerResource,
 } from '../commands/scorer/resource.js';
 import { factoriesProjection } from '../projections/factory/factories.js';
-import { identitiesProjection } from '../projections/identities.js';
+import { identitiesProjection } from '../projections/identity/identities.js';
 import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
 import { scoringResultsProjection } from '../projections/scoring-results.js';
 import { rollupKey, scoringRollupsProjection } from '../projections/scoring-rollups.js';

@@ -12,7 +12,7 @@ import type { Runtime } from '../../src/runtime.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { matchFilter, type FieldMap } from './filter.js';
 import { webhookState } from '../webhook/ingress/state.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun, joinConversation } from '../run/create.js';

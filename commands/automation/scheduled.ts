@@ -11,7 +11,7 @@ import { derivedId, reactionContext, reactor } from '../../src/projector/reactor
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
 import { automationsProjection } from '../../projections/automation/automations.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { scheduleDecider } from '../schedule/decider.js';

@@ -18,7 +18,7 @@ import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { scorersProjection } from '../../projections/scorers.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { identityDecider } from '../identity/decider.js';

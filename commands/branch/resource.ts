@@ -14,7 +14,7 @@ import {
   type DefinitionVersionDoc,
   factoryDefinitionsProjection,
 } from '../../projections/branch/factory-definitions.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { webhooksProjection } from '../../projections/webhooks.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../factoryfile/definition.js';
 import { diagnosticSchema } from '../factoryfile/resource.js';

@@ -7,7 +7,7 @@ import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { factoryDecider, type FactoryState } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
 import { apiKeyBody, issuedKeyAnswer, newKeyGrant } from '../user/api-keys.js';

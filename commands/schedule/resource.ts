@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Actor } from '../../src/kernel/decider.js';
 import { agentConfigSchema, metadataSchema, runModeSchema } from '../run/schema.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import type { ScheduleDoc } from '../../projections/schedules.js';
 import { usersProjection } from '../../projections/users.js';
 import { cronProblem, rruleProblem } from './recurrence.js';

@@ -17,7 +17,7 @@ import { keyringFor } from '../../src/keyring.js';
 import type { Position } from '../../src/eventstore/port.js';
 import { comparePositions } from '../../src/eventstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { scorersProjection } from '../../projections/scorers.js';
 import { liveFactory } from '../factory/live.js';
 import { identityDecider } from '../identity/decider.js';

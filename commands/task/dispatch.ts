@@ -8,7 +8,7 @@ import { Conflict } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { IdentityDoc } from '../../projections/identities.js';
+import type { IdentityDoc } from '../../projections/identity/identities.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';
 import { createRun } from '../run/create.js';

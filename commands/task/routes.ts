@@ -8,7 +8,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { tasksProjection } from '../../projections/tasks.js';
 import { taskDetail, taskFactoryParams, taskParams, taskResource } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';

@@ -15,7 +15,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { factoriesProjection, type FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { usersProjection } from '../../projections/users.js';
 import { modelsProjection } from '../../projections/models.js';
 import { teamMembersProjection } from '../../projections/team-members.js';

@@ -3,7 +3,7 @@ import { accessAuditProjection } from '../../projections/access-audit.js';
 import { apiKeysProjection } from '../../projections/api-keys.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
-import { identitiesProjection } from '../../projections/identities.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
 import { teamsProjection } from '../../projections/teams.js';
 import { usersProjection } from '../../projections/users.js';
 import type { AnyProjection } from '../../src/projector/projection.js';

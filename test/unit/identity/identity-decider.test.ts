@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { identityDecider } from '../../commands/identity/decider.js';
-import type { IdentityEvent } from '../../commands/identity/events.js';
-import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { identityDecider } from '../../../commands/identity/decider.js';
+import type { IdentityEvent } from '../../../commands/identity/events.js';
+import { Forbidden, InvalidRequest, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(identityDecider);
 const profile = { name: 'Foreman', agent_type: 'FOREMAN' as const };

@@ -1,6 +1,6 @@
 /** Agent identities of every team, as the identity endpoints return them. */
-import { projection } from '../src/projector/projection.js';
-import type { AgentProfile, IdentityEvent } from '../commands/identity/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { AgentProfile, IdentityEvent } from '../../commands/identity/events.js';
 
 /** The agent's profile as last set (fields never set are absent), with its team and times. */
 export interface IdentityDoc extends AgentProfile {

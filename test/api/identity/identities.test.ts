@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 let factoryUid: string;
@@ -95,7 +95,7 @@ describe('agent identities', () => {
 
 describe('egress ranges', () => {
   it('are the configured ranges in canonical form', async () => {
-    const app = await (await import('../helpers/app.js')).startTestApp({
+    const app = await (await import('../../helpers/app.js')).startTestApp({
       EGRESS_RANGES: '10.1.2.3/8, 192.168.1.7,2001:DB8::1/64',
     });
     try {

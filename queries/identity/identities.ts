@@ -1,11 +1,11 @@
 /** GET /agent/identities (optionally by factory) and GET /agent/identities/{agent_uid}. */
 import { z } from 'zod';
-import { activeTeam } from '../src/http/auth.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Runtime } from '../src/runtime.js';
-import { identitiesProjection } from '../projections/identities.js';
-import { identityParams, identityResource, toIdentityResource } from '../commands/identity/resource.js';
-import type { Api } from '../src/http/api.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { identityParams, identityResource, toIdentityResource } from '../../commands/identity/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 /** At most this many agents per list; teams have a handful. */
 const LIST_LIMIT = 500;
