@@ -6,7 +6,7 @@ import type { Api } from '../../src/http/api.js';
 import { commandContext } from '../../src/http/context.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { inboxNotificationsProjection } from '../../projections/inbox-notifications.js';
+import { inboxNotificationsProjection } from '../../projections/inbox/inbox-notifications.js';
 import { liveFactory } from '../factory/live.js';
 import { teamDecider } from '../team/decider.js';
 import { teamStream } from '../team/events.js';

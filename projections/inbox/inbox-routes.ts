@@ -1,6 +1,6 @@
 /** Each factory's notification routes, as last set. */
-import { projection } from '../src/projector/projection.js';
-import type { InboxRoute, InboxRoutesEvent } from '../commands/inbox/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { InboxRoute, InboxRoutesEvent } from '../../commands/inbox/events.js';
 
 export interface InboxRoutesDoc {
   [field: string]: unknown;

@@ -4,12 +4,12 @@
  * live recipient (with `recipient_uid`, one person's copies), without `is_read`. And
  * GET /factory/{factory_uid}/inbox-routes.
  */
-import type { Api } from '../src/http/api.js';
-import { activeTeam } from '../src/http/auth.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { InvalidRequest } from '../src/kernel/errors.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { InvalidRequest } from '../../src/kernel/errors.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import {
   type InboxItem,
   inboxListQuery,
@@ -17,13 +17,16 @@ import {
   inboxRoutesAnswer,
   routesParams,
   toInboxItem,
-} from '../commands/inbox/resource.js';
-import { visibleFactory } from '../commands/factory/resource.js';
-import { factoriesProjection } from '../projections/factory/factories.js';
-import { inboxEntriesProjection } from '../projections/inbox-entries.js';
-import { type InboxNotificationDoc, inboxNotificationsProjection } from '../projections/inbox-notifications.js';
-import { inboxRoutesProjection } from '../projections/inbox-routes.js';
-import { usersProjection } from '../projections/users.js';
+} from '../../commands/inbox/resource.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { inboxEntriesProjection } from '../../projections/inbox/inbox-entries.js';
+import {
+  type InboxNotificationDoc,
+  inboxNotificationsProjection,
+} from '../../projections/inbox/inbox-notifications.js';
+import { inboxRoutesProjection } from '../../projections/inbox/inbox-routes.js';
+import { usersProjection } from '../../projections/users.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

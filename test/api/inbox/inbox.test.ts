@@ -6,8 +6,8 @@
  */
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Artifact } from '../../commands/run/events.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import type { Artifact } from '../../../commands/run/events.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addArtifact,
   finishRun,
@@ -16,8 +16,8 @@ import {
   outsiderKey,
   runCommand,
   startRun,
-} from '../helpers/conversation-fixtures.js';
-import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
+import { eventually, newFactory, newMember } from '../../helpers/task-fixtures.js';
 
 let t: TestApp;
 let factory: string;

@@ -1,8 +1,8 @@
 /** The inbox decider: raise what the situation calls for once, clear what it no longer does, mark only what one receives. */
 import { describe, expect, it } from 'vitest';
-import { type Desired, inboxDecider, mayMark } from '../../commands/inbox/decider.js';
-import type { InboxEvent } from '../../commands/inbox/events.js';
-import { deciderSpec, fold, userContext } from '../helpers/decider-spec.js';
+import { type Desired, inboxDecider, mayMark } from '../../../commands/inbox/decider.js';
+import type { InboxEvent } from '../../../commands/inbox/events.js';
+import { deciderSpec, fold, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(inboxDecider);
 const place = { subject: 'task-1', team_uid: 't-1', factory_uid: 'f-1', task_uid: '1', outbound_webhook_uid: null };

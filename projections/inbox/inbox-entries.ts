@@ -3,8 +3,8 @@
  * `mine` scope (and `recipient_uid`) seeks one person's inbox by index. A cleared notification's
  * copies are deleted with it.
  */
-import { projection } from '../src/projector/projection.js';
-import type { InboxEvent } from '../commands/inbox/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { InboxEvent } from '../../commands/inbox/events.js';
 import { type InboxNotificationDoc, notificationDoc } from './inbox-notifications.js';
 
 export interface InboxEntryDoc extends InboxNotificationDoc {

@@ -2,8 +2,8 @@
  * Inbox notifications, one document each: active ones for the `team` scope, cleared ones kept
  * (inactive) so that marking one read answers "no longer active" rather than "missing".
  */
-import { projection } from '../src/projector/projection.js';
-import type { InboxEvent, NotificationRaisedData } from '../commands/inbox/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { InboxEvent, NotificationRaisedData } from '../../commands/inbox/events.js';
 
 export interface InboxNotificationDoc extends Omit<NotificationRaisedData, 'key'> {
   [field: string]: unknown;
