@@ -17,7 +17,7 @@ import { factoryRollupsProjection } from '../../projections/analytics/factory-ro
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
 import { usersProjection } from '../../projections/users.js';
-import { modelsProjection } from '../../projections/models.js';
+import { modelsProjection } from '../../projections/model/models.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
 
 const CACHED_ANSWERS = 1000;

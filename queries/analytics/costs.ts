@@ -23,7 +23,7 @@ import type { Runtime } from '../../src/runtime.js';
 import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../../projections/analytics/factory-rollups.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { CATALOGUE_ID, modelsProjection } from '../../projections/models.js';
+import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { teamMembersProjection } from '../../projections/team-members.js';
 import { usersProjection } from '../../projections/users.js';

@@ -17,7 +17,7 @@ import {
   UNKNOWN_KEY,
 } from '../../projections/analytics/factory-rollups.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { CATALOGUE_ID, modelsProjection } from '../../projections/models.js';
+import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
 import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { cycleTime } from '../../commands/analytics/resource.js';
 import { answerCache, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectRefused, newEnvironment, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-models-'));

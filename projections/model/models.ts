@@ -1,6 +1,6 @@
 /** The model catalogue in force: one document. */
-import { projection } from '../src/projector/projection.js';
-import type { Catalogue, ModelEvent } from '../commands/model/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { Catalogue, ModelEvent } from '../../commands/model/events.js';
 
 export const CATALOGUE_ID = 'catalogue';
 

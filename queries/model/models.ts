@@ -1,8 +1,8 @@
 /** GET /agent/models: the catalogue's models, its default, and what each costs. */
-import type { Api } from '../src/http/api.js';
-import type { Runtime } from '../src/runtime.js';
-import { modelListResource } from '../commands/model/resource.js';
-import { CATALOGUE_ID, modelsProjection } from '../projections/models.js';
+import type { Api } from '../../src/http/api.js';
+import type { Runtime } from '../../src/runtime.js';
+import { modelListResource } from '../../commands/model/resource.js';
+import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
 
 export default function modelQueries(api: Api, rt: Runtime): void {
   const models = rt.readModel(modelsProjection);
