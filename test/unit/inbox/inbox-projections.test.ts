@@ -1,6 +1,6 @@
 /** The inbox read models and the delivery log: given events, then documents; applied twice, the same. */
 import { describe, expect, it } from 'vitest';
-import { outboundDeliveriesProjection } from '../../../projections/outbound-deliveries.js';
+import { outboundDeliveriesProjection } from '../../../projections/outbound/outbound-deliveries.js';
 import { inboxEntriesProjection } from '../../../projections/inbox/inbox-entries.js';
 import { inboxNotificationsProjection } from '../../../projections/inbox/inbox-notifications.js';
 import { project, recorded } from '../../helpers/projection-spec.js';

@@ -1,10 +1,10 @@
 /** Outbound webhook endpoints and deliveries: admins manage, 20 a team, health and disabling; attempts recorded once. */
 import { describe, it } from 'vitest';
-import { deliveryDecider } from '../../commands/outbound/delivery-decider.js';
-import { outboundWebhookDecider } from '../../commands/outbound/decider.js';
-import type { OutboundDeliveryEvent, OutboundWebhookEvent } from '../../commands/outbound/events.js';
-import { Forbidden, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { deliveryDecider } from '../../../commands/outbound/delivery-decider.js';
+import { outboundWebhookDecider } from '../../../commands/outbound/decider.js';
+import type { OutboundDeliveryEvent, OutboundWebhookEvent } from '../../../commands/outbound/events.js';
+import { Forbidden, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const endpoints = deciderSpec(outboundWebhookDecider);
 const fields = { url: 'https://h.example.com/', description: null, event_types: ['*'], enabled: true };

@@ -2,8 +2,8 @@
  * Outbound webhook deliveries, one document each with its attempts: the delivery log the API
  * reads (newest first per endpoint), and what the dispatcher asks for (pending ones by due time).
  */
-import { projection } from '../src/projector/projection.js';
-import type { OutboundDeliveryEvent, OutboundEventType } from '../commands/outbound/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { OutboundDeliveryEvent, OutboundEventType } from '../../commands/outbound/events.js';
 
 interface DeliveryAttemptDoc {
   attempt: number;

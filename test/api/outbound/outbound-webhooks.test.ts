@@ -7,11 +7,11 @@
 import { v4 as uuidv4 } from 'uuid';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../src/clock.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { outsiderKey } from '../helpers/conversation-fixtures.js';
-import { startReceiver } from '../helpers/receiver.js';
-import { eventually, newMember } from '../helpers/task-fixtures.js';
+import { manualClock } from '../../../src/clock.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
+import { outsiderKey } from '../../helpers/conversation-fixtures.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import { eventually, newMember } from '../../helpers/task-fixtures.js';
 
 const clock = manualClock('2026-05-04T09:00:00Z');
 let t: TestApp;

@@ -1,6 +1,6 @@
 /** A team's outbound webhook endpoints, one document each (never the secret). */
-import { projection } from '../src/projector/projection.js';
-import type { OutboundWebhookEvent } from '../commands/outbound/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { OutboundWebhookEvent } from '../../commands/outbound/events.js';
 
 export interface OutboundWebhookDoc {
   [field: string]: unknown;

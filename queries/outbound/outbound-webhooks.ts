@@ -5,11 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import {
   deliveriesAnswer,
   deliveriesQuery,
@@ -18,10 +18,10 @@ import {
   teamParams,
   toDeliveryResource,
   toOutboundWebhookResource,
-} from '../commands/outbound/resource.js';
-import { MAX_ENDPOINTS_PER_TEAM } from '../commands/outbound/events.js';
-import { outboundDeliveriesProjection } from '../projections/outbound-deliveries.js';
-import { outboundWebhooksProjection } from '../projections/outbound-webhooks.js';
+} from '../../commands/outbound/resource.js';
+import { MAX_ENDPOINTS_PER_TEAM } from '../../commands/outbound/events.js';
+import { outboundDeliveriesProjection } from '../../projections/outbound/outbound-deliveries.js';
+import { outboundWebhooksProjection } from '../../projections/outbound/outbound-webhooks.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],
