@@ -14,7 +14,7 @@ import type { DocumentStore } from '../src/readstore/port.js';
 import { openStores } from '../src/runtime.js';
 import { userStream } from '../commands/user/events.js';
 import { type AuditEntryDoc, accessAuditProjection } from '../projections/access-audit.js';
-import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from './history.js';
+import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from './run/history.js';
 import { teamAudit } from './team-audit.js';
 
 const USAGE = [

@@ -19,8 +19,8 @@ import { scorerParams, scoringResult, toScoringResult } from '../commands/scorer
 import { canView, runParams } from '../commands/run/resource.js';
 import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
 import { resultKey, type ScoringResultDoc, scoringResultsProjection } from '../projections/scoring-results.js';
-import { runsProjection } from '../projections/runs.js';
-import { viewerOf } from './artifacts.js';
+import { runsProjection } from '../projections/run/runs.js';
+import { viewerOf } from './run/artifacts.js';
 
 const NEWEST_FIRST: Sort = [
   ['attempted_at', 'desc'],

@@ -28,7 +28,7 @@ import { identitiesProjection } from '../projections/identity/identities.js';
 import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
 import { scoringResultsProjection } from '../projections/scoring-results.js';
 import { rollupKey, scoringRollupsProjection } from '../projections/scoring-rollups.js';
-import { historyEntry, toHistoryEntry } from './history.js';
+import { historyEntry, toHistoryEntry } from './run/history.js';
 
 const BY_CREATION: Sort = [
   ['created_at', 'asc'],

@@ -20,7 +20,7 @@ import type { Filter, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { STAGES, taskStream } from '../commands/task/events.js';
 import { factoriesProjection } from '../projections/factory/factories.js';
-import { runsProjection } from '../projections/runs.js';
+import { runsProjection } from '../projections/run/runs.js';
 import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
 import { usersProjection } from '../projections/users.js';
 import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../commands/task/resource.js';

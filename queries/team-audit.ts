@@ -10,7 +10,7 @@ import { Forbidden } from '../src/kernel/errors.js';
 import type { Collection, Sort } from '../src/readstore/port.js';
 import type { Runtime } from '../src/runtime.js';
 import { type AuditEntryDoc, accessAuditProjection } from '../projections/access-audit.js';
-import { type HistoryEntry, historyEntry } from './history.js';
+import { type HistoryEntry, historyEntry } from './run/history.js';
 import { roleIn, teamParams } from './teams.js';
 import type { Api } from '../src/http/api.js';
 

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { runItem, toRunItem } from '../../commands/run/resource.js';
 import { taskDetail, taskListItem, taskResource } from '../../commands/task/resource.js';
-import { type RunDoc, runsProjection } from '../../projections/runs.js';
+import { type RunDoc, runsProjection } from '../../projections/run/runs.js';
 import { type TaskDoc, tasksProjection } from '../../projections/tasks.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { pageInfoSchema } from '../../src/http/schemas.js';

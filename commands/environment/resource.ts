@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type EnvironmentDoc, environmentsProjection } from '../../projections/environment/environments.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 
 const repo = z.object({ owner: z.string().trim().min(1).max(100), repo: z.string().trim().min(1).max(100) }).strict();
 

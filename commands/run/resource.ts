@@ -14,7 +14,7 @@ import {
   type StatusMessage,
   TERMINAL_STATES,
 } from './events.js';
-import { type RunDoc, skillName } from '../../projections/runs.js';
+import { type RunDoc, skillName } from '../../projections/run/runs.js';
 import type { InferenceUsage, MachineUsage } from '../analytics/events.js';
 import { ownsKey } from '../../src/own-keys.js';
 

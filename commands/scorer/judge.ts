@@ -12,7 +12,7 @@ import {
   type MessageDoc,
   type TurnDoc,
 } from '../../projections/conversation/conversation-messages.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import type { Classification } from './events.js';
 
 /** The normalizer of the conversation endpoints (queries/conversation/normalized-conversation.ts, wired in by the feature's entry). */

@@ -16,7 +16,7 @@ import { derivedId, reactionContext, reactor } from '../../src/projector/reactor
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import { scorersProjection } from '../../projections/scorers.js';
 import { createRun } from '../run/create.js';
 import type { RunEvent } from '../run/events.js';

@@ -8,7 +8,7 @@ import { findEach } from '../../src/readstore/paging.js';
 import { DomainError, Conflict } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';
 import { runDecider } from '../run/decider.js';

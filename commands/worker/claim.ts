@@ -15,7 +15,7 @@ import { Conflict } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import { runDecider } from '../run/decider.js';
 import { runStream } from '../run/events.js';
 import { type Assignment, assignmentOf } from './assignment.js';

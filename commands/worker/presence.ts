@@ -9,7 +9,7 @@ import { comparePositions, type Position, type RecordedEvent, START } from '../.
 import { DomainError } from '../../src/kernel/errors.js';
 import { findEach } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
+import { runsProjection, type RunDoc } from '../../projections/run/runs.js';
 import { teamsProjection } from '../../projections/teams.js';
 import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';

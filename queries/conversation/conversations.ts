@@ -13,14 +13,14 @@ import { NotFound } from '../../src/kernel/errors.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { artifactsProjection } from '../../projections/artifacts.js';
+import { artifactsProjection } from '../../projections/run/artifacts.js';
 import {
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
 } from '../../projections/conversation/conversation-messages.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
-import { filenameOf, viewerOf } from '../artifacts.js';
+import { runsProjection, type RunDoc } from '../../projections/run/runs.js';
+import { filenameOf, viewerOf } from '../run/artifacts.js';
 import { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
 import { canView, isTerminal, runParams } from '../../commands/run/resource.js';

@@ -4,7 +4,7 @@ import { createRun } from '../../commands/run/create.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import { taskCancelReactor } from '../../commands/task/reactors.js';
 import { taskStream } from '../../commands/task/events.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
 import {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../../src/eventstore/port.js';
 import { startAutomationRuns } from '../../../commands/automation/reactor.js';
 import type { DeliveryAccepted } from '../../../commands/webhook/events.js';
-import { artifactsProjection } from '../../../projections/artifacts.js';
+import { artifactsProjection } from '../../../projections/run/artifacts.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;

@@ -7,17 +7,17 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { hashApiKey } from '../src/http/api-key.js';
-import { bearer } from '../src/http/auth.js';
-import type { Principal } from '../src/http/principal.js';
-import { noContent, uidParam } from '../src/http/schemas.js';
-import { NotFound, Unauthorized, Unprocessable } from '../src/kernel/errors.js';
-import type { Runtime } from '../src/runtime.js';
-import { artifactsProjection, type ArtifactDoc } from '../projections/artifacts.js';
-import { signedBlobUrl } from '../src/blobs/routes.js';
-import { artifactItemSchema, canView } from '../commands/run/resource.js';
-import type { Api } from '../src/http/api.js';
-import { own } from '../src/own-keys.js';
+import { hashApiKey } from '../../src/http/api-key.js';
+import { bearer } from '../../src/http/auth.js';
+import type { Principal } from '../../src/http/principal.js';
+import { noContent, uidParam } from '../../src/http/schemas.js';
+import { NotFound, Unauthorized, Unprocessable } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { artifactsProjection, type ArtifactDoc } from '../../projections/run/artifacts.js';
+import { signedBlobUrl } from '../../src/blobs/routes.js';
+import { artifactItemSchema, canView } from '../../commands/run/resource.js';
+import type { Api } from '../../src/http/api.js';
+import { own } from '../../src/own-keys.js';
 
 /** The decision context of a principal, for `canView`. */
 export const viewerOf = (principal: Principal) => ({

@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { runDecider } from '../../commands/run/decider.js';
-import type { RunEvent } from '../../commands/run/events.js';
-import { Unprocessable, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { runDecider } from '../../../commands/run/decider.js';
+import type { RunEvent } from '../../../commands/run/events.js';
+import { Unprocessable, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const { given } = deciderSpec(runDecider);
 

@@ -3,10 +3,10 @@
  * pages under. `metadata[key]=value` pairs arrive as literal parameter names (`metadata[ticket_id]`).
  */
 import { z } from 'zod';
-import { RUN_SOURCES, RUN_STATES } from '../commands/run/events.js';
-import { InvalidRequest } from '../src/kernel/errors.js';
-import { dateTimeParam, limitParam, repeatable, sortOrderParam, uidParam } from '../src/http/schemas.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
+import { RUN_SOURCES, RUN_STATES } from '../../commands/run/events.js';
+import { InvalidRequest } from '../../src/kernel/errors.js';
+import { dateTimeParam, limitParam, repeatable, sortOrderParam, uidParam } from '../../src/http/schemas.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
 
 const MAX_METADATA_FILTERS = 5;
 const EMPTY_ENVIRONMENT = 'empty-environment';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { ADMIN_KEY, expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_KEY, expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addArtifact,
   type Held,
@@ -9,7 +9,7 @@ import {
   signedPath,
   startRun,
   teammateKey,
-} from '../helpers/conversation-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

@@ -6,9 +6,9 @@
  * `followup_queued`, `followup_delivered`, `run_resumed`, `interrupt_requested` and
  * `worker_lost`. Entries a worker records keep the name it gave them (`worker_container_ready`...).
  */
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import { projection, type Docs } from '../src/projector/projection.js';
-import type { FinishState, RunEvent, RunMode } from '../commands/run/events.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { projection, type Docs } from '../../src/projector/projection.js';
+import type { FinishState, RunEvent, RunMode } from '../../commands/run/events.js';
 
 interface TimelineEntry {
   [field: string]: unknown;

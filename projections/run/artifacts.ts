@@ -3,8 +3,8 @@
  * and executing team, its conversation, and whether it is public. The table `runs` keeps those
  * fields of each run until its artifacts arrive.
  */
-import { projection } from '../src/projector/projection.js';
-import type { Artifact, ArtifactType, RunEvent } from '../commands/run/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { Artifact, ArtifactType, RunEvent } from '../../commands/run/events.js';
 
 interface RunOwnerDoc {
   [field: string]: unknown;

@@ -1,8 +1,8 @@
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRun } from '../../commands/run/create.js';
-import { runRequestSchema } from '../../commands/run/schema.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { createRun } from '../../../commands/run/create.js';
+import { runRequestSchema } from '../../../commands/run/schema.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   adminContext,
   type Held,
@@ -11,7 +11,7 @@ import {
   runCommand,
   startRun,
   teammateKey,
-} from '../helpers/conversation-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

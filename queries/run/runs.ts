@@ -9,24 +9,24 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { runStream } from '../commands/run/events.js';
-import { factoriesProjection } from '../projections/factory/factories.js';
-import { runTimelineProjection } from '../projections/run-timeline.js';
-import { personalOwnerKey, type RunDoc, runsProjection } from '../projections/runs.js';
-import { activeTeam } from '../src/http/auth.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import type { Principal } from '../src/http/principal.js';
-import { dateTimeParam, pageInfoSchema } from '../src/http/schemas.js';
-import { DomainError, NotFound } from '../src/kernel/errors.js';
-import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
-import type { Filter } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import { runStream } from '../../commands/run/events.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { runTimelineProjection } from '../../projections/run/run-timeline.js';
+import { personalOwnerKey, type RunDoc, runsProjection } from '../../projections/run/runs.js';
+import { activeTeam } from '../../src/http/auth.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import type { Principal } from '../../src/http/principal.js';
+import { dateTimeParam, pageInfoSchema } from '../../src/http/schemas.js';
+import { DomainError, NotFound } from '../../src/kernel/errors.js';
+import { eventsAsOf, projectAsOf } from '../../src/projector/as-of.js';
+import type { Filter } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import { viewerOf } from './artifacts.js';
-import { canView, requestUsageSchema, runItem, runParams as params, toRunItem } from '../commands/run/resource.js';
+import { canView, requestUsageSchema, runItem, runParams as params, toRunItem } from '../../commands/run/resource.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from './run-list.js';
-import { findMerged } from '../src/readstore/paging.js';
-import { signedBlobUrl } from '../src/blobs/routes.js';
-import type { Api } from '../src/http/api.js';
+import { findMerged } from '../../src/readstore/paging.js';
+import { signedBlobUrl } from '../../src/blobs/routes.js';
+import type { Api } from '../../src/http/api.js';
 
 const listResponse = z.object({ runs: z.array(runItem), page_info: pageInfoSchema });
 

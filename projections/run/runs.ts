@@ -2,8 +2,8 @@
  * One document per run, shaped for the run list and `RunItem`. A root run also keeps which runs
  * of its tree are still working, so `task_status=running` needs no scan of descendants.
  */
-import { projection, type Docs } from '../src/projector/projection.js';
-import type { RecordedEvent } from '../src/eventstore/port.js';
+import { projection, type Docs } from '../../src/projector/projection.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
 import {
   type Artifact,
   type Attachment,
@@ -16,13 +16,13 @@ import {
   WORKER_LOST,
   WORKING_STATES,
   nextRunState,
-} from '../commands/run/events.js';
+} from '../../commands/run/events.js';
 import type {
   InferenceUsage,
   MachineUsage,
   RunExecutionPriced,
   RunInferencePriced,
-} from '../commands/analytics/events.js';
+} from '../../commands/analytics/events.js';
 
 type TaskStatus = 'running' | 'failed' | 'blocked' | 'cancelled' | 'complete' | 'queued';
 
@@ -151,7 +151,7 @@ export const runsProjection = projection<RunEvent | RunInferencePriced | RunExec
   version: 4,
   // The run list reads its page from one index per way of seeing runs (owner_key: the team's or
   // the caller's personal runs; executing_team_uid: an agent's team) that ends with the sort, so
-  // a page costs what it holds, whatever the team's history (queries/runs.ts, findMerged).
+  // a page costs what it holds, whatever the team's history (queries/run/runs.ts, findMerged).
   indexes: [
     // The factory filter within each owner (a factory's index alone would walk all of its runs
     // looking for the caller's personal ones, of which there are usually none).

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { artifactsProjection } from '../../projections/artifacts.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import { artifactsProjection } from '../../../projections/run/artifacts.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const history = recorded([
   {

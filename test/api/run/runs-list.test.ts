@@ -1,9 +1,9 @@
-import { runCreatedData } from '../helpers/run-fixtures.js';
+import { runCreatedData } from '../../helpers/run-fixtures.js';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDecider } from '../../commands/run/decider.js';
-import { type RunCreatedData, runStream } from '../../commands/run/events.js';
-import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
+import { runDecider } from '../../../commands/run/decider.js';
+import { type RunCreatedData, runStream } from '../../../commands/run/events.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addArtifact,
   adminContext,
@@ -11,7 +11,7 @@ import {
   runCommand,
   startRun,
   teammateKey,
-} from '../helpers/conversation-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

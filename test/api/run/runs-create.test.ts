@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_RUN_DEPTH } from '../../commands/run/create.js';
-import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
-import { outsiderKey } from '../helpers/conversation-fixtures.js';
+import { MAX_RUN_DEPTH } from '../../../commands/run/create.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../../helpers/app.js';
+import { outsiderKey } from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

@@ -9,19 +9,19 @@
  */
 import { z } from 'zod';
 import type { FastifyRequest } from 'fastify';
-import { type RunCreatedData, runStream } from '../commands/run/events.js';
-import { conversationStream } from '../commands/conversation/events.js';
-import { type TaskCreatedData, taskStream } from '../commands/task/events.js';
-import { comparePositions, type EventStore, type RecordedEvent } from '../src/eventstore/port.js';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
-import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
+import { type RunCreatedData, runStream } from '../../commands/run/events.js';
+import { conversationStream } from '../../commands/conversation/events.js';
+import { type TaskCreatedData, taskStream } from '../../commands/task/events.js';
+import { comparePositions, type EventStore, type RecordedEvent } from '../../src/eventstore/port.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
 import { viewerOf } from './artifacts.js';
-import { canView, runParams } from '../commands/run/resource.js';
-import type { Api } from '../src/http/api.js';
-import { ownsKey } from '../src/own-keys.js';
+import { canView, runParams } from '../../commands/run/resource.js';
+import type { Api } from '../../src/http/api.js';
+import { ownsKey } from '../../src/own-keys.js';
 
 export const historyEntry = z.object({
   id: z.string().describe("The event's id"),

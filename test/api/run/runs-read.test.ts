@@ -1,9 +1,9 @@
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Attachment } from '../../commands/run/events.js';
-import { isoDuration } from '../../commands/run/resource.js';
-import { settle } from '../helpers/analytics-fixtures.js';
-import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../helpers/app.js';
+import type { Attachment } from '../../../commands/run/events.js';
+import { isoDuration } from '../../../commands/run/resource.js';
+import { settle } from '../../helpers/analytics-fixtures.js';
+import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   addArtifact,
   type Held,
@@ -13,7 +13,7 @@ import {
   signedPath,
   startRun,
   workerContext,
-} from '../helpers/conversation-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
 
 let t: TestApp;
 let outsider: string;

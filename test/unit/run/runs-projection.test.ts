@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { RunCreatedData, RunEvent } from '../../commands/run/events.js';
-import { runTimelineProjection } from '../../projections/run-timeline.js';
-import { runsProjection } from '../../projections/runs.js';
-import type { NewEvent } from '../../src/eventstore/port.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
-import { runCreatedData } from '../helpers/run-fixtures.js';
+import type { RunCreatedData, RunEvent } from '../../../commands/run/events.js';
+import { runTimelineProjection } from '../../../projections/run/run-timeline.js';
+import { runsProjection } from '../../../projections/run/runs.js';
+import type { NewEvent } from '../../../src/eventstore/port.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
+import { runCreatedData } from '../../helpers/run-fixtures.js';
 
 const at = (minute: number, second = 0) =>
   `2026-01-01T00:${String(minute).padStart(2, '0')}:${String(second).padStart(2, '0')}.000Z`;
