@@ -19,7 +19,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';

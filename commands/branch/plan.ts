@@ -9,7 +9,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
 import { automationsDecider } from '../automation/decider.js';
 import { automationsStream } from '../automation/events.js';

@@ -17,7 +17,7 @@ import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { runsProjection } from '../../projections/run/runs.js';
-import { scorersProjection } from '../../projections/scorers.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { createRun } from '../run/create.js';
 import type { RunEvent } from '../run/events.js';
 import { runState } from '../run/state.js';

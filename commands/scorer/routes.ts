@@ -18,7 +18,7 @@ import type { Position } from '../../src/eventstore/port.js';
 import { comparePositions } from '../../src/eventstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { liveFactory } from '../factory/live.js';
 import { identityDecider } from '../identity/decider.js';
 import { identityStream } from '../identity/events.js';

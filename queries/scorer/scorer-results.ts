@@ -7,20 +7,24 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { booleanParam, pageInfoSchema, repeatable, uidParam } from '../src/http/schemas.js';
-import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
-import { keyringFor } from '../src/keyring.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import type { Api } from '../src/http/api.js';
-import { scorerKey } from '../commands/scorer/events.js';
-import { scorerParams, scoringResult, toScoringResult } from '../commands/scorer/resource.js';
-import { canView, runParams } from '../commands/run/resource.js';
-import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
-import { resultKey, type ScoringResultDoc, scoringResultsProjection } from '../projections/scoring-results.js';
-import { runsProjection } from '../projections/run/runs.js';
-import { viewerOf } from './run/artifacts.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { booleanParam, pageInfoSchema, repeatable, uidParam } from '../../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import { keyringFor } from '../../src/keyring.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { scorerKey } from '../../commands/scorer/events.js';
+import { scorerParams, scoringResult, toScoringResult } from '../../commands/scorer/resource.js';
+import { canView, runParams } from '../../commands/run/resource.js';
+import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
+import {
+  resultKey,
+  type ScoringResultDoc,
+  scoringResultsProjection,
+} from '../../projections/scorer/scoring-results.js';
+import { runsProjection } from '../../projections/run/runs.js';
+import { viewerOf } from '../run/artifacts.js';
 
 const NEWEST_FIRST: Sort = [
   ['attempted_at', 'desc'],

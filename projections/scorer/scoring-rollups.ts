@@ -11,11 +11,11 @@
  *
  * Rows are counters; each remembers the last event it applied, so a replay adds nothing twice.
  */
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type Grain, GRAINS, periodStart } from '../src/periods.js';
-import { type Docs, type ProjectionDocs, projection } from '../src/projector/projection.js';
-import type { RunExecutionPriced, RunInferencePriced } from '../commands/analytics/events.js';
-import { type Dollars, NO_DOLLARS, type ScoringEvent } from '../commands/scorer/events.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type Grain, GRAINS, periodStart } from './periods.js';
+import { type Docs, type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import type { RunExecutionPriced, RunInferencePriced } from '../../commands/analytics/events.js';
+import { type Dollars, NO_DOLLARS, type ScoringEvent } from '../../commands/scorer/events.js';
 
 export type RollupGrain = Grain | 'all';
 

@@ -3,13 +3,13 @@
  * a command, then events (or an error).
  */
 import { describe, expect, it } from 'vitest';
-import { scorerDecider } from '../../commands/scorer/decider.js';
-import type { ScorerEvent, ScorerFields, ScoringEvent, SelfImprovementEvent } from '../../commands/scorer/events.js';
-import { selfImprovementDecider } from '../../commands/scorer/improvement.js';
-import { inScope, sampled } from '../../commands/scorer/reactors.js';
-import { COOL_DOWN_MS, scoringDecider } from '../../commands/scorer/scoring.js';
-import { Conflict, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { scorerDecider } from '../../../commands/scorer/decider.js';
+import type { ScorerEvent, ScorerFields, ScoringEvent, SelfImprovementEvent } from '../../../commands/scorer/events.js';
+import { selfImprovementDecider } from '../../../commands/scorer/improvement.js';
+import { inScope, sampled } from '../../../commands/scorer/reactors.js';
+import { COOL_DOWN_MS, scoringDecider } from '../../../commands/scorer/scoring.js';
+import { Conflict, Forbidden, InvalidRequest, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const fields: ScorerFields = {
   name: 'Compliance',

@@ -9,9 +9,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { manualClock } from '../../src/clock.js';
-import { tokens } from '../helpers/analytics-fixtures.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { manualClock } from '../../../src/clock.js';
+import { tokens } from '../../helpers/analytics-fixtures.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   agentRun,
   CLASSIFICATIONS,
@@ -20,8 +20,8 @@ import {
   newScorer,
   roundPriceList,
   simulatedWorker,
-} from '../helpers/scorer-fixtures.js';
-import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
+} from '../../helpers/scorer-fixtures.js';
+import { eventually, newFactory, newMember } from '../../helpers/task-fixtures.js';
 
 const clock = manualClock('2026-04-01T10:00:00Z');
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shopfloor-scorer-prices-'));

@@ -1,20 +1,20 @@
 /**
  * GET /factory/{factory_uid}/scorers/{scorer_uid}/metrics: the pass rate of the scorer's live
  * scores in [start_date, end_date), per period and over the whole range, and with
- * `include_cost=true` what its judge runs cost. Summed from the rollups (projections/scoring-rollups):
+ * `include_cost=true` what its judge runs cost. Summed from the rollups (projections/scorer/scoring-rollups):
  * each period is tiled with whole months or weeks, days, hours and minutes, so a year of daily
  * periods reads about 365 rows, never the scores themselves. The range is reckoned to the minute.
  */
 import { z } from 'zod';
-import { booleanParam, dateTimeParam } from '../src/http/schemas.js';
-import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
-import { type Binning, binsOf, nextPeriod, periodStart, tiles } from '../src/periods.js';
-import type { Runtime } from '../src/runtime.js';
-import type { Api } from '../src/http/api.js';
-import { type Dollars, NO_DOLLARS } from '../commands/scorer/events.js';
-import { outcomeOf, scorerParams } from '../commands/scorer/resource.js';
-import { scorersProjection } from '../projections/scorers.js';
-import { rollupKey, scoringRollupsProjection } from '../projections/scoring-rollups.js';
+import { booleanParam, dateTimeParam } from '../../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import { type Binning, binsOf, nextPeriod, periodStart, tiles } from '../../projections/scorer/periods.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { type Dollars, NO_DOLLARS } from '../../commands/scorer/events.js';
+import { outcomeOf, scorerParams } from '../../commands/scorer/resource.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
+import { rollupKey, scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
 
 const MAX_PERIODS = 365;
 const DEFAULT_RANGE_MS = 30 * 24 * 60 * 60 * 1000;

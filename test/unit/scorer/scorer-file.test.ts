@@ -1,6 +1,6 @@
 /** The scorer file form of reference notes 6.2: read under the API's rules, problems named by file keys, written back. */
 import { describe, expect, it } from 'vitest';
-import { readScorerFile, writeScorerFile } from '../../commands/scorer/file-form.js';
+import { readScorerFile, writeScorerFile } from '../../../commands/scorer/file-form.js';
 
 // The task-compliance scorer of the notes' example factory (6.4).
 const example = `---

@@ -8,27 +8,27 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { booleanParam, dateTimeParam, limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
-import { InvalidRequest, NotFound } from '../src/kernel/errors.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import type { Api } from '../src/http/api.js';
-import { scorerStream } from '../commands/scorer/events.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { booleanParam, dateTimeParam, limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import type { Api } from '../../src/http/api.js';
+import { scorerStream } from '../../commands/scorer/events.js';
 import {
   outcomeOf,
   scorerListItem,
   scorerParams,
   scorerResource,
   toScorerResource,
-} from '../commands/scorer/resource.js';
-import { factoriesProjection } from '../projections/factory/factories.js';
-import { identitiesProjection } from '../projections/identity/identities.js';
-import { type ScorerDoc, scorersProjection } from '../projections/scorers.js';
-import { scoringResultsProjection } from '../projections/scoring-results.js';
-import { rollupKey, scoringRollupsProjection } from '../projections/scoring-rollups.js';
-import { historyEntry, toHistoryEntry } from './run/history.js';
+} from '../../commands/scorer/resource.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
+import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
+import { rollupKey, scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
+import { historyEntry, toHistoryEntry } from '../run/history.js';
 
 const BY_CREATION: Sort = [
   ['created_at', 'asc'],

@@ -1,6 +1,6 @@
 /** Scorers, one document each, as the scorer endpoints answer them (their counts are rollups: scoring-rollups). */
-import { projection } from '../src/projector/projection.js';
-import type { ScorerEvent, ScorerFields, ScorerKind } from '../commands/scorer/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { ScorerEvent, ScorerFields, ScorerKind } from '../../commands/scorer/events.js';
 
 export interface ScorerDoc extends ScorerFields {
   [field: string]: unknown;

@@ -5,11 +5,11 @@
  * failure under the old threshold that passes under the new one is no failure.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkSelfImprovement } from '../../commands/scorer/improvement-check.js';
-import { manualClock } from '../../src/clock.js';
-import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../helpers/scorer-fixtures.js';
-import { eventually, newFactory } from '../helpers/task-fixtures.js';
+import { checkSelfImprovement } from '../../../commands/scorer/improvement-check.js';
+import { manualClock } from '../../../src/clock.js';
+import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = manualClock('2026-06-01T09:00:00Z');

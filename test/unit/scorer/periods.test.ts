@@ -1,6 +1,6 @@
 /** UTC periods: weeks from Sunday, months of their own length, and ranges tiled with whole periods. */
 import { describe, expect, it } from 'vitest';
-import { binsOf, nextPeriod, periodStart, tiles } from '../../src/periods.js';
+import { binsOf, nextPeriod, periodStart, tiles } from '../../../projections/scorer/periods.js';
 
 const d = (iso: string) => new Date(iso);
 const iso = (x: Date) => x.toISOString();

@@ -6,10 +6,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { comparePositions } from '../../src/eventstore/port.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../helpers/scorer-fixtures.js';
-import { eventually, newFactory } from '../helpers/task-fixtures.js';
+import { comparePositions } from '../../../src/eventstore/port.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 const REACTORS = ['scoring_triggers', 'judge_runs', 'self_improvement_runs', 'scorer_keys'];
 

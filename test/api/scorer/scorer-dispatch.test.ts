@@ -4,9 +4,9 @@
  * the run; and an automatic and a manual judge racing on one run leave one live score.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../helpers/scorer-fixtures.js';
-import { eventually, newFactory } from '../helpers/task-fixtures.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -5,13 +5,13 @@
  * same events applied twice, or one at a time, give the same documents.
  */
 import { describe, expect, it } from 'vitest';
-import type { ScorerEvent, ScoringEvent, SelfImprovementEvent } from '../../commands/scorer/events.js';
-import { scorersProjection } from '../../projections/scorers.js';
-import { scoringResultsProjection } from '../../projections/scoring-results.js';
-import { rollupKey, scoringRollupsProjection } from '../../projections/scoring-rollups.js';
-import type { AnyProjection } from '../../src/projector/projection.js';
-import { executionPriced, inferencePriced } from '../helpers/ledger-fixtures.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import type { ScorerEvent, ScoringEvent, SelfImprovementEvent } from '../../../commands/scorer/events.js';
+import { scorersProjection } from '../../../projections/scorer/scorers.js';
+import { scoringResultsProjection } from '../../../projections/scorer/scoring-results.js';
+import { rollupKey, scoringRollupsProjection } from '../../../projections/scorer/scoring-rollups.js';
+import type { AnyProjection } from '../../../src/projector/projection.js';
+import { executionPriced, inferencePriced } from '../../helpers/ledger-fixtures.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const scorer = {
   uid: 's-1',

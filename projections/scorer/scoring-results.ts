@@ -6,16 +6,16 @@
  * A judge run's usage is its `request_usage`: the cost ledger's latest `RunInferencePriced` and
  * `RunExecutionPriced` of it, kept in the `judge_runs` table (one row per judge run).
  */
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type ProjectionDocs, projection } from '../src/projector/projection.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import type {
   InferenceUsage,
   MachineUsage,
   RunExecutionPriced,
   RunInferencePriced,
-} from '../commands/analytics/events.js';
-import { requestUsageOf } from '../commands/run/resource.js';
-import type { ScoringEvent, SelfImprovementEvent, Trigger } from '../commands/scorer/events.js';
+} from '../../commands/analytics/events.js';
+import { requestUsageOf } from '../../commands/run/resource.js';
+import type { ScoringEvent, SelfImprovementEvent, Trigger } from '../../commands/scorer/events.js';
 
 interface LiveScore {
   attempt_id: string;

@@ -9,15 +9,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { checkSelfImprovement } from '../../commands/scorer/improvement-check.js';
-import { rebuild } from '../../src/cli/projections.js';
-import { loadConfig } from '../../src/config.js';
-import { projectionsOf } from '../../src/feature.js';
-import { features } from '../../src/features.js';
-import { openStores } from '../../src/runtime.js';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../helpers/scorer-fixtures.js';
-import { eventually, newFactory } from '../helpers/task-fixtures.js';
+import { checkSelfImprovement } from '../../../commands/scorer/improvement-check.js';
+import { rebuild } from '../../../src/cli/projections.js';
+import { loadConfig } from '../../../src/config.js';
+import { projectionsOf } from '../../../src/feature.js';
+import { features } from '../../../src/features.js';
+import { openStores } from '../../../src/runtime.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 /** Every file under `dir`, with its bytes. */
 function* filesUnder(dir: string): Generator<[string, Buffer]> {
