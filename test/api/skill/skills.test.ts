@@ -1,7 +1,7 @@
 /** GET /agent: the skills the team's workers report, grouped by name, with the environments that offer them. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readSkill } from '../../src/cli/worker/skills.js';
-import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { readSkill } from '../../../src/cli/worker/skills.js';
+import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 let key = '';

@@ -1,7 +1,7 @@
 /** Agent skills, one document per team and `owner/repo:path`, with the newest run that used each. */
-import { projection } from '../src/projector/projection.js';
-import type { RunEvent } from '../commands/run/events.js';
-import { type Skill, type SkillEvent, skillSpec } from '../commands/skill/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { RunEvent } from '../../commands/run/events.js';
+import { type Skill, type SkillEvent, skillSpec } from '../../commands/skill/events.js';
 
 export interface SkillDoc extends Skill {
   [field: string]: unknown;

@@ -4,13 +4,13 @@
  * what they find when they connect).
  */
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { booleanParam } from '../src/http/schemas.js';
-import { findAll } from '../src/readstore/paging.js';
-import type { Runtime } from '../src/runtime.js';
-import { agentSkillList, toAgentSkills } from '../commands/skill/resource.js';
-import { environmentsProjection } from '../projections/environment/environments.js';
-import { skillsProjection } from '../projections/skills.js';
+import type { Api } from '../../src/http/api.js';
+import { booleanParam } from '../../src/http/schemas.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Runtime } from '../../src/runtime.js';
+import { agentSkillList, toAgentSkills } from '../../commands/skill/resource.js';
+import { environmentsProjection } from '../../projections/environment/environments.js';
+import { skillsProjection } from '../../projections/skill/skills.js';
 
 const query = z
   .object({
