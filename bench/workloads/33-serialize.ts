@@ -15,7 +15,7 @@ import { z } from 'zod';
 import { runItem, toRunItem } from '../../commands/run/resource.js';
 import { taskDetail, taskListItem, taskResource } from '../../commands/task/resource.js';
 import { type RunDoc, runsProjection } from '../../projections/run/runs.js';
-import { type TaskDoc, tasksProjection } from '../../projections/tasks.js';
+import { type TaskDoc, tasksProjection } from '../../projections/task/tasks.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { pageInfoSchema } from '../../src/http/schemas.js';
 import { compileAnswerEncoder, encodeAnswer } from '../../src/http/serializer.js';

@@ -9,7 +9,7 @@ import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { tasksProjection } from '../../projections/tasks.js';
+import { tasksProjection } from '../../projections/task/tasks.js';
 import { taskDetail, taskFactoryParams, taskParams, taskResource } from './resource.js';
 import { conversationDecider } from '../conversation/decider.js';
 import { conversationStream } from '../conversation/events.js';

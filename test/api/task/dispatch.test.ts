@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchedTaskReactor } from '../../commands/task/reactors.js';
-import { runStream } from '../../commands/run/events.js';
-import { runsProjection } from '../../projections/run/runs.js';
-import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
-import { newRun, outsiderKey } from '../helpers/conversation-fixtures.js';
-import { eventually, newFactory } from '../helpers/task-fixtures.js';
+import { dispatchedTaskReactor } from '../../../commands/task/reactors.js';
+import { runStream } from '../../../commands/run/events.js';
+import { runsProjection } from '../../../projections/run/runs.js';
+import type { RecordedEvent } from '../../../src/eventstore/port.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
+import { newRun, outsiderKey } from '../../helpers/conversation-fixtures.js';
+import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 let t: TestApp;
 let factory: string;

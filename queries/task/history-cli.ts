@@ -6,16 +6,16 @@
  * invitations, keys issued and revoked), as recorded.
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../src/config.js';
-import type { EventStore } from '../src/eventstore/port.js';
-import type { CliCommand } from '../src/feature.js';
-import { collectionOf } from '../src/projector/projection.js';
-import type { DocumentStore } from '../src/readstore/port.js';
-import { openStores } from '../src/runtime.js';
-import { userStream } from '../commands/user/events.js';
-import { type AuditEntryDoc, accessAuditProjection } from '../projections/access-audit.js';
-import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from './run/history.js';
-import { teamAudit } from './team-audit.js';
+import { loadConfig } from '../../src/config.js';
+import type { EventStore } from '../../src/eventstore/port.js';
+import type { CliCommand } from '../../src/feature.js';
+import { collectionOf } from '../../src/projector/projection.js';
+import type { DocumentStore } from '../../src/readstore/port.js';
+import { openStores } from '../../src/runtime.js';
+import { userStream } from '../../commands/user/events.js';
+import { type AuditEntryDoc, accessAuditProjection } from '../../projections/access-audit.js';
+import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from '../run/history.js';
+import { teamAudit } from '../team-audit.js';
 
 const USAGE = [
   '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run',

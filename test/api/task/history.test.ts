@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { conversationDecider } from '../../commands/conversation/decider.js';
-import { conversationStream } from '../../commands/conversation/events.js';
-import { taskDecider } from '../../commands/task/decider.js';
-import { taskStream } from '../../commands/task/events.js';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { conversationDecider } from '../../../commands/conversation/decider.js';
+import { conversationStream } from '../../../commands/conversation/events.js';
+import { taskDecider } from '../../../commands/task/decider.js';
+import { taskStream } from '../../../commands/task/events.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   adminContext,
   finishRun,
@@ -13,9 +13,9 @@ import {
   say,
   startRun,
   teammateKey,
-} from '../helpers/conversation-fixtures.js';
-import { runCli } from '../e2e/server-process.js';
-import { history } from '../../queries/history-cli.js';
+} from '../../helpers/conversation-fixtures.js';
+import { runCli } from '../../e2e/server-process.js';
+import { history } from '../../../queries/task/history-cli.js';
 
 let t: TestApp;
 let outsider: string;

@@ -13,12 +13,12 @@
  *   list the tasks it authored; `authored`: those task uids, 500 to a chunk, so renaming an agent
  *   (or a late registration, or a deletion) reaches each of its tasks.
  */
-import { projection, type ProjectionDocs } from '../src/projector/projection.js';
-import type { RecordedEvent } from '../src/eventstore/port.js';
-import { type RunEvent, type RunState, nextRunState } from '../commands/run/events.js';
-import type { Stage, TaskEvent } from '../commands/task/events.js';
-import type { UserEvent } from '../commands/user/events.js';
-import type { IdentityEvent } from '../commands/identity/events.js';
+import { projection, type ProjectionDocs } from '../../src/projector/projection.js';
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { type RunEvent, type RunState, nextRunState } from '../../commands/run/events.js';
+import type { Stage, TaskEvent } from '../../commands/task/events.js';
+import type { UserEvent } from '../../commands/user/events.js';
+import type { IdentityEvent } from '../../commands/identity/events.js';
 
 export interface TaskAuthor {
   [field: string]: unknown;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { RunCreatedData } from '../../commands/run/events.js';
-import { tasksProjection } from '../../projections/tasks.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import type { RunCreatedData } from '../../../commands/run/events.js';
+import { tasksProjection } from '../../../projections/task/tasks.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const runCreated = (run_id: string, conversation_id: string, parent_run_id: string | null = null) => ({
   type: 'RunCreated',

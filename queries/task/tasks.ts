@@ -3,8 +3,8 @@
  * GET /factory/{factory_uid}/task-by-conversation and GET /factory/{factory_uid}/task-by-run.
  */
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { findMerged } from '../src/readstore/paging.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { findMerged } from '../../src/readstore/paging.js';
 import {
   booleanParam,
   dateTimeParam,
@@ -13,19 +13,19 @@ import {
   sortOrderParam,
   uidParam,
   normalizeEmail,
-} from '../src/http/schemas.js';
-import { NotFound } from '../src/kernel/errors.js';
-import { eventsAsOf, projectAsOf } from '../src/projector/as-of.js';
-import type { Filter, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { STAGES, taskStream } from '../commands/task/events.js';
-import { factoriesProjection } from '../projections/factory/factories.js';
-import { runsProjection } from '../projections/run/runs.js';
-import { tasksProjection, type TaskDoc } from '../projections/tasks.js';
-import { usersProjection } from '../projections/users.js';
-import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../commands/task/resource.js';
-import { visibleFactory } from '../commands/factory/resource.js';
-import type { Api } from '../src/http/api.js';
+} from '../../src/http/schemas.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import { eventsAsOf, projectAsOf } from '../../src/projector/as-of.js';
+import type { Filter, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { STAGES, taskStream } from '../../commands/task/events.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { runsProjection } from '../../projections/run/runs.js';
+import { tasksProjection, type TaskDoc } from '../../projections/task/tasks.js';
+import { usersProjection } from '../../projections/users.js';
+import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../../commands/task/resource.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 /** How many values a repeatable filter takes. */
 const MAX_FILTER_VALUES = 50;

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { createRun } from '../../commands/run/create.js';
-import { runRequestSchema } from '../../commands/run/schema.js';
-import { taskCancelReactor } from '../../commands/task/reactors.js';
-import { taskStream } from '../../commands/task/events.js';
-import { runsProjection } from '../../projections/run/runs.js';
-import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { createRun } from '../../../commands/run/create.js';
+import { runRequestSchema } from '../../../commands/run/schema.js';
+import { taskCancelReactor } from '../../../commands/task/reactors.js';
+import { taskStream } from '../../../commands/task/events.js';
+import { runsProjection } from '../../../projections/run/runs.js';
+import type { RecordedEvent } from '../../../src/eventstore/port.js';
+import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import {
   adminContext,
   finishRun,
@@ -14,8 +14,8 @@ import {
   outsiderKey,
   runCommand,
   startRun,
-} from '../helpers/conversation-fixtures.js';
-import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
+} from '../../helpers/conversation-fixtures.js';
+import { eventually, newFactory, newMember } from '../../helpers/task-fixtures.js';
 
 let t: TestApp;
 let factory: string;

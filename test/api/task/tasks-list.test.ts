@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { createRun } from '../../commands/run/create.js';
-import { runRequestSchema } from '../../commands/run/schema.js';
-import { tasksProjection } from '../../projections/tasks.js';
-import { taskListItem } from '../../commands/task/resource.js';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { addArtifact, newRun, outsiderKey, startRun } from '../helpers/conversation-fixtures.js';
-import { eventually, newFactory, newMember } from '../helpers/task-fixtures.js';
+import { createRun } from '../../../commands/run/create.js';
+import { runRequestSchema } from '../../../commands/run/schema.js';
+import { tasksProjection } from '../../../projections/task/tasks.js';
+import { taskListItem } from '../../../commands/task/resource.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
+import { addArtifact, newRun, outsiderKey, startRun } from '../../helpers/conversation-fixtures.js';
+import { eventually, newFactory, newMember } from '../../helpers/task-fixtures.js';
 
 type Task = {
   uid: string;
