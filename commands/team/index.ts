@@ -3,11 +3,11 @@
  * grant and revocation; the first start's bootstrap.
  */
 import { feature } from '../../src/feature.js';
-import { teamsProjection } from '../../projections/teams.js';
-import { accessAuditProjection } from '../../projections/access-audit.js';
-import { teamMembersProjection } from '../../projections/team-members.js';
-import teamAuditQueries from '../../queries/team-audit.js';
-import teamQueries from '../../queries/teams.js';
+import { teamsProjection } from '../../projections/team/teams.js';
+import { accessAuditProjection } from '../../projections/team/access-audit.js';
+import { teamMembersProjection } from '../../projections/team/team-members.js';
+import teamAuditQueries from '../../queries/team/team-audit.js';
+import teamQueries from '../../queries/team/teams.js';
 import { bootstrap } from './bootstrap.js';
 import teamRoutes from './routes.js';
 

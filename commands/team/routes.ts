@@ -1,7 +1,7 @@
 /**
  * POST /teams, POST /teams/{team_uid}/members (the invitation it issues is redeemed in
  * user/invitation.ts) and DELETE /teams/{team_uid}/members/{user_uid}. GET /teams and
- * /teams/{team_uid}/members are in queries/teams.ts, the audit in queries/team-audit.ts.
+ * /teams/{team_uid}/members are in queries/team/teams.ts, the audit in queries/team/team-audit.ts.
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';

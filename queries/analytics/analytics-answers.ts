@@ -18,7 +18,7 @@ import { pullRequestsProjection } from '../../projections/analytics/pull-request
 import { identitiesProjection } from '../../projections/identity/identities.js';
 import { usersProjection } from '../../projections/users.js';
 import { modelsProjection } from '../../projections/model/models.js';
-import { teamMembersProjection } from '../../projections/team-members.js';
+import { teamMembersProjection } from '../../projections/team/team-members.js';
 
 const CACHED_ANSWERS = 1000;
 

@@ -25,7 +25,7 @@ import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../../pro
 import { identitiesProjection } from '../../projections/identity/identities.js';
 import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { teamMembersProjection } from '../../projections/team-members.js';
+import { teamMembersProjection } from '../../projections/team/team-members.js';
 import { usersProjection } from '../../projections/users.js';
 import { addUsd, answerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';

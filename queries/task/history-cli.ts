@@ -13,9 +13,9 @@ import { collectionOf } from '../../src/projector/projection.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
 import { openStores } from '../../src/runtime.js';
 import { userStream } from '../../commands/user/events.js';
-import { type AuditEntryDoc, accessAuditProjection } from '../../projections/access-audit.js';
+import { type AuditEntryDoc, accessAuditProjection } from '../../projections/team/access-audit.js';
 import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from '../run/history.js';
-import { teamAudit } from '../team-audit.js';
+import { teamAudit } from '../team/team-audit.js';
 
 const USAGE = [
   '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run',

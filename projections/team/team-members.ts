@@ -1,7 +1,7 @@
 /** The members of every team, one document per membership, for GET /teams/{team_uid}/members. */
-import { positionKey } from '../src/eventstore/port.js';
-import { projection } from '../src/projector/projection.js';
-import type { Role, TeamEvent } from '../commands/team/events.js';
+import { positionKey } from '../../src/eventstore/port.js';
+import { projection } from '../../src/projector/projection.js';
+import type { Role, TeamEvent } from '../../commands/team/events.js';
 
 export interface TeamMemberDoc {
   [field: string]: unknown;

@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { teamDecider } from '../../commands/team/decider.js';
-import type { TeamEvent } from '../../commands/team/events.js';
-import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { teamDecider } from '../../../commands/team/decider.js';
+import type { TeamEvent } from '../../../commands/team/events.js';
+import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(teamDecider);
 const created: TeamEvent[] = [

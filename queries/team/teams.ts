@@ -1,16 +1,16 @@
 /** GET /teams: the caller's teams with its role in each; GET /teams/{team_uid}/members. */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema, uidParam } from '../src/http/schemas.js';
-import { Forbidden, NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { ROLES } from '../commands/team/events.js';
-import { teamMembersProjection } from '../projections/team-members.js';
-import { teamsProjection } from '../projections/teams.js';
-import { usersProjection } from '../projections/users.js';
-import type { Api } from '../src/http/api.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
+import { Forbidden, NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { ROLES } from '../../commands/team/events.js';
+import { teamMembersProjection } from '../../projections/team/team-members.js';
+import { teamsProjection } from '../../projections/team/teams.js';
+import { usersProjection } from '../../projections/users.js';
+import type { Api } from '../../src/http/api.js';
 
 const teamsResponse = z.object({
   teams: z

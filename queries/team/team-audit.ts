@@ -1,18 +1,18 @@
 /**
  * GET /teams/{team_uid}/audit: every grant and revocation of access to the team (see
- * projections/access-audit.ts), oldest first, in the entries of the history endpoints (`data` is
+ * projections/team/access-audit.ts), oldest first, in the entries of the history endpoints (`data` is
  * what was granted or taken away, without hashes). For the team's admins only.
  */
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema } from '../src/http/schemas.js';
-import { Forbidden } from '../src/kernel/errors.js';
-import type { Collection, Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { type AuditEntryDoc, accessAuditProjection } from '../projections/access-audit.js';
-import { type HistoryEntry, historyEntry } from './run/history.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema } from '../../src/http/schemas.js';
+import { Forbidden } from '../../src/kernel/errors.js';
+import type { Collection, Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type AuditEntryDoc, accessAuditProjection } from '../../projections/team/access-audit.js';
+import { type HistoryEntry, historyEntry } from '../run/history.js';
 import { roleIn, teamParams } from './teams.js';
-import type { Api } from '../src/http/api.js';
+import type { Api } from '../../src/http/api.js';
 
 const query = z.object({ limit: limitParam(1000, 500), cursor: z.string().max(1000).optional() }).strict();
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -133,7 +133,7 @@ describe('teams and members', () => {
 
 describe('bootstrap', () => {
   it('happens once: a second bootstrap of the same store does nothing', async () => {
-    const { bootstrap } = await import('../../commands/team/bootstrap.js');
+    const { bootstrap } = await import('../../../commands/team/bootstrap.js');
     const before = await t.head();
     expect(await bootstrap(t.rt)).toBeNull();
     expect(await t.head()).toBe(before);
@@ -158,13 +158,13 @@ describe('unknown team header', () => {
 
 describe('an interrupted bootstrap', () => {
   it('is finished by the next start, which shows a working key', async () => {
-    const { START } = await import('../../src/eventstore/port.js');
+    const { START } = await import('../../../src/eventstore/port.js');
     const fresh = await startTestApp();
     try {
       // Simulate a first start that died right after claiming the store.
       const dir = fresh.dir;
       await fresh.close();
-      const { openSqliteEventStore } = await import('../../src/eventstore/sqlite.js');
+      const { openSqliteEventStore } = await import('../../../src/eventstore/sqlite.js');
       const fs = await import('node:fs');
       fs.mkdirSync(dir, { recursive: true });
       const events = openSqliteEventStore(`${dir}/events.db`);

@@ -1,5 +1,5 @@
-import { projection } from '../src/projector/projection.js';
-import type { TeamEvent } from '../commands/team/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { TeamEvent } from '../../commands/team/events.js';
 
 export interface TeamDoc {
   [field: string]: unknown;

@@ -8,11 +8,11 @@
  * Two tables say whom a key event concerns: `agents` (each agent's team) and `users` (each
  * user's teams now).
  */
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type ProjectionDocs, projection } from '../src/projector/projection.js';
-import type { IdentityEvent } from '../commands/identity/events.js';
-import type { TeamEvent } from '../commands/team/events.js';
-import type { UserEvent } from '../commands/user/events.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import type { IdentityEvent } from '../../commands/identity/events.js';
+import type { TeamEvent } from '../../commands/team/events.js';
+import type { UserEvent } from '../../commands/user/events.js';
 
 export interface AuditEntryDoc {
   [field: string]: unknown;
