@@ -1,6 +1,6 @@
 /**
  * POST /agent/identities, PUT and DELETE /agent/identities/{agent_uid}, POST .../api-keys and
- * DELETE .../api-keys/{key_id} (GET .../api-keys is in queries/api-keys.ts).
+ * DELETE .../api-keys/{key_id} (GET .../api-keys is in queries/user/api-keys.ts).
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { activeTeam } from '../../src/http/auth.js';

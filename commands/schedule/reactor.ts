@@ -8,7 +8,7 @@ import { Conflict, DomainError } from '../../src/kernel/errors.js';
 import { reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 import { createRun, joinConversation } from '../run/create.js';
 import { runState } from '../run/state.js';
 import { scheduleDecider } from './decider.js';

@@ -8,7 +8,7 @@ import { agentConfigSchema, metadataSchema, runModeSchema } from '../run/schema.
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
 import type { ScheduleDoc } from '../../projections/schedules.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 import { cronProblem, rruleProblem } from './recurrence.js';
 import { ownsKey } from '../../src/own-keys.js';
 

@@ -9,7 +9,7 @@ import { commandContext } from '../../src/http/context.js';
 import { Conflict, Forbidden } from '../../src/kernel/errors.js';
 import { noContent, normalizeEmail, uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 import { userDecider } from '../user/decider.js';
 import { userStream } from '../user/events.js';
 import { newInvitation } from '../user/invitation.js';

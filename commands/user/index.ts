@@ -1,9 +1,9 @@
 /** People's accounts and API keys: invitations redeemed, keys issued, listed and revoked, and the principal a key opens. */
 import { feature } from '../../src/feature.js';
-import { apiKeysProjection } from '../../projections/api-keys.js';
-import { usersProjection } from '../../projections/users.js';
-import { agentKeyQueries, userKeyQueries } from '../../queries/api-keys.js';
-import { principalSource } from '../../queries/principals.js';
+import { apiKeysProjection } from '../../projections/user/api-keys.js';
+import { usersProjection } from '../../projections/user/users.js';
+import { agentKeyQueries, userKeyQueries } from '../../queries/user/api-keys.js';
+import { principalSource } from '../../queries/user/principals.js';
 import userKeyRoutes from './api-keys.js';
 import invitationRoutes from './invitation.js';
 

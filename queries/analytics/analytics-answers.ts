@@ -16,7 +16,7 @@ import { factoriesProjection, type FactoryDoc } from '../../projections/factory/
 import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 import { modelsProjection } from '../../projections/model/models.js';
 import { teamMembersProjection } from '../../projections/team/team-members.js';
 

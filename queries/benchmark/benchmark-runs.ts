@@ -34,7 +34,7 @@ import {
 import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

@@ -26,7 +26,7 @@ import {
   inboxNotificationsProjection,
 } from '../../projections/inbox/inbox-notifications.js';
 import { inboxRoutesProjection } from '../../projections/inbox/inbox-routes.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

@@ -22,7 +22,7 @@ import { STAGES, taskStream } from '../../commands/task/events.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
 import { runsProjection } from '../../projections/run/runs.js';
 import { tasksProjection, type TaskDoc } from '../../projections/task/tasks.js';
-import { usersProjection } from '../../projections/users.js';
+import { usersProjection } from '../../projections/user/users.js';
 import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../../commands/task/resource.js';
 import { visibleFactory } from '../../commands/factory/resource.js';
 import type { Api } from '../../src/http/api.js';

@@ -1,7 +1,7 @@
 /** Users with their memberships, in the order they joined (the first is the default team). */
-import { projection } from '../src/projector/projection.js';
-import type { TeamEvent, Role } from '../commands/team/events.js';
-import type { UserEvent } from '../commands/user/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { TeamEvent, Role } from '../../commands/team/events.js';
+import type { UserEvent } from '../../commands/user/events.js';
 
 export interface UserDoc {
   [field: string]: unknown;

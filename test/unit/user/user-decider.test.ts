@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { userDecider } from '../../commands/user/decider.js';
-import type { UserEvent } from '../../commands/user/events.js';
-import { Conflict, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { userDecider } from '../../../commands/user/decider.js';
+import type { UserEvent } from '../../../commands/user/events.js';
+import { Conflict, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(userDecider);
 const registered: UserEvent = { type: 'UserRegistered', data: { uid: 'u-1', email: 'a@b.co', display_name: 'a' } };

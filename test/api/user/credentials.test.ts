@@ -4,10 +4,10 @@
  * honoured at once, by this process and by another one on the same store.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { manualClock } from '../../src/clock.js';
-import { hashApiKey } from '../../src/http/api-key.js';
-import { history } from '../../queries/task/history-cli.js';
-import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { manualClock } from '../../../src/clock.js';
+import { hashApiKey } from '../../../src/http/api-key.js';
+import { history } from '../../../queries/task/history-cli.js';
+import { ADMIN_KEY, expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 const clock = manualClock('2026-05-01T12:00:00.000Z');
 let t: TestApp;

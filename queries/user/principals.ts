@@ -4,12 +4,12 @@
  * platform caches and watches the answers (src/http/access.ts), following these read models: a
  * revoked key, a removed membership or a deleted agent counts once the projector applies it.
  */
-import type { PrincipalSource } from '../src/http/access.js';
-import type { Role } from '../src/http/principal.js';
-import type { Runtime } from '../src/runtime.js';
-import { apiKeysProjection } from '../projections/api-keys.js';
-import { identitiesProjection } from '../projections/identity/identities.js';
-import { usersProjection } from '../projections/users.js';
+import type { PrincipalSource } from '../../src/http/access.js';
+import type { Role } from '../../src/http/principal.js';
+import type { Runtime } from '../../src/runtime.js';
+import { apiKeysProjection } from '../../projections/user/api-keys.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { usersProjection } from '../../projections/user/users.js';
 
 export function principalSource(rt: Runtime): PrincipalSource {
   const keys = rt.readModel(apiKeysProjection);

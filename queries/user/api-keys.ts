@@ -4,14 +4,14 @@
  * creation, creator and expiry.
  */
 import type { z } from 'zod';
-import { Forbidden, NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { apiKeysProjection } from '../projections/api-keys.js';
-import { identitiesProjection } from '../projections/identity/identities.js';
-import { identityParams } from '../commands/identity/resource.js';
-import { apiKeyList, toApiKeyResource } from '../commands/user/resource.js';
-import type { Api } from '../src/http/api.js';
+import { Forbidden, NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { apiKeysProjection } from '../../projections/user/api-keys.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { identityParams } from '../../commands/identity/resource.js';
+import { apiKeyList, toApiKeyResource } from '../../commands/user/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const ORDER: Sort = [
   ['created_at', 'asc'],

@@ -3,9 +3,9 @@
  * document goes, and so do all of an agent's with the agent. Version 2 keeps label, last four
  * characters, expiry and creator.
  */
-import { projection } from '../src/projector/projection.js';
-import type { IdentityEvent } from '../commands/identity/events.js';
-import type { UserEvent } from '../commands/user/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { IdentityEvent } from '../../commands/identity/events.js';
+import type { UserEvent } from '../../commands/user/events.js';
 
 export interface ApiKeyDoc {
   [field: string]: unknown;
