@@ -13,7 +13,7 @@ import { artifactsProjection } from '../projections/run/artifacts.js';
 import { conversationMessagesProjection } from '../projections/conversation/conversation-messages.js';
 import { runsProjection } from '../projections/run/runs.js';
 import { tasksProjection } from '../projections/task/tasks.js';
-import { webhookDeliveriesProjection } from '../projections/webhook-deliveries.js';
+import { webhookDeliveriesProjection } from '../projections/webhook/webhook-deliveries.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from '../queries/run/run-list.js';
 import { listableIn } from '../queries/run/runs.js';
 import { taskListFilters, taskListSort } from '../queries/task/tasks.js';

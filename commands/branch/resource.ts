@@ -15,7 +15,7 @@ import {
   factoryDefinitionsProjection,
 } from '../../projections/branch/factory-definitions.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { webhooksProjection } from '../../projections/webhooks.js';
+import { webhooksProjection } from '../../projections/webhook/webhooks.js';
 import { RESOURCE_KINDS, type ResourceKind } from '../factoryfile/definition.js';
 import { diagnosticSchema } from '../factoryfile/resource.js';
 import type { Changes, ManagedResource } from './events.js';

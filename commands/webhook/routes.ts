@@ -5,7 +5,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { webhooksProjection } from '../../projections/webhooks.js';
+import { webhooksProjection } from '../../projections/webhook/webhooks.js';
 import { factoryDecider } from '../factory/decider.js';
 import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../../src/sealing.js';

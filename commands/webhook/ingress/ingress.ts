@@ -27,7 +27,7 @@ import { ConcurrencyError } from '../../../src/eventstore/port.js';
 import { sendProblem } from '../../../src/http/problem.js';
 import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/http/schemas.js';
 import type { Runtime } from '../../../src/runtime.js';
-import { webhooksProjection } from '../../../projections/webhooks.js';
+import { webhooksProjection } from '../../../projections/webhook/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
 import type { WebhookState } from '../decider.js';
 import { deliveryStream } from '../events.js';

@@ -7,9 +7,9 @@
  * costs a few document writes however long the log grows (at the rate limit, 7 days hold about
  * 600k entries).
  */
-import { positionKey, type RecordedEvent } from '../src/eventstore/port.js';
-import { type ProjectionDocs, projection } from '../src/projector/projection.js';
-import type { DeliveryEvent } from '../commands/webhook/events.js';
+import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import type { DeliveryEvent } from '../../commands/webhook/events.js';
 
 export type DeliveryStatus =
   | 'accepted'

@@ -6,7 +6,7 @@ import { createHmac } from 'node:crypto';
 import { sign as signGithub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import { automate, deliveryLog, factoryRuns, makeHook, post, type Hook } from './ingress-helpers.js';
 
 let t: TestApp;

@@ -1,21 +1,25 @@
 /** GET the webhooks of a factory, one webhook, and its delivery log. */
 import { z } from 'zod';
-import { decodeCursor, pageInfo } from '../src/http/cursor.js';
-import { limitParam, pageInfoSchema } from '../src/http/schemas.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { factoriesProjection } from '../projections/factory/factories.js';
-import { webhooksProjection } from '../projections/webhooks.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import { limitParam, pageInfoSchema } from '../../src/http/schemas.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { webhooksProjection } from '../../projections/webhook/webhooks.js';
 import {
   factoryWebhooksParams,
   toWebhookResource,
   visibleWebhook,
   webhookParams,
   webhookResource,
-} from '../commands/webhook/resource.js';
-import { deliveryLabels, webhookDeliveriesProjection, type DeliveryDoc } from '../projections/webhook-deliveries.js';
-import { visibleFactory } from '../commands/factory/resource.js';
-import type { Api } from '../src/http/api.js';
+} from '../../commands/webhook/resource.js';
+import {
+  deliveryLabels,
+  webhookDeliveriesProjection,
+  type DeliveryDoc,
+} from '../../projections/webhook/webhook-deliveries.js';
+import { visibleFactory } from '../../commands/factory/resource.js';
+import type { Api } from '../../src/http/api.js';
 
 const deliveriesQuery = z.object({ limit: limitParam(), cursor: z.string().max(1000).optional() }).strict();
 const LIST_SORT: Sort = [

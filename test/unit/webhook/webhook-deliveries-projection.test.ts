@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { webhookDeliveriesProjection } from '../../projections/webhook-deliveries.js';
-import type { DeliveryEvent } from '../../commands/webhook/events.js';
-import { metadata, project, recorded } from '../helpers/projection-spec.js';
+import { webhookDeliveriesProjection } from '../../../projections/webhook/webhook-deliveries.js';
+import type { DeliveryEvent } from '../../../commands/webhook/events.js';
+import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const DAY = 24 * 3600 * 1000;
 const base = Date.parse('2026-01-01T00:00:00.000Z');

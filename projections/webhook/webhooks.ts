@@ -1,6 +1,6 @@
 /** Webhooks as the API shows them: never their secret. Deleted ones stay, marked, so triggers can show them inactive. */
-import { projection } from '../src/projector/projection.js';
-import type { SignatureScheme, WebhookAuthMode, WebhookEvent } from '../commands/webhook/events.js';
+import { projection } from '../../src/projector/projection.js';
+import type { SignatureScheme, WebhookAuthMode, WebhookEvent } from '../../commands/webhook/events.js';
 
 export interface WebhookDoc {
   [field: string]: unknown;

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import { deliveryLog, makeHook, postToken, type Hook } from './ingress-helpers.js';
 
 const LIMIT = 262_144;

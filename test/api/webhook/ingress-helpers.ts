@@ -1,5 +1,5 @@
 /** Creating webhooks and posting to their ingress in the ingress tests. */
-import type { TestApp } from '../helpers/app.js';
+import type { TestApp } from '../../helpers/app.js';
 
 export type Hook = { uid: string; factory: string; secret: string | null; ingress_url: string };
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {

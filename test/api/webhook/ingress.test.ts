@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import { deliveryLog, makeHook, post, postToken } from './ingress-helpers.js';
 
 let t: TestApp;
