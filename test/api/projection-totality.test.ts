@@ -182,7 +182,7 @@ async function settle(what: string): Promise<void> {
 /** Event types no request here makes, and where they are applied instead. */
 const ELSEWHERE: Record<string, string> = {
   // Its data is the run and worker ids only (no user content); the sweeper judges presence by the
-  // process's own timers, not the clock: test/api/workers-sweeper.test.ts.
+  // process's own timers, not the clock: test/api/worker/workers-sweeper.test.ts.
   RunWorkerLost: 'a worker silent past its lease, found by the sweeper',
 };
 

@@ -3,8 +3,8 @@
  * the reports on a held run, the connected-workers list, and the blob download links.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settle } from '../helpers/analytics-fixtures.js';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { settle } from '../../helpers/analytics-fixtures.js';
+import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 const UPLOAD_LIMIT = 4096;
 

@@ -10,11 +10,11 @@ import os from 'node:os';
 import path from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { features } from '../../src/features.js';
-import { createLogger } from '../../src/log.js';
-import { openServer } from '../../src/server.js';
-import { ADMIN_KEY } from '../helpers/app.js';
+import { loadConfig } from '../../../src/config.js';
+import { features } from '../../../src/features.js';
+import { createLogger } from '../../../src/log.js';
+import { openServer } from '../../../src/server.js';
+import { ADMIN_KEY } from '../../helpers/app.js';
 
 const FAST = { WORKER_HEARTBEAT_SECONDS: '0.4', WORKER_LEASE_SECONDS: '0.4' };
 
