@@ -6,7 +6,6 @@ import { feature } from '../../src/feature.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
-import { normalizeConversation } from '../../queries/conversation/normalized-conversation.js';
 import scorerMetricsQueries from '../../queries/scorer/scorer-metrics.js';
 import scorerResultQueries from '../../queries/scorer/scorer-results.js';
 import scorerQueries from '../../queries/scorer/scorers.js';
@@ -16,13 +15,8 @@ import scorerRoutes from './routes.js';
 
 export const scorerFeature = feature({
   name: 'scorer',
-  routes: [scorerRoutes(normalizeConversation), scorerQueries, scorerResultQueries, scorerMetricsQueries],
+  routes: [scorerRoutes, scorerQueries, scorerResultQueries, scorerMetricsQueries],
   projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
-  reactors: [
-    scoringTriggersReactor(normalizeConversation),
-    judgeRunsReactor(normalizeConversation),
-    selfImprovementRunsReactor,
-    scorerKeysReactor,
-  ],
+  reactors: [scoringTriggersReactor, judgeRunsReactor, selfImprovementRunsReactor, scorerKeysReactor],
   services: [startSelfImprovementCheck],
 });

@@ -33,7 +33,7 @@ import {
   selfImprovementStream,
 } from './events.js';
 import { selfImprovementDecider } from './improvement.js';
-import { conversationReader, judgeFiles, judgePrompt, type Normalize } from './judge.js';
+import { conversationReader, judgeFiles, judgePrompt } from './judge.js';
 import { scoringDecider } from './scoring.js';
 
 /** Run states whose runs are judged: what the agent did, not what the platform did to it (ERROR, CANCELLED). */
@@ -76,23 +76,22 @@ export async function judgedRunOf(
 }
 
 /** Finished runs start automatic attempts; ended judge runs close theirs. */
-export const scoringTriggersReactor = (normalize: Normalize) =>
-  reactor<RunEvent, Runtime>({
-    name: 'scoring_triggers',
-    on: {
-      RunFinished: async (event, rt) => {
-        const run = await runState(rt, event.data.run_id);
-        if (!run) return;
-        if (run.created.source === 'RUN_SCORER') return endJudgeRun(rt, event, event.data.state);
-        if (!JUDGED_STATES.includes(event.data.state)) return;
-        await startAutomaticAttempts(rt, event, normalize);
-      },
-      RunCancelled: (event, rt) => endJudgeRun(rt, event, 'CANCELLED'),
-      RunWorkerLost: (event, rt) => (event.data.requeued ? Promise.resolve() : endJudgeRun(rt, event, 'ERROR')),
+export const scoringTriggersReactor = reactor<RunEvent, Runtime>({
+  name: 'scoring_triggers',
+  on: {
+    RunFinished: async (event, rt) => {
+      const run = await runState(rt, event.data.run_id);
+      if (!run) return;
+      if (run.created.source === 'RUN_SCORER') return endJudgeRun(rt, event, event.data.state);
+      if (!JUDGED_STATES.includes(event.data.state)) return;
+      await startAutomaticAttempts(rt, event);
     },
-  });
+    RunCancelled: (event, rt) => endJudgeRun(rt, event, 'CANCELLED'),
+    RunWorkerLost: (event, rt) => (event.data.requeued ? Promise.resolve() : endJudgeRun(rt, event, 'ERROR')),
+  },
+});
 
-async function startAutomaticAttempts(rt: Runtime, event: RecordedEvent<RunEvent>, normalize: Normalize) {
+async function startAutomaticAttempts(rt: Runtime, event: RecordedEvent<RunEvent>) {
   const judged = await judgedRunOf(rt, event.data.run_id);
   // Benchmark trials are judged by the scorers their benchmark run selected (commands/benchmark).
   if (!judged || ['RUN_SCORER', 'SELF_IMPROVEMENT', 'BENCHMARK_TRIAL'].includes(judged.source)) return;
@@ -105,7 +104,7 @@ async function startAutomaticAttempts(rt: Runtime, event: RecordedEvent<RunEvent
     ],
     limit: 100,
   });
-  if (!scorers.length || !(await conversationReader(rt, normalize).hasConversation(run.run_id))) return;
+  if (!scorers.length || !(await conversationReader(rt).hasConversation(run.run_id))) return;
   // Decided as of the run's finish, not of the reaction: a replay of the log (a new read store)
   // decides the same, and starts nothing for scorers made after the run finished.
   const finished = event.metadata.occurred_at;
@@ -168,63 +167,62 @@ const judgeConfig = (s: LiveScorer) => ({
 });
 
 /** Each attempt started creates its judge run (once: with the id the attempt chose). */
-export const judgeRunsReactor = (normalize: Normalize) =>
-  reactor<ScoringEvent, Runtime>({
-    name: 'judge_runs',
-    on: {
-      ScoringAttemptStarted: async (event, rt) => {
-        const a = event.data;
-        if (await runState(rt, a.judge_run_id)) return;
-        const context: CommandContext = reactionContext(event, rt.clock.now());
-        const fail = (error: string) =>
-          rt.execute(
-            scoringStream(a.scorer_uid, a.run_id),
-            scoringDecider,
-            { type: 'FailAttempt', data: { attempt_id: a.attempt_id, error } },
-            { ...context, actor: scorersActor },
-          );
-        const scorer = await rt.state(scorerDecider, scorerStream(a.scorer_uid));
-        if (scorer.status !== 'live') return void (await fail('the scorer was deleted'));
-        const conversation = await conversationReader(rt, normalize).judged(a.run_id, a.include_descendants);
-        if (!conversation) return void (await fail('the judged run is gone'));
-        const rubric = a.criteria
-          ? `${scorer.scoring_prompt}\n\n## Success criteria\n\n${a.criteria}`
-          : scorer.scoring_prompt;
-        const files = { rubric, classifications: a.classifications, conversation };
-        try {
-          await createRun(
-            rt,
-            {
-              prompt: judgePrompt(scorer.name, files),
-              title: `Judge ${scorer.name}: ${a.conversation_title}`.slice(0, 500),
-              config: judgeConfig(scorer),
-              team: true,
-              interactive: false,
-              mode: 'normal',
+export const judgeRunsReactor = reactor<ScoringEvent, Runtime>({
+  name: 'judge_runs',
+  on: {
+    ScoringAttemptStarted: async (event, rt) => {
+      const a = event.data;
+      if (await runState(rt, a.judge_run_id)) return;
+      const context: CommandContext = reactionContext(event, rt.clock.now());
+      const fail = (error: string) =>
+        rt.execute(
+          scoringStream(a.scorer_uid, a.run_id),
+          scoringDecider,
+          { type: 'FailAttempt', data: { attempt_id: a.attempt_id, error } },
+          { ...context, actor: scorersActor },
+        );
+      const scorer = await rt.state(scorerDecider, scorerStream(a.scorer_uid));
+      if (scorer.status !== 'live') return void (await fail('the scorer was deleted'));
+      const conversation = await conversationReader(rt).judged(a.run_id, a.include_descendants);
+      if (!conversation) return void (await fail('the judged run is gone'));
+      const rubric = a.criteria
+        ? `${scorer.scoring_prompt}\n\n## Success criteria\n\n${a.criteria}`
+        : scorer.scoring_prompt;
+      const files = { rubric, classifications: a.classifications, conversation };
+      try {
+        await createRun(
+          rt,
+          {
+            prompt: judgePrompt(scorer.name, files),
+            title: `Judge ${scorer.name}: ${a.conversation_title}`.slice(0, 500),
+            config: judgeConfig(scorer),
+            team: true,
+            interactive: false,
+            mode: 'normal',
+          },
+          // The judge runs as whoever started the attempt: the scorers, or the person who dispatched it.
+          { ...context, actor: event.metadata.actor },
+          {
+            source: 'RUN_SCORER',
+            team_uid: a.team_uid,
+            run_id: a.judge_run_id,
+            factory_uid: a.factory_uid,
+            automatic_metadata: {
+              scorer_uid: a.scorer_uid,
+              scored_run_id: a.run_id,
+              scoring_attempt_id: a.attempt_id,
             },
-            // The judge runs as whoever started the attempt: the scorers, or the person who dispatched it.
-            { ...context, actor: event.metadata.actor },
-            {
-              source: 'RUN_SCORER',
-              team_uid: a.team_uid,
-              run_id: a.judge_run_id,
-              factory_uid: a.factory_uid,
-              automatic_metadata: {
-                scorer_uid: a.scorer_uid,
-                scored_run_id: a.run_id,
-                scoring_attempt_id: a.attempt_id,
-              },
-              files: judgeFiles(files),
-            },
-          );
-        } catch (error) {
-          if (await runState(rt, a.judge_run_id)) return; // another process created it
-          if (!(error instanceof DomainError)) throw error;
-          await fail(`the judge run could not be started: ${error.message}`);
-        }
-      },
+            files: judgeFiles(files),
+          },
+        );
+      } catch (error) {
+        if (await runState(rt, a.judge_run_id)) return; // another process created it
+        if (!(error instanceof DomainError)) throw error;
+        await fail(`the judge run could not be started: ${error.message}`);
+      }
     },
-  });
+  },
+});
 
 /** A self-improvement check that chose failures starts its run (once: with the id it chose). */
 export const selfImprovementRunsReactor = reactor<SelfImprovementEvent, Runtime>({

@@ -6,9 +6,14 @@
  * request. Entries show no hash of any key or code.
  *
  * Two tables say whom a key event concerns: `agents` (each agent's team) and `users` (each
- * user's teams now).
+ * user's teams now). `teamAudit` reads a team's entries a page at a time, as history entries, for
+ * the route and for `shopfloor history team`.
  */
+import type { z } from 'zod';
 import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
+import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
+import type { HistoryEntry, historyResponse } from '../../src/http/history.js';
+import type { Collection, Sort } from '../../src/readstore/port.js';
 import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import type { IdentityEvent } from '../../commands/identity/events.js';
 import type { TeamEvent } from '../../commands/team/events.js';
@@ -115,3 +120,30 @@ export const accessAuditProjection = projection<TeamEvent | UserEvent | Identity
     },
   },
 });
+
+const ORDER: Sort = [['order', 'asc']];
+
+const toAuditEntry = (doc: AuditEntryDoc): HistoryEntry => ({
+  id: doc.event_id,
+  position: doc.position,
+  stream: doc.stream,
+  revision: doc.revision,
+  type: doc.type,
+  occurred_at: doc.occurred_at,
+  actor: doc.actor,
+  correlation_id: doc.correlation_id,
+  causation_id: doc.causation_id,
+  request_id: doc.request_id,
+  data: doc.data,
+});
+
+/** One page of a team's audit entries, after `cursor`. */
+export async function teamAudit(
+  entries: Collection<AuditEntryDoc>,
+  team_uid: string,
+  limit: number,
+  cursor?: string,
+): Promise<z.infer<typeof historyResponse>> {
+  const page = await entries.find({ filter: { team_uid }, sort: ORDER, limit, after: decodeCursor(cursor, ORDER) });
+  return { entries: page.items.map(toAuditEntry), page_info: pageInfo(ORDER, page.next) };
+}

@@ -20,10 +20,9 @@ import {
   type TurnDoc,
 } from '../../projections/conversation/conversation-messages.js';
 import { runsProjection, type RunDoc } from '../../projections/run/runs.js';
-import { filenameOf, viewerOf } from '../run/artifacts.js';
-import { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
+import { normalizeConversation, normalizedConversation } from '../../commands/conversation/normalized-conversation.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
-import { canView, isTerminal, runParams } from '../../commands/run/resource.js';
+import { canView, filenameOf, isTerminal, runParams, viewerOf } from '../../commands/run/resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const LOG_ORDER: Sort = [

@@ -9,41 +9,13 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { hashApiKey } from '../../src/http/api-key.js';
 import { bearer } from '../../src/http/auth.js';
-import type { Principal } from '../../src/http/principal.js';
 import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound, Unauthorized, Unprocessable } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../../projections/run/artifacts.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
-import { artifactItemSchema, canView } from '../../commands/run/resource.js';
+import { artifactItemSchema, canView, filenameOf, mimeOf, viewerOf } from '../../commands/run/resource.js';
 import type { Api } from '../../src/http/api.js';
-import { own } from '../../src/own-keys.js';
-
-/** The decision context of a principal, for `canView`. */
-export const viewerOf = (principal: Principal) => ({
-  actor: { type: principal.type, uid: principal.uid },
-  teams: Object.fromEntries(principal.teams),
-});
-
-const EXTENSIONS: Record<string, string> = {
-  'image/png': '.png',
-  'image/jpeg': '.jpg',
-  'image/gif': '.gif',
-  'image/webp': '.webp',
-  'text/markdown': '.md',
-};
-
-const mimeOf = (a: ArtifactDoc) =>
-  typeof a.data.mime_type === 'string'
-    ? a.data.mime_type
-    : a.artifact_type === 'PLAN'
-      ? 'text/markdown'
-      : 'application/octet-stream';
-
-export const filenameOf = (a: ArtifactDoc) =>
-  typeof a.data.filename === 'string' && a.data.filename
-    ? a.data.filename
-    : `${a.artifact_uid}${own(EXTENSIONS, mimeOf(a)) ?? ''}`;
 
 const params = z.object({ artifact_uid: uidParam });
 

@@ -21,8 +21,14 @@ import { DomainError, NotFound } from '../../src/kernel/errors.js';
 import { eventsAsOf, projectAsOf } from '../../src/projector/as-of.js';
 import type { Filter } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { viewerOf } from './artifacts.js';
-import { canView, requestUsageSchema, runItem, runParams as params, toRunItem } from '../../commands/run/resource.js';
+import {
+  canView,
+  requestUsageSchema,
+  runItem,
+  runParams as params,
+  toRunItem,
+  viewerOf,
+} from '../../commands/run/resource.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from './run-list.js';
 import { findMerged } from '../../src/readstore/paging.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';

@@ -16,7 +16,7 @@ import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
 import { scorerKey } from '../../commands/scorer/events.js';
 import { scorerParams, scoringResult, toScoringResult } from '../../commands/scorer/resource.js';
-import { canView, runParams } from '../../commands/run/resource.js';
+import { canView, runParams, viewerOf } from '../../commands/run/resource.js';
 import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
 import {
   resultKey,
@@ -24,7 +24,6 @@ import {
   scoringResultsProjection,
 } from '../../projections/scorer/scoring-results.js';
 import { runsProjection } from '../../projections/run/runs.js';
-import { viewerOf } from '../run/artifacts.js';
 
 const NEWEST_FIRST: Sort = [
   ['attempted_at', 'desc'],

@@ -28,7 +28,7 @@ import { identitiesProjection } from '../../projections/identity/identities.js';
 import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { rollupKey, scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
-import { historyEntry, toHistoryEntry } from '../run/history.js';
+import { historyEntry, toHistoryEntry } from '../../src/http/history.js';
 
 const BY_CREATION: Sort = [
   ['created_at', 'asc'],

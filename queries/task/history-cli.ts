@@ -7,15 +7,16 @@
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../src/config.js';
-import type { EventStore } from '../../src/eventstore/port.js';
+import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
 import type { CliCommand } from '../../src/feature.js';
 import { collectionOf } from '../../src/projector/projection.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
 import { openStores } from '../../src/runtime.js';
 import { userStream } from '../../commands/user/events.js';
-import { type AuditEntryDoc, accessAuditProjection } from '../../projections/team/access-audit.js';
-import { type HistoryEntry, runHistory, taskHistory, toHistoryEntry } from '../run/history.js';
-import { teamAudit } from '../team/team-audit.js';
+import { type AuditEntryDoc, accessAuditProjection, teamAudit } from '../../projections/team/access-audit.js';
+import { type RunCreatedData, runStream } from '../../commands/run/events.js';
+import { type HistoryEntry, toHistoryEntry } from '../../src/http/history.js';
+import { taskHistory } from './history.js';
 
 const USAGE = [
   '  shopfloor history task|run <id> [--table]  the events of a task (with its conversation) or a run',
@@ -23,6 +24,15 @@ const USAGE = [
 ].join('\n');
 
 const KINDS = ['task', 'run', 'team', 'user'];
+
+/** The run's creation (who may see it) and its events, or null for an unknown run. */
+async function runHistory(
+  events: EventStore,
+  runId: string,
+): Promise<{ run: RunCreatedData; events: RecordedEvent[] } | null> {
+  const all = await events.readStream(runStream(runId));
+  return all[0]?.type === 'RunCreated' ? { run: all[0].data as RunCreatedData, events: all } : null;
+}
 
 /** The entries of one task, run, team or user; null when there is none. */
 async function entriesOf(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { conversationMessagesProjection, seqOf } from '../../../projections/conversation/conversation-messages.js';
-import { normalizeConversation } from '../../../queries/conversation/normalized-conversation.js';
+import { normalizeConversation } from '../../../commands/conversation/normalized-conversation.js';
 import type { MessageDoc, TurnDoc } from '../../../projections/conversation/conversation-messages.js';
 import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 

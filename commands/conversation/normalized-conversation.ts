@@ -9,7 +9,7 @@
  *   `message_ids` and `content` are those of the messages it joins, timed by the first.
  */
 import { z } from 'zod';
-import { ACTION_CATEGORIES } from '../../commands/run/events.js';
+import { ACTION_CATEGORIES } from '../run/events.js';
 import type { MessageDoc, TurnDoc } from '../../projections/conversation/conversation-messages.js';
 
 const actionCategory = z.enum(ACTION_CATEGORIES);
