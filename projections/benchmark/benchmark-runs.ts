@@ -32,7 +32,7 @@ import {
   type Tally,
   tallyOf,
   addTally,
-} from '../../commands/benchmark/resource.js';
+} from './tallies.js';
 import type { RunExecutionPriced, RunInferencePriced } from '../../commands/analytics/events.js';
 import type { RunEvent } from '../../commands/run/events.js';
 import type { ScoringEvent } from '../../commands/scorer/events.js';

@@ -16,7 +16,6 @@ import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { BENCHMARK_RUN_STATES } from '../../commands/benchmark/events.js';
 import {
-  addTally,
   factoryParams,
   resultsOf,
   resultsResource,
@@ -25,13 +24,13 @@ import {
   runParams,
   runResource,
   runsPage,
-  type Tally,
   toRunResource,
   toTrialResource,
   trialResource,
   trialsPage,
 } from '../../commands/benchmark/resource.js';
 import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
 import { usersProjection } from '../../projections/user/users.js';
