@@ -1,17 +1,12 @@
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
-import type { FactoryEvent, FactoryFields } from './events.js';
+import type { FactoryEvent, FactoryFields, FactoryState } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
 
 export type FactoryCommand =
   | { type: 'CreateFactory'; data: FactoryFields & { uid: string; team_uid: string } }
   | { type: 'UpdateFactory'; data: { uid: string; changes: Partial<FactoryFields> } }
   | { type: 'DeleteFactory'; data: { uid: string } };
-
-export type FactoryState =
-  | { status: 'none' }
-  | { status: 'deleted'; uid: string; team_uid: string }
-  | ({ status: 'live'; uid: string; team_uid: string } & FactoryFields);
 
 /** A factory of a team the caller is not in does not exist for that caller. */
 function assertVisible(

@@ -2,8 +2,8 @@
 import type { DecideContext } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoryDecider, type FactoryState } from './decider.js';
-import { factoryStream } from './events.js';
+import { factoryDecider } from './decider.js';
+import { type FactoryState, factoryStream } from './events.js';
 import { ownsKey } from '../../src/own-keys.js';
 
 export type LiveFactory = Extract<FactoryState, { status: 'live' }>;
