@@ -5,16 +5,18 @@
  */
 import { type DueTimes, HORIZON_YEARS } from './recurrence.js';
 
-/** At most this many skipped due times are named; more are counted, up to COUNTED_SKIPS. */
-const NAMED_SKIPS = 100;
-export const COUNTED_SKIPS = 500;
+/**
+ * At most this many skipped due times are listed and counted (each costs cron-parser or rrule.js
+ * a step: 500 took 100 ms for an every-minute cron on first use); that many means at least.
+ */
+export const COUNTED_SKIPS = 100;
 
 export interface Due {
   /** The most recent due time at or before now: the one to fire. */
   due: Date;
   /** The due times before it that were missed (downtime): not fired, recorded (the first 100). */
   skipped: Date[];
-  /** How many were skipped, counted up to COUNTED_SKIPS (that many means at least that many). */
+  /** How many were skipped, counted up to COUNTED_SKIPS (100: at least 100). */
   skipped_count: number;
 }
 
@@ -39,11 +41,7 @@ export function dueAt(times: DueTimes, since: Date, now: Date): Due | null {
   const found = times.within(since > tooOld ? since : tooOld, now, COUNTED_SKIPS + 1);
   const last = found.at(-1);
   if (!last) return null;
-  if (found.length <= COUNTED_SKIPS)
-    return { due: last, skipped: found.slice(0, -1).slice(0, NAMED_SKIPS), skipped_count: found.length - 1 };
-  return {
-    due: latestAtOrBefore(times, last, now),
-    skipped: found.slice(0, NAMED_SKIPS),
-    skipped_count: COUNTED_SKIPS,
-  };
+  if (found.length <= COUNTED_SKIPS) return { due: last, skipped: found.slice(0, -1), skipped_count: found.length - 1 };
+  const skipped = found.slice(0, COUNTED_SKIPS);
+  return { due: latestAtOrBefore(times, last, now), skipped, skipped_count: COUNTED_SKIPS };
 }
