@@ -16,7 +16,7 @@ export type Recurrence = { cron: string } | { rrule: string };
 /** How far ahead a next due time is looked for: a recurrence with none that soon has none. */
 export const HORIZON_YEARS = 5;
 
-export const horizonOf = (after: Date) => {
+const horizonOf = (after: Date) => {
   const end = new Date(after);
   end.setUTCFullYear(end.getUTCFullYear() + HORIZON_YEARS);
   return end;

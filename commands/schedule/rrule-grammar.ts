@@ -8,7 +8,7 @@ import { isTimeZone } from './zone.js';
 const { Frequency } = rrulePackage;
 type Options = InstanceType<typeof rrulePackage.RRule>['options'];
 
-export const MAX_RRULE_LENGTH = 2000;
+const MAX_RRULE_LENGTH = 2000;
 /** EXDATE and RDATE values, together. */
 const MAX_DATES = 100;
 const MAX_INTERVAL = 10_000;
