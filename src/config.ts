@@ -56,6 +56,12 @@ const schema = z.object({
     .string()
     .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded')
     .optional(),
+  /**
+   * The most documents one page of an API list may walk when its filter has conditions no index
+   * serves (a title search, a rare metadata pair): past it the page is cut short and the client
+   * pages on from where the walk stopped (`has_next_page` with fewer items, maybe none).
+   */
+  LIST_MAX_SCAN: z.coerce.number().int().min(10).max(1_000_000).default(2000),
   /** Failed webhook authentications allowed per webhook and minute before the ingress answers 429. */
   WEBHOOK_FAILED_AUTH_PER_MINUTE: z.coerce.number().int().min(1).max(100000).default(30),
   /** Outbound webhooks: ranges they may reach besides public unicast addresses (comma-separated CIDRs, e.g. `127.0.0.0/8`). */

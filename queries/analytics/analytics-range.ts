@@ -12,6 +12,11 @@ import type { Collection } from '../../src/readstore/port.js';
 import type { RollupDoc } from '../../projections/analytics/factory-rollups.js';
 
 const MAX_PERIODS = 365;
+/**
+ * The longest range an answer may span: its work is the rollup rows that tile it (one a day), so a
+ * bound on the range is a bound on the work, checked before anything is read (issue #30).
+ */
+export const MAX_RANGE_DAYS = 3 * 366;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The default range: this long before `end_date`. */
@@ -95,6 +100,8 @@ export function resolveRange(
   if (!(start < end)) throw invalid('start_date', 'start_date must be before end_date');
   const from = floorTo(start, HOUR);
   const to = ceilTo(end, HOUR);
+  if (to - from > MAX_RANGE_DAYS * DAY)
+    throw invalid('start_date', `a range spans at most ${MAX_RANGE_DAYS} days: choose a later start_date`);
   const by = q.group_by_period;
   if (by && countPeriods(from, to, by) > MAX_PERIODS)
     throw invalid('group_by_period', `at most ${MAX_PERIODS} periods: choose a shorter range or a longer period`);

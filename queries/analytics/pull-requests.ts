@@ -116,7 +116,13 @@ export default function pullRequestQueries(api: Api, rt: Runtime): void {
       };
       const after = decodeCursor(q.cursor, NEWEST_OPENED_FIRST);
       const make = async (factory: FactoryDoc) => {
-        const page = await prs.find({ filter, sort: NEWEST_OPENED_FIRST, limit: q.limit, after });
+        const page = await prs.find({
+          filter,
+          sort: NEWEST_OPENED_FIRST,
+          limit: q.limit,
+          after,
+          maxScan: rt.config.LIST_MAX_SCAN,
+        });
         return {
           team_uid: factory.team_uid,
           factory_uid: factory.uid,

@@ -132,6 +132,7 @@ export default function benchmarkRunQueries(api: Api, rt: Runtime): void {
       sort: NEWEST_FIRST,
       limit: q.limit,
       after: decodeCursor(q.cursor, NEWEST_FIRST),
+      maxScan: rt.config.LIST_MAX_SCAN,
     });
     const data = await answers(page.items, req, q.include);
     return { data, runs: data, page_info: pageInfo(NEWEST_FIRST, page.next) };
@@ -290,6 +291,7 @@ export default function benchmarkRunQueries(api: Api, rt: Runtime): void {
         sort: BY_NUMBER,
         limit: q.limit ?? 50,
         after: decodeCursor(q.cursor, BY_NUMBER),
+        maxScan: rt.config.LIST_MAX_SCAN,
       });
       return {
         data: page.items.map((t) => toTrialResource(t, run.scorers, expand)),

@@ -42,6 +42,7 @@ export default function factoryQueries(api: Api, rt: Runtime): void {
       sort: SORT,
       limit,
       after: decodeCursor(cursor, SORT),
+      maxScan: rt.config.LIST_MAX_SCAN,
     });
     return { factories: page.items.map(toFactoryResource), page_info: pageInfo(SORT, page.next) };
   });

@@ -75,6 +75,7 @@ export default function inboxQueries(api: Api, rt: Runtime): void {
           sort: NEWEST_FIRST,
           limit: q.limit,
           after,
+          maxScan: rt.config.LIST_MAX_SCAN,
         });
         const live = await liveRecipients(page.items);
         const items = page.items
@@ -88,6 +89,7 @@ export default function inboxQueries(api: Api, rt: Runtime): void {
         sort: NEWEST_FIRST,
         limit: q.limit,
         after,
+        maxScan: rt.config.LIST_MAX_SCAN,
       });
       const live = await liveRecipients(page.items);
       const items = page.items

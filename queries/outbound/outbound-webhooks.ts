@@ -90,6 +90,7 @@ export default function outboundWebhookQueries(api: Api, rt: Runtime): void {
         sort: NEWEST_FIRST,
         limit,
         after: decodeCursor(cursor, NEWEST_FIRST),
+        maxScan: rt.config.LIST_MAX_SCAN,
       });
       return { deliveries: page.items.map(toDeliveryResource), page_info: pageInfo(NEWEST_FIRST, page.next) };
     },

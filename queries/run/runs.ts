@@ -155,7 +155,12 @@ export default function runQueries(api: Api, rt: Runtime): void {
       metadata,
       baseUrl: rt.config.publicBaseUrl,
     });
-    const page = await findMerged(runs, filters, { sort, limit: q.limit, after }, (run) => run.run_id);
+    const page = await findMerged(
+      runs,
+      filters,
+      { sort, limit: q.limit, after, maxScan: rt.config.LIST_MAX_SCAN },
+      (run) => run.run_id,
+    );
     const now = new Date().toISOString();
     return { runs: page.items.map((run) => item(run, now)), page_info: pageInfo(sort, page.next) };
   });

@@ -121,7 +121,12 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       const after = decodeCursor(q.cursor, sort);
       const authors = q.created_by && (await userUids(q.created_by));
       const filters = taskListFilters(q, factory.uid, authors);
-      const page = await findMerged(tasks, filters, { sort, limit: q.limit, after }, (t) => t.uid);
+      const page = await findMerged(
+        tasks,
+        filters,
+        { sort, limit: q.limit, after, maxScan: rt.config.LIST_MAX_SCAN },
+        (t) => t.uid,
+      );
       return { tasks: page.items.map((t) => taskListItem(t, q)), page_info: pageInfo(sort, page.next) };
     },
   );

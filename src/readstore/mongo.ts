@@ -34,6 +34,7 @@ import {
 } from './port.js';
 import { checkUpdate } from './update.js';
 import { decodeSetAside, encodeSetAside, SET_ASIDE, type StoredSetAside } from './set-aside.js';
+import { type DeclaredIndex, orderingIndex, splitByIndex } from './index-choice.js';
 import { own, putOwn } from '../own-keys.js';
 
 /** The stages of a winning plan, outermost first: `IXSCAN {"field": 1, ...}`, `COLLSCAN`, `SORT`. */
@@ -232,6 +233,7 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
     assertCollectionName(name);
     return db.collection<Stored>(name);
   };
+  const declared = new Map<string, DeclaredIndex[]>();
   const toPosition = (c: CheckpointDoc): Position => ({ commit: BigInt(c.commit), prepare: BigInt(c.prepare) });
   const saveCheckpoint = (name: string, position: Position) =>
     checkpoints.replaceOne(
@@ -242,6 +244,37 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
 
   function collection<T extends Doc>(name: string): Collection<T> {
     const coll = docs(name);
+    const whereOf = (query: FindQuery): MongoFilter<Stored> => {
+      const filter = translateFilter(query.filter);
+      return (query.after ? { $and: [filter, afterFilter(query.sort, query.after)] } : filter) as MongoFilter<Stored>;
+    };
+    const sortOf = (query: FindQuery) =>
+      query.sort.map(([path, order]) => [fieldName(path), order === 'desc' ? -1 : 1] as const);
+    const keysOf = (query: FindQuery, stored: Stored) =>
+      query.sort.map(([path]) => sortKeyValue(stored._id, strip<T>(stored), path));
+    /** The seek's first `maxScan` documents in order, and of them those matching `residual` (port.ts, `maxScan`). */
+    const walk = async (query: FindQuery, residual: Filter, maxScan: number): Promise<Page<T>> => {
+      const [result] = await coll
+        .aggregate<{ hits: Stored[]; walked: Array<{ n: number; last: Stored }> }>([
+          { $match: whereOf(query) },
+          { $sort: Object.fromEntries(sortOf(query)) },
+          { $limit: maxScan },
+          {
+            $facet: {
+              hits: [{ $match: translateFilter(residual) }, { $limit: query.limit + 1 }],
+              walked: [{ $group: { _id: null, n: { $sum: 1 }, last: { $last: '$$ROOT' } } }],
+            },
+          },
+        ])
+        .toArray();
+      const hits = result?.hits ?? [];
+      const walked = result?.walked[0];
+      const items = hits.slice(0, query.limit);
+      if (hits.length > query.limit)
+        return { items: items.map((h) => strip<T>(h)), next: keysOf(query, items.at(-1)!) };
+      const next = walked && walked.n >= maxScan ? keysOf(query, walked.last) : null;
+      return { items: items.map((h) => strip<T>(h)), next };
+    };
     return {
       async get(id) {
         const stored = await coll.findOne({ _id: id });
@@ -254,19 +287,16 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       async find(query: FindQuery): Promise<Page<T>> {
         if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
         if (query.sort.length === 0) throw new Error('find needs a sort');
-        const filter = translateFilter(query.filter);
-        const where = query.after ? { $and: [filter, afterFilter(query.sort, query.after)] } : filter;
-        const sort = query.sort.map(([path, order]) => [fieldName(path), order === 'desc' ? -1 : 1] as const);
-        const found = await coll.find(where as MongoFilter<Stored>, { sort, limit: query.limit + 1 }).toArray();
+        const index = orderingIndex(declared.get(name) ?? [], query.filter, query.sort);
+        if (index && query.maxScan !== undefined) {
+          const { seek, residual } = splitByIndex(query.filter, index, query.sort);
+          if (residual) return walk({ ...query, filter: seek }, residual, query.maxScan);
+        }
+        const found = await coll.find(whereOf(query), { sort: sortOf(query), limit: query.limit + 1 }).toArray();
         const page = found.slice(0, query.limit);
-        const items = page.map((stored) => strip<T>(stored));
         const lastStored = page.at(-1);
-        const last = items.at(-1);
-        const next =
-          found.length > query.limit && lastStored && last
-            ? query.sort.map(([path]) => sortKeyValue(lastStored._id, last, path))
-            : null;
-        return { items, next };
+        const next = found.length > query.limit && lastStored ? keysOf(query, lastStored) : null;
+        return { items: page.map((stored) => strip<T>(stored)), next };
       },
       async explain(query: FindQuery): Promise<string[]> {
         const filter = translateFilter(query.filter);
@@ -378,6 +408,11 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
       } catch (error) {
         if (!(error instanceof MongoServerError && error.code === NAMESPACE_EXISTS)) throw error;
       }
+      // As SQLite's indexes, each ends with the id: finds choose among them alike (index-choice.ts).
+      declared.set(
+        name,
+        indexes.map((fields) => ({ name: fields.join(','), fields: [...fields, 'id'] })),
+      );
       for (const fields of indexes) {
         if (fields.length === 0) throw new Error('an index needs at least one field');
         // createIndex is idempotent for an identical key pattern.

@@ -76,20 +76,30 @@ export async function findMerged<T extends Doc>(
 ): Promise<Page<T>> {
   if (filters.length === 1) return collection.find({ ...query, filter: filters[0] });
   const pages = await Promise.all(filters.map((filter) => collection.find({ ...query, filter })));
+  const compare = (a: Scalar[], b: Scalar[]) => {
+    for (let i = 0; i < query.sort.length; i++) {
+      const c = compareScalars(a[i]!, b[i]!);
+      if (c !== 0) return query.sort[i]![1] === 'desc' ? -c : c;
+    }
+    return 0;
+  };
+  // Each page is complete up to where it stopped (its `next`); the merge is complete up to the
+  // earliest of those, and what lies beyond is read again by the next page.
+  const cut = pages
+    .map((p) => p.next)
+    .filter((n): n is Scalar[] => n !== null)
+    .reduce<Scalar[] | null>((min, n) => (min === null || compare(n, min) < 0 ? n : min), null);
   const keyed = new Map<string, { doc: T; keys: Scalar[] }>();
   for (const page of pages)
     for (const doc of page.items) {
       const id = idOf(doc);
-      if (!keyed.has(id)) keyed.set(id, { doc, keys: query.sort.map(([path]) => keyOf(id, doc, path)) });
+      const keys = query.sort.map(([path]) => keyOf(id, doc, path));
+      if (!keyed.has(id) && (cut === null || compare(keys, cut) <= 0)) keyed.set(id, { doc, keys });
     }
-  const merged = [...keyed.values()].sort((a, b) => {
-    for (let i = 0; i < query.sort.length; i++) {
-      const c = compareScalars(a.keys[i]!, b.keys[i]!);
-      if (c !== 0) return query.sort[i]![1] === 'desc' ? -c : c;
-    }
-    return 0;
-  });
-  const page = merged.slice(0, query.limit);
-  const more = merged.length > query.limit || pages.some((p) => p.next !== null);
-  return { items: page.map((m) => m.doc), next: more && page.length ? page.at(-1)!.keys : null };
+  const merged = [...keyed.values()].sort((a, b) => compare(a.keys, b.keys));
+  if (merged.length > query.limit) {
+    const page = merged.slice(0, query.limit);
+    return { items: page.map((m) => m.doc), next: page.at(-1)!.keys };
+  }
+  return { items: merged.map((m) => m.doc), next: cut };
 }

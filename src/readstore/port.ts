@@ -40,11 +40,20 @@ export interface FindQuery {
   limit: number;
   /** The sort-key values of the last item of the previous page. */
   after?: readonly Scalar[];
+  /**
+   * The most documents the store may walk for this page, for a filter with conditions the index
+   * it reads through does not serve (`index-choice.ts`: those are checked on each document the
+   * seek walks, matching or not). When the walk reaches the bound before the page is full, `next`
+   * is the sort keys of the last document walked: the page holds fewer items than `limit`, maybe
+   * none, and more may follow. So a request's work is bounded whatever its filter, not by how
+   * rare its matches are. Unset: no bound.
+   */
+  maxScan?: number;
 }
 
 export interface Page<T> {
   items: T[];
-  /** Sort-key values of the last item, when more items follow. */
+  /** Where the next page starts, when more items may follow: the sort-key values of the last item (or, with `maxScan`, of the last document walked). */
   next: Scalar[] | null;
 }
 

@@ -27,13 +27,13 @@ import {
   type Update,
 } from './port.js';
 import { applyUpdate, checkUpdate } from './update.js';
+import { type DeclaredIndex, orderingIndex, splitByIndex } from './index-choice.js';
 import {
   assertCollectionName,
   compileAfterSteps,
   compileFilter,
   compileOrderBy,
   indexFields,
-  orderingIndex,
   indexColumns,
   indexName,
   LOWER,
@@ -51,12 +51,18 @@ interface DocRow {
   id: string;
   doc: string;
 }
+/** A row a bounded walk read: its document, and whether it matches the conditions the index does not serve. */
+interface WalkedRow extends DocRow {
+  hit: number;
+}
 interface CheckpointRow {
   name: string;
   commit_pos: string;
   prepare_pos: string;
 }
 
+/** A bounded walk (`FindQuery.maxScan`) reads this many rows at a time. */
+const WALK_CHUNK = 200;
 /** Scans read in pages so that no read stays open across an await (it would block every write). */
 const SCAN_PAGE = 500;
 /** Prepared statements are kept by SQL text; filters with varying `$in` sizes make new texts. */
@@ -275,21 +281,80 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
      * (`INDEXED BY`): SQLite's planner, without statistics, would rather filter through another
      * index and sort every match, which costs what the collection holds, not what the page does.
      */
-    const statements = (query: FindQuery): Sql[] => {
+    const statements = (query: FindQuery, index: DeclaredIndex | null, residual?: Sql): Sql[] => {
       if (!Number.isInteger(query.limit) || query.limit < 1) throw new Error('limit must be a positive integer');
       if (query.sort.length === 0) throw new Error('find needs a sort');
       const where = compileFilter(query.filter);
-      const index = orderingIndex(indexesOf(name), query.filter, query.sort);
-      const source = index ? `${from} INDEXED BY ${q(index)}` : from;
+      const source = index ? `${from} INDEXED BY ${q(index.name)}` : from;
+      // A bounded walk also says, of each row, whether it matches what the index does not serve.
+      const hit = residual ? `, (${residual.sql}) AS hit` : '';
       const select = (conditions: Sql[], order: string): Sql => {
         const all = [where, ...conditions];
         return {
-          sql: `SELECT id, json(doc) AS doc FROM ${source} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${order}`,
-          params: all.flatMap((c) => c.params),
+          sql: `SELECT id, json(doc) AS doc${hit} FROM ${source} WHERE ${all.map((c) => `(${c.sql})`).join(' AND ')} ORDER BY ${order}`,
+          params: [...(residual?.params ?? []), ...all.flatMap((c) => c.params)],
         };
       };
       if (!query.after) return [select([], compileOrderBy(query.sort))];
       return compileAfterSteps(query.sort, query.after).map((step) => select([step], step.orderBy));
+    };
+
+    /** Reads up to `count` rows of `query`, through its statements in turn. */
+    const readRows = <R extends DocRow>(steps: Sql[], count: number): R[] => {
+      let rows: R[] = [];
+      for (const step of steps) {
+        // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
+        // one, even the same again, makes it compile the statement anew on every run (+6 µs).
+        const found = read(() => stmt(`${step.sql} LIMIT ${count - rows.length}`).all(...step.params)) as R[];
+        rows = rows.length ? rows.concat(found) : found;
+        if (rows.length >= count) break;
+      }
+      return rows;
+    };
+
+    const keysOf = (sort: FindQuery['sort'], row: DocRow, doc: T = parse(row)) =>
+      sort.map(([path]) => sortKeyValue(row.id, doc, path));
+
+    /** One page of a find, read through the statements above. */
+    const findPage = (query: FindQuery): Page<T> => {
+      const index = orderingIndex(indexesOf(name), query.filter, query.sort);
+      if (index && query.maxScan !== undefined) {
+        const { seek, residual } = splitByIndex(query.filter, index, query.sort);
+        if (residual) return walkPage({ ...query, filter: seek }, index, compileFilter(residual), query.maxScan);
+      }
+      const rows = readRows(statements(query, index), query.limit + 1);
+      const page = rows.slice(0, query.limit);
+      const items = page.map(parse);
+      const lastRow = page.at(-1);
+      const last = items.at(-1);
+      const next = rows.length > query.limit && lastRow && last ? keysOf(query.sort, lastRow, last) : null;
+      return { items, next };
+    };
+
+    /**
+     * A page of the rows the seek finds that match `residual` too, walking at most `maxScan` of
+     * them, a chunk at a time so that a page that fills early stops early (port.ts, `maxScan`).
+     */
+    const walkPage = (query: FindQuery, index: DeclaredIndex, residual: Sql, maxScan: number): Page<T> => {
+      const items: T[] = [];
+      let after = query.after;
+      let walked = 0;
+      let lastHit: DocRow | null = null;
+      for (;;) {
+        const chunk = Math.min(WALK_CHUNK, maxScan - walked);
+        const rows = readRows<WalkedRow>(statements({ ...query, after }, index, residual), chunk);
+        for (const row of rows) {
+          walked++;
+          if (!row.hit) continue;
+          if (items.length === query.limit) return { items, next: keysOf(query.sort, lastHit!, items.at(-1)) };
+          items.push(parse(row));
+          lastHit = row;
+        }
+        if (rows.length < chunk) return { items, next: null };
+        const reached = keysOf(query.sort, rows.at(-1)!);
+        if (walked >= maxScan) return { items, next: reached };
+        after = reached;
+      }
     };
 
     return {
@@ -310,25 +375,18 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         return new Map(rows.map((row) => [row.id, parse(row)]));
       },
       async find(query: FindQuery): Promise<Page<T>> {
-        let rows: DocRow[] = [];
-        for (const step of statements(query)) {
-          // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
-          // one, even the same again, makes it compile the statement anew on every run (+6 µs).
-          const sql = `${step.sql} LIMIT ${query.limit + 1 - rows.length}`;
-          const found = read(() => stmt(sql).all(...step.params)) as DocRow[];
-          rows = rows.length ? rows.concat(found) : found;
-          if (rows.length > query.limit) break;
+        try {
+          return findPage(query);
+        } catch (error) {
+          // Another process (`projections retry` or `rebuild`) promoted a rebuilt collection, whose
+          // indexes have other names: read them again.
+          if (!/no such index/.test((error as Error).message)) throw error;
+          indexCache.delete(name);
+          return findPage(query);
         }
-        const more = rows.length > query.limit;
-        const page = rows.slice(0, query.limit);
-        const items = page.map(parse);
-        const lastRow = page.at(-1);
-        const last = items.at(-1);
-        const next = more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
-        return { items, next };
       },
       async explain(query: FindQuery): Promise<string[]> {
-        return statements(query).flatMap((s) =>
+        return statements(query, orderingIndex(indexesOf(name), query.filter, query.sort)).flatMap((s) =>
           (
             read(() => stmt(`EXPLAIN QUERY PLAN ${s.sql} LIMIT ${query.limit + 1}`).all(...s.params)) as {
               detail: string;

@@ -17,6 +17,8 @@ import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
 import { BSON } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
+import { scheduleStream } from '../../commands/schedule/events.js';
+import { schedulesProjection } from '../../projections/schedules.js';
 import { manualClock } from '../../src/clock.js';
 import { comparePositions, type Position, START } from '../../src/eventstore/port.js';
 import { features } from '../../src/features.js';
@@ -259,6 +261,19 @@ describe('afterwards', () => {
       batch = await t.rt.events.readAll(after, 1000);
     }
     expect([...read].filter((type) => !seen.has(type)).sort()).toEqual([]);
+  });
+
+  it('the documents show what the deciders recorded: each schedule its last recorded next due time', async () => {
+    const schedules = t.rt.readModel(schedulesProjection);
+    let compared = 0;
+    for await (const [id, d] of schedules.scan()) {
+      const events = await t.rt.events.readStream(scheduleStream(id));
+      const recorded = events.map((e) => e.data as { next_run_at?: string | null }).filter((e) => 'next_run_at' in e);
+      if (!recorded.length) continue;
+      expect(d.next_run_at, `schedule ${id}`).toBe(recorded.at(-1)!.next_run_at);
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(0);
   });
 
   it('every document is one MongoDB can store', async () => {

@@ -16,6 +16,7 @@ import {
   type SetAsideEvent,
   type Sort,
 } from '../../src/readstore/port.js';
+import { findMerged } from '../../src/readstore/paging.js';
 
 const at = (n: bigint, prepare = n): Position => ({ commit: n, prepare });
 /** Beyond 2^53: positions must survive without going through a JS number. */
@@ -483,6 +484,70 @@ export function documentStoreContract(
 
       it('get returns null for a missing id', async () => {
         expect(await store.collection(name).get('missing')).toBeNull();
+      });
+    });
+
+    describe('a bound on the documents walked (maxScan)', () => {
+      let name: string;
+      const id = (i: number) => `w${String(i).padStart(2, '0')}`;
+      // Fifty documents of team a, ten of team b; three of a and one of b are rare.
+      const rare = new Set([7, 45, 46, 55]);
+      beforeAll(async () => {
+        name = fresh();
+        await store.ensureCollection(name, [['team']]);
+        await store.commit(
+          Array.from({ length: 60 }, (_, i) =>
+            put(name, id(i), { key: id(i), team: i < 50 ? 'a' : 'b', tag: rare.has(i) ? 'rare' : 'common' }),
+          ),
+          name,
+          at(1n),
+        );
+      });
+      const sort: Sort = [['id', 'asc']];
+      const rareOf = (team: string): Filter => ({ team, tag: 'rare' });
+      const keys = (page: { items: Doc[] }) => page.items.map((d) => d.key);
+
+      it('walks at most maxScan documents the index finds; a page cut short says where it stopped', async () => {
+        const find = (after?: Scalar[]) =>
+          store.collection(name).find({ filter: rareOf('a'), sort, limit: 10, maxScan: 20, after });
+        const first = await find();
+        expect({ keys: keys(first), next: first.next }).toEqual({ keys: [id(7)], next: [id(19)] });
+        const second = await find(first.next!);
+        expect({ keys: keys(second), next: second.next }).toEqual({ keys: [], next: [id(39)] });
+        const third = await find(second.next!);
+        expect({ keys: keys(third), next: third.next }).toEqual({ keys: [id(45), id(46)], next: null });
+      });
+
+      it('stops early when the page fills, and pages on from its last item', async () => {
+        const find = (after?: Scalar[]) =>
+          store.collection(name).find({ filter: rareOf('a'), sort, limit: 2, maxScan: 100, after });
+        const first = await find();
+        expect({ keys: keys(first), next: first.next }).toEqual({ keys: [id(7), id(45)], next: [id(45)] });
+        const second = await find(first.next!);
+        expect({ keys: keys(second), next: second.next }).toEqual({ keys: [id(46)], next: null });
+      });
+
+      it('is no bound on a filter the index serves whole', async () => {
+        const page = await store.collection(name).find({ filter: { team: 'b' }, sort, limit: 50, maxScan: 3 });
+        expect(page.items).toHaveLength(10);
+        expect(page.next).toBeNull();
+      });
+
+      it('merged pages are complete up to the earliest place a page stopped', async () => {
+        const seen: unknown[] = [];
+        let after: Scalar[] | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await findMerged(
+            store.collection(name),
+            [rareOf('a'), rareOf('b')],
+            { sort, limit: 10, maxScan: 20, after },
+            (d) => String(d.key),
+          );
+          seen.push(...keys(page));
+          if (!page.next) break;
+          after = page.next;
+        }
+        expect(seen).toEqual([id(7), id(45), id(46), id(55)]);
       });
     });
 

@@ -422,9 +422,15 @@ describe('bad requests', () => {
     );
     await refused(`/factory/${factory}/metrics?group_by_period=year`, 'querystring.group_by_period');
     await refused(
-      `/factory/${factory}/metrics?start_date=2020-01-01T00:00:00Z&group_by_period=day`,
+      `/factory/${factory}/metrics?start_date=2025-01-01T00:00:00Z&end_date=2026-03-01T00:00:00Z&group_by_period=day`,
       'querystring.group_by_period',
     );
+    // A range's work is the rows that tile it: over three years is refused before anything is read (issue #30).
+    for (const route of ['metrics', 'costs/breakdown?group_by=user', 'costs/per-pr/top'])
+      await refused(
+        `/factory/${factory}/${route}${route.includes('?') ? '&' : '?'}start_date=1970-01-01T00:00:00Z&end_date=2026-03-01T00:00:00Z`,
+        'querystring.start_date',
+      );
     await refused(`/factory/${factory}/metrics/run-breakdown?group_by=colour`, 'querystring.group_by');
     await refused(`/factory/${factory}/metrics/run-breakdown`, 'querystring.group_by');
     await refused(`/factory/${factory}/costs/breakdown?group_by=status`, 'querystring.group_by');
