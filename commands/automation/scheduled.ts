@@ -12,7 +12,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
 import { automationsProjection } from '../../projections/automation/automations.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { schedulesProjection } from '../../projections/schedules.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import { type LiveFactory, liveFactory } from '../factory/live.js';
 import { scheduleDecider } from '../schedule/decider.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';

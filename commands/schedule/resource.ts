@@ -7,7 +7,7 @@ import type { Actor } from '../../src/kernel/decider.js';
 import { agentConfigSchema, metadataSchema, runModeSchema } from '../run/schema.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import type { ScheduleDoc } from '../../projections/schedules.js';
+import type { ScheduleDoc } from '../../projections/schedule/schedules.js';
 import { usersProjection } from '../../projections/user/users.js';
 import { cronProblem, rruleProblem } from './recurrence.js';
 import { ownsKey } from '../../src/own-keys.js';

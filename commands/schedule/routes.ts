@@ -7,7 +7,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { schedulesProjection } from '../../projections/schedules.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import { assertUsableEnvironment, environmentDecider } from '../environment/decider.js';
 import { environmentStream } from '../environment/events.js';
 import { identityDecider } from '../identity/decider.js';

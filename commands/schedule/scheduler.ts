@@ -10,7 +10,7 @@ import type { Service } from '../../src/feature.js';
 import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { schedulesProjection } from '../../projections/schedules.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import { scheduleDecider } from './decider.js';
 import { recurrenceOf, scheduleStream } from './events.js';
 import { dueAt } from './due.js';

@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { BSON } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scheduleStream } from '../../commands/schedule/events.js';
-import { schedulesProjection } from '../../projections/schedules.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import { manualClock } from '../../src/clock.js';
 import { comparePositions, type Position, START } from '../../src/eventstore/port.js';
 import { features } from '../../src/features.js';

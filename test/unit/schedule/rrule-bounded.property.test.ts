@@ -10,8 +10,8 @@
 import fc from 'fast-check';
 import rrulePackage from 'rrule';
 import { describe, expect, it } from 'vitest';
-import { dueTimes } from '../../commands/schedule/recurrence.js';
-import { wallTime } from '../../commands/schedule/zone.js';
+import { dueTimes } from '../../../commands/schedule/recurrence.js';
+import { wallTime } from '../../../commands/schedule/zone.js';
 
 const { rrulestr } = rrulePackage;
 

@@ -6,13 +6,13 @@
  */
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { scheduleStream } from '../../commands/schedule/events.js';
-import { fireDueSchedules } from '../../commands/schedule/scheduler.js';
-import { manualClock } from '../../src/clock.js';
-import { collectionOf } from '../../src/projector/projection.js';
-import { schedulesProjection } from '../../projections/schedules.js';
-import { runCli } from '../e2e/server-process.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { scheduleStream } from '../../../commands/schedule/events.js';
+import { fireDueSchedules } from '../../../commands/schedule/scheduler.js';
+import { manualClock } from '../../../src/clock.js';
+import { collectionOf } from '../../../src/projector/projection.js';
+import { schedulesProjection } from '../../../projections/schedule/schedules.js';
+import { runCli } from '../../e2e/server-process.js';
+import { startTestApp, type TestApp } from '../../helpers/app.js';
 
 const clock = manualClock('2026-03-25T12:00:00Z');
 let t: TestApp;

@@ -1,12 +1,12 @@
 /** GET /agent/schedules (every schedule the caller may see, by name) and GET /agent/schedules/{id}. */
 import { z } from 'zod';
-import type { Api } from '../src/http/api.js';
-import { NotFound } from '../src/kernel/errors.js';
-import type { Sort } from '../src/readstore/port.js';
-import type { Runtime } from '../src/runtime.js';
-import { findAll } from '../src/readstore/paging.js';
-import { canSeeSchedule, scheduleAnswers, scheduleParams, scheduleResource } from '../commands/schedule/resource.js';
-import { schedulesProjection } from '../projections/schedules.js';
+import type { Api } from '../../src/http/api.js';
+import { NotFound } from '../../src/kernel/errors.js';
+import type { Sort } from '../../src/readstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { findAll } from '../../src/readstore/paging.js';
+import { canSeeSchedule, scheduleAnswers, scheduleParams, scheduleResource } from '../../commands/schedule/resource.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 
 const BY_NAME: Sort = [
   ['name_key', 'asc'],

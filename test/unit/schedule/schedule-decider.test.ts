@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { scheduleDecider } from '../../commands/schedule/decider.js';
-import type { ScheduleEvent, ScheduleFields } from '../../commands/schedule/events.js';
-import { Forbidden, NotFound } from '../../src/kernel/errors.js';
-import { deciderSpec, userContext } from '../helpers/decider-spec.js';
+import { scheduleDecider } from '../../../commands/schedule/decider.js';
+import type { ScheduleEvent, ScheduleFields } from '../../../commands/schedule/events.js';
+import { Forbidden, NotFound } from '../../../src/kernel/errors.js';
+import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 
 const spec = deciderSpec(scheduleDecider);
 const fields: ScheduleFields = {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { COUNTED_SKIPS, dueAt } from '../../commands/schedule/due.js';
-import { cronProblem, dueTimes, recurrenceProblem, rruleProblem } from '../../commands/schedule/recurrence.js';
-import { instantOf } from '../../commands/schedule/zone.js';
+import { COUNTED_SKIPS, dueAt } from '../../../commands/schedule/due.js';
+import { cronProblem, dueTimes, recurrenceProblem, rruleProblem } from '../../../commands/schedule/recurrence.js';
+import { instantOf } from '../../../commands/schedule/zone.js';
 
 const at = (iso: string) => new Date(iso);
 const next = (recurrence: Parameters<typeof dueTimes>[0], after: string, anchor = '2026-01-01T00:00:00Z') =>

@@ -4,10 +4,10 @@
  * neither fires nor catches up; RRULE schedules keep their local time across daylight saving.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fireDueSchedules } from '../../commands/schedule/scheduler.js';
-import { manualClock } from '../../src/clock.js';
-import { eventually } from '../helpers/task-fixtures.js';
-import { expectRefused, startTestApp, type TestApp } from '../helpers/app.js';
+import { fireDueSchedules } from '../../../commands/schedule/scheduler.js';
+import { manualClock } from '../../../src/clock.js';
+import { eventually } from '../../helpers/task-fixtures.js';
+import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
 const clock = manualClock('2026-03-25T12:00:00Z');
 let t: TestApp;

@@ -2,14 +2,14 @@
  * Scheduled agents, one document each, with when each is next due (as its events recorded it, so
  * a rebuild gives the same times) and its most recent firings.
  */
-import { projection } from '../src/projector/projection.js';
+import { projection } from '../../src/projector/projection.js';
 import {
   type NextRun,
   nextRunAt,
   type ScheduleEvent,
   type ScheduleFields,
   type ScheduleOwner,
-} from '../commands/schedule/events.js';
+} from '../../commands/schedule/events.js';
 
 const KEPT_FIRINGS = 20;
 
