@@ -1,9 +1,15 @@
 /**
- * Scheduled agents, one document each, with when each is next due (computed from its events
- * alone: a rebuild gives the same times) and its most recent firings.
+ * Scheduled agents, one document each, with when each is next due (as its events recorded it, so
+ * a rebuild gives the same times) and its most recent firings.
  */
 import { projection } from '../src/projector/projection.js';
-import { nextRunAt, type ScheduleEvent, type ScheduleFields, type ScheduleOwner } from '../commands/schedule/events.js';
+import {
+  type NextRun,
+  nextRunAt,
+  type ScheduleEvent,
+  type ScheduleFields,
+  type ScheduleOwner,
+} from '../commands/schedule/events.js';
 
 const KEPT_FIRINGS = 20;
 
@@ -38,13 +44,19 @@ const who = (actor: { type: string; uid: string }): Who => ({
   uid: actor.uid,
 });
 
-/** The next due time after everything that happened: creation or resumption, and the last firing. */
-const next = (d: Pick<ScheduleDoc, 'cron_schedule' | 'rrule' | 'enabled' | 'anchor' | 'since' | 'last_due_at'>) =>
-  nextRunAt(d, d.anchor, d.last_due_at && d.last_due_at > d.since ? d.last_due_at : d.since);
+/**
+ * The next due time the event recorded; for an event recorded before decisions recorded it, the
+ * same reckoning from the document (bounded in work like the decider's).
+ */
+const next = (
+  e: { data: NextRun },
+  d: Pick<ScheduleDoc, 'cron_schedule' | 'rrule' | 'enabled' | 'anchor' | 'since' | 'last_due_at'>,
+) => (e.data.next_run_at !== undefined ? e.data.next_run_at : nextRunAt(d, d.anchor, d.since, d.last_due_at));
 
 export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
   name: 'schedules',
-  version: 1,
+  // 2: the next due time as recorded, or reckoned within a bound (issue #30)
+  version: 2,
   indexes: [
     // The scheduler asks for what is due: enabled ones by next due time.
     ['enabled', 'next_run_at'],
@@ -57,8 +69,9 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
     ScheduleCreated: (e, docs) => {
       const d = e.data;
       const at = e.metadata.occurred_at;
+      const { next_run_at: _recorded, ...created } = d;
       const doc: ScheduleDoc = {
-        ...d,
+        ...created,
         kind: d.for.kind,
         since: d.anchor,
         last_due_at: null,
@@ -71,7 +84,7 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
         created_at: at,
         updated_at: at,
       };
-      docs.put(d.id, { ...doc, next_run_at: next(doc) });
+      docs.put(d.id, { ...doc, next_run_at: next(e, doc) });
     },
     ScheduleReplaced: async (e, docs) => {
       const doc = await docs.get(e.data.id);
@@ -80,7 +93,7 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
       const changed = { ...doc, ...fields, anchor, since, name_key: fields.name.toLowerCase() };
       docs.put(doc.id, {
         ...changed,
-        next_run_at: next(changed),
+        next_run_at: next(e, changed),
         updated_by: who(e.metadata.actor),
         updated_at: e.metadata.occurred_at,
       });
@@ -98,7 +111,7 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
       const resumed = { ...doc, enabled: true, since: e.data.since };
       docs.put(doc.id, {
         ...resumed,
-        next_run_at: next(resumed),
+        next_run_at: next(e, resumed),
         updated_by: who(e.metadata.actor),
         updated_at: e.metadata.occurred_at,
       });
@@ -112,7 +125,7 @@ export const schedulesProjection = projection<ScheduleEvent, ScheduleDoc>({
       const firing = { due_at, run_id, skipped_count, skipped, error: null };
       docs.put(doc.id, {
         ...fired,
-        next_run_at: next(fired),
+        next_run_at: next(e, fired),
         firings: [firing, ...doc.firings].slice(0, KEPT_FIRINGS),
       });
     },

@@ -12,7 +12,8 @@ import {
   LimitExceeded,
   NotFound,
 } from '../../src/kernel/errors.js';
-import type { AutomationEvent, AutomationFields } from './events.js';
+import { recurrenceProblem } from '../schedule/recurrence.js';
+import type { AutomationEvent, AutomationFields, Trigger } from './events.js';
 import { webhookOf } from './events.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from './resource.js';
 import { own, ownsKey, putOwn } from '../../src/own-keys.js';
@@ -58,6 +59,21 @@ function checkWebhooks(
   if (errors.length) throw new InvalidRequest('a webhook trigger names a webhook this factory does not have', errors);
 }
 
+/**
+ * An inline schedule's cron being set must fall due within five years, as a scheduled agent's
+ * must (its schedule decider refuses it otherwise); a trigger kept as it was is not asked again.
+ */
+function checkSchedules(fields: Partial<AutomationFields>, before: readonly Trigger[], now: string): void {
+  const kept = new Set(before.map((t) => JSON.stringify(t.schedule ?? null)));
+  const errors: FieldError[] = [];
+  (fields.triggers ?? []).forEach((t, i) => {
+    if (!t.schedule || kept.has(JSON.stringify(t.schedule))) return;
+    const problem = recurrenceProblem({ cron: t.schedule.cron }, new Date(now));
+    if (problem) errors.push({ path: `body.triggers.${i}.schedule.cron`, message: problem });
+  });
+  if (errors.length) throw new InvalidRequest('a schedule trigger is not valid', errors);
+}
+
 export const automationsDecider: Decider<AutomationCommand, AutomationEvent, AutomationsState> = {
   initialState: () => ({ automations: {}, deleted: [] }),
 
@@ -88,6 +104,7 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
           throw new LimitExceeded(`a factory has at most ${MAX_AUTOMATIONS_PER_FACTORY} automations`);
         }
         checkWebhooks(command.data, command.webhooks, new Set());
+        checkSchedules(command.data, [], context.now);
         return [{ type: 'AutomationCreated', data: command.data }];
       }
       case 'UpdateAutomation': {
@@ -97,6 +114,7 @@ export const automationsDecider: Decider<AutomationCommand, AutomationEvent, Aut
           command.webhooks,
           new Set(automation.triggers.map(webhookOf).filter((u) => u !== null)),
         );
+        checkSchedules(command.data.changes, automation.triggers, context.now);
         const changes = Object.fromEntries(
           Object.entries(command.data.changes).filter(
             ([k, v]) =>

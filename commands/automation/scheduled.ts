@@ -6,7 +6,7 @@
  * id derives from the firing event and the automation.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { NotFound } from '../../src/kernel/errors.js';
+import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
@@ -51,8 +51,16 @@ async function syncInlineSchedules(rt: Runtime, event: RecordedEvent<AutomationE
     limit: 100,
   });
   const context = reactionContext(event, rt.clock.now());
-  const execute = (scheduleId: string, command: Parameters<typeof scheduleDecider.decide>[0]) =>
-    rt.execute(scheduleStream(scheduleId), scheduleDecider, command, context);
+  const execute = async (scheduleId: string, command: Parameters<typeof scheduleDecider.decide>[0]) => {
+    try {
+      await rt.execute(scheduleStream(scheduleId), scheduleDecider, command, context);
+    } catch (error) {
+      // A cron recorded before the automation's decider asked that it fall due: the schedule
+      // decider refuses it, and the automation runs without that schedule.
+      if (!(error instanceof InvalidRequest)) throw error;
+      rt.log.warn({ err: error, automation: id, schedule: scheduleId }, 'inline schedule refused');
+    }
+  };
   for (const [scheduleId, fields] of wanted) {
     const state = await rt.state(scheduleDecider, scheduleStream(scheduleId));
     if (state.status === 'live')

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { boundedJson } from '../../src/http/schemas.js';
 import type { FieldError } from '../../src/kernel/errors.js';
+import { cronProblem } from '../schedule/cron.js';
 import { validateFilter } from './filter.js';
 import type { Trigger } from './events.js';
 import { own } from '../../src/own-keys.js';
@@ -86,10 +87,6 @@ const CATALOGUE: Record<string, Record<string, readonly string[]>> = {
 
 const IN_ONLY = new Set(['webhook_ids', 'schedule_ids']);
 
-const CRON_DESCRIPTOR =
-  /^@(annually|yearly|monthly|weekly|daily|midnight|hourly|every \d+(\.\d+)?(ns|us|µs|ms|s|m|h)(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))*)$/;
-const CRON_FIELD = /^[\dA-Za-z*?/,-]+$/;
-
 /** The request shape; the rules of each provider are checked by `triggerErrors`. */
 export const triggerSchema = z
   .object({
@@ -148,16 +145,6 @@ const webhookIdsOf = (value: unknown): unknown[] | null =>
       ? (value as { in: unknown[] }).in
       : null;
 
-function cronErrors(cron: string, at: string): FieldError[] {
-  if (/^\s*(CRON_TZ|TZ)=/.test(cron))
-    return [{ path: at, message: 'schedules run in UTC; CRON_TZ= and TZ= are not accepted' }];
-  if (cron.startsWith('@')) return CRON_DESCRIPTOR.test(cron) ? [] : [{ path: at, message: 'an unknown @ descriptor' }];
-  const fields = cron.trim().split(/\s+/);
-  if (fields.length !== 5 || !fields.every((f) => CRON_FIELD.test(f)))
-    return [{ path: at, message: 'a cron expression has 5 fields (minute hour day month weekday)' }];
-  return [];
-}
-
 /** Every problem of one trigger, with paths under `at` (such as `body.triggers[0]`). */
 function oneTriggerErrors(t: TriggerRequest, at: string): FieldError[] {
   const events = own(CATALOGUE, t.provider);
@@ -184,7 +171,8 @@ function oneTriggerErrors(t: TriggerRequest, at: string): FieldError[] {
     const ids = webhookIdsOf(filter.schedule_ids);
     if (!t.schedule === !ids?.length)
       errors.push({ path: at, message: 'give exactly one of schedule or filter.schedule_ids' });
-    if (t.schedule) errors.push(...cronErrors(t.schedule.cron, `${at}.schedule.cron`));
+    const problem = t.schedule ? cronProblem(t.schedule.cron) : null;
+    if (problem) errors.push({ path: `${at}.schedule.cron`, message: problem });
   }
   if (t.provider === 'webhook') {
     const ids = webhookIdsOf(filter.webhook_ids);

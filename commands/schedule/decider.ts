@@ -4,13 +4,21 @@
  * or its new recurrence) began.
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
-import { Forbidden, Conflict, NotFound } from '../../src/kernel/errors.js';
-import type { ScheduleCreatedData, ScheduleEvent, ScheduleFields, ScheduleFired } from './events.js';
+import { Forbidden, Conflict, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import {
+  nextRunAt,
+  recurrenceOf,
+  type ScheduleCreatedData,
+  type ScheduleEvent,
+  type ScheduleFields,
+  type ScheduleFired,
+} from './events.js';
+import { recurrenceProblem } from './recurrence.js';
 import { canSeeSchedule } from './resource.js';
 import { ownsKey } from '../../src/own-keys.js';
 
 export type ScheduleCommand =
-  | { type: 'CreateSchedule'; data: Omit<ScheduleCreatedData, 'anchor'> }
+  | { type: 'CreateSchedule'; data: Omit<ScheduleCreatedData, 'anchor' | 'next_run_at'> }
   | { type: 'ReplaceSchedule'; data: { id: string; fields: ScheduleFields } }
   | { type: 'PauseSchedule'; data: { id: string } }
   | { type: 'ResumeSchedule'; data: { id: string } }
@@ -21,7 +29,7 @@ export type ScheduleCommand =
     }
   | { type: 'RefuseRun'; data: { id: string; due_at: string; run_id: string; error: string } };
 
-type LiveSchedule = Omit<ScheduleCreatedData, keyof ScheduleFields> & {
+type LiveSchedule = Omit<ScheduleCreatedData, keyof ScheduleFields | 'next_run_at'> & {
   status: 'live';
   fields: ScheduleFields;
   /** Due times count from after this moment: creation, a new recurrence, or resumption. */
@@ -43,13 +51,35 @@ const sameRecurrence = (a: ScheduleFields, b: ScheduleFields) =>
 /** The later of two instants given as ISO strings (they compare as strings). */
 const later = (a: string, b: string | null) => (b !== null && b > a ? b : a);
 
+/**
+ * A recurrence being set must be one, and fall due within five years: what the log holds, every
+ * read model can reckon (within its bound on work).
+ */
+function assertRecurs(fields: ScheduleFields, now: string): void {
+  const problem = recurrenceProblem(recurrenceOf(fields), new Date(now));
+  if (!problem) return;
+  const field = fields.rrule !== null ? 'rrule' : 'cron_schedule';
+  throw new InvalidRequest(`${field}: ${problem}`, [{ path: `body.${field}`, message: problem }]);
+}
+
 export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleState> = {
   initialState: () => ({ status: 'none' }),
 
   evolve: (state, event) => {
     if (event.type === 'ScheduleCreated') {
-      const { name, cron_schedule, rrule, prompt, enabled, agent_config, agent_uid, metadata, mode, ...rest } =
-        event.data;
+      const {
+        name,
+        cron_schedule,
+        rrule,
+        prompt,
+        enabled,
+        agent_config,
+        agent_uid,
+        metadata,
+        mode,
+        next_run_at,
+        ...rest
+      } = event.data;
       const fields = { name, cron_schedule, rrule, prompt, enabled, agent_config, agent_uid, metadata, mode };
       return { status: 'live', ...rest, fields, since: rest.anchor, last_due_at: null, refused: [] };
     }
@@ -81,7 +111,9 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
       // The system keeps automations' inline schedules for their factory's team.
       if (team_uid && context.actor.type !== 'system' && !ownsKey(context.teams, team_uid))
         throw new Forbidden(`not a member of team ${team_uid}`);
-      return [{ type: 'ScheduleCreated', data: { ...command.data, anchor: context.now } }];
+      assertRecurs(command.data, context.now);
+      const next_run_at = nextRunAt(command.data, context.now, context.now, null);
+      return [{ type: 'ScheduleCreated', data: { ...command.data, anchor: context.now, next_run_at } }];
     }
     const s = live(state, command.data.id, context);
     const id = s.id;
@@ -90,14 +122,19 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
         const { fields } = command.data;
         if (JSON.stringify(fields) === JSON.stringify(s.fields)) return [];
         // Changes affect future runs only: a new recurrence counts from now, as does re-enabling.
+        if (!sameRecurrence(fields, s.fields)) assertRecurs(fields, context.now);
         const anchor = sameRecurrence(fields, s.fields) ? s.anchor : context.now;
         const since = anchor !== s.anchor || (fields.enabled && !s.fields.enabled) ? context.now : s.since;
-        return [{ type: 'ScheduleReplaced', data: { id, fields, anchor, since } }];
+        const next_run_at = nextRunAt(fields, anchor, since, s.last_due_at);
+        return [{ type: 'ScheduleReplaced', data: { id, fields, anchor, since, next_run_at } }];
       }
       case 'PauseSchedule':
         return s.fields.enabled ? [{ type: 'SchedulePaused', data: { id } }] : [];
-      case 'ResumeSchedule':
-        return s.fields.enabled ? [] : [{ type: 'ScheduleResumed', data: { id, since: context.now } }];
+      case 'ResumeSchedule': {
+        if (s.fields.enabled) return [];
+        const next_run_at = nextRunAt({ ...s.fields, enabled: true }, s.anchor, context.now, s.last_due_at);
+        return [{ type: 'ScheduleResumed', data: { id, since: context.now, next_run_at } }];
+      }
       case 'DeleteSchedule':
         return [{ type: 'ScheduleDeleted', data: { id } }];
       case 'FireSchedule': {
@@ -108,7 +145,15 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
         return [
           {
             type: 'ScheduleFired',
-            data: { ...command.data, fields, executing_team_uid, team_uid, owner, for: s.for },
+            data: {
+              ...command.data,
+              fields,
+              executing_team_uid,
+              team_uid,
+              owner,
+              for: s.for,
+              next_run_at: nextRunAt(fields, s.anchor, s.since, due_at),
+            },
           },
         ];
       }

@@ -30,7 +30,16 @@ export type ScheduleCreatedData = ScheduleFields & {
   for: ScheduleOwner;
   /** When the recurrence was set: `@every` counts its intervals from here, and due times from after it. */
   anchor: string;
-};
+} & NextRun;
+
+/**
+ * When the schedule is next due after the event, as its decider reckoned it (null while paused, or
+ * with no due time in the next five years). Absent from events recorded before it was recorded:
+ * read models reckon it then (`nextRunAt`).
+ */
+export interface NextRun {
+  next_run_at?: string | null;
+}
 
 export type ScheduleFired = {
   type: 'ScheduleFired';
@@ -49,16 +58,16 @@ export type ScheduleFired = {
     team_uid: string | null;
     owner: ScheduleCreatedData['owner'];
     for: ScheduleOwner;
-  };
+  } & NextRun;
 };
 
 export type ScheduleEvent =
   | { type: 'ScheduleCreated'; data: ScheduleCreatedData }
   /** PUT: every field replaced. A new recurrence, or a re-enabled schedule, counts from `since` on. */
-  | { type: 'ScheduleReplaced'; data: { id: string; fields: ScheduleFields; anchor: string; since: string } }
+  | { type: 'ScheduleReplaced'; data: { id: string; fields: ScheduleFields; anchor: string; since: string } & NextRun }
   | { type: 'SchedulePaused'; data: { id: string } }
   /** Resumed schedules fire from the moment they resume: what fell due while paused is not caught up. */
-  | { type: 'ScheduleResumed'; data: { id: string; since: string } }
+  | { type: 'ScheduleResumed'; data: { id: string; since: string } & NextRun }
   | { type: 'ScheduleDeleted'; data: { id: string } }
   | ScheduleFired
   /** The run of a firing could not be started (its model was disabled, its agent deleted, …). */
@@ -69,12 +78,17 @@ export const scheduleStream = (id: string) => `schedule-${id}`;
 export const recurrenceOf = (f: Pick<ScheduleFields, 'cron_schedule' | 'rrule'>) =>
   f.rrule !== null ? { rrule: f.rrule } : { cron: f.cron_schedule! };
 
-/** The first due time of a schedule after what it already fired (or since it began), if enabled. */
+/**
+ * The first due time of a schedule after what it last fired or since it began (whichever is
+ * later), if enabled: within five years, or null.
+ */
 export function nextRunAt(
   f: Pick<ScheduleFields, 'cron_schedule' | 'rrule' | 'enabled'>,
   anchor: string,
-  after: string,
+  since: string,
+  lastDueAt: string | null,
 ): string | null {
   if (!f.enabled) return null;
+  const after = lastDueAt !== null && lastDueAt > since ? lastDueAt : since;
   return dueTimes(recurrenceOf(f), new Date(anchor)).nextAfter(new Date(after))?.toISOString() ?? null;
 }

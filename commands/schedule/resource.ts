@@ -86,7 +86,7 @@ const profile = z.object({
 const firing = z.object({
   due_at: z.string(),
   run_id: z.string(),
-  skipped_count: z.number().int().describe('Due times missed before this one (downtime), not fired'),
+  skipped_count: z.number().int().describe('Due times missed before this one (downtime), not fired: counted up to 100'),
   skipped: z.array(z.string()).describe('The first 100 of them'),
   error: z.string().nullable().describe('Why its run could not be started, if it could not'),
 });

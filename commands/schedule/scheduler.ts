@@ -13,7 +13,8 @@ import type { Runtime } from '../../src/runtime.js';
 import { schedulesProjection } from '../../projections/schedules.js';
 import { scheduleDecider } from './decider.js';
 import { recurrenceOf, scheduleStream } from './events.js';
-import { dueAt, dueTimes } from './recurrence.js';
+import { dueAt } from './due.js';
+import { dueTimes } from './recurrence.js';
 
 const TICK_MS = 1000;
 const DUE_PAGE = 100;

@@ -292,6 +292,26 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
       return compileAfterSteps(query.sort, query.after).map((step) => select([step], step.orderBy));
     };
 
+    /** One page of a find, read through the statements above. */
+    const findPage = (query: FindQuery): Page<T> => {
+      let rows: DocRow[] = [];
+      for (const step of statements(query)) {
+        // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
+        // one, even the same again, makes it compile the statement anew on every run (+6 µs).
+        const sql = `${step.sql} LIMIT ${query.limit + 1 - rows.length}`;
+        const found = read(() => stmt(sql).all(...step.params)) as DocRow[];
+        rows = rows.length ? rows.concat(found) : found;
+        if (rows.length > query.limit) break;
+      }
+      const more = rows.length > query.limit;
+      const page = rows.slice(0, query.limit);
+      const items = page.map(parse);
+      const lastRow = page.at(-1);
+      const last = items.at(-1);
+      const next = more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
+      return { items, next };
+    };
+
     return {
       async get(id) {
         const row = read(() => stmt(`SELECT id, json(doc) AS doc FROM ${from} WHERE id = ?`).get(id)) as
@@ -310,22 +330,15 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
         return new Map(rows.map((row) => [row.id, parse(row)]));
       },
       async find(query: FindQuery): Promise<Page<T>> {
-        let rows: DocRow[] = [];
-        for (const step of statements(query)) {
-          // The limit is written into the SQL: SQLite plans with a bound LIMIT's value, so binding
-          // one, even the same again, makes it compile the statement anew on every run (+6 µs).
-          const sql = `${step.sql} LIMIT ${query.limit + 1 - rows.length}`;
-          const found = read(() => stmt(sql).all(...step.params)) as DocRow[];
-          rows = rows.length ? rows.concat(found) : found;
-          if (rows.length > query.limit) break;
+        try {
+          return findPage(query);
+        } catch (error) {
+          // Another process (`projections retry` or `rebuild`) promoted a rebuilt collection, whose
+          // indexes have other names: read them again.
+          if (!/no such index/.test((error as Error).message)) throw error;
+          indexCache.delete(name);
+          return findPage(query);
         }
-        const more = rows.length > query.limit;
-        const page = rows.slice(0, query.limit);
-        const items = page.map(parse);
-        const lastRow = page.at(-1);
-        const last = items.at(-1);
-        const next = more && lastRow && last ? query.sort.map(([path]) => sortKeyValue(lastRow.id, last, path)) : null;
-        return { items, next };
       },
       async explain(query: FindQuery): Promise<string[]> {
         return statements(query).flatMap((s) =>

@@ -90,6 +90,41 @@ describe('schedules', () => {
     expect(problem.errors.map((e: { path: string }) => e.path)).toContain(path);
   });
 
+  // Issue #30: each of these was appended, then set aside by the read model (or froze the server).
+  const twoDaysAgo = 'DTSTART:20260323T120000Z';
+  it.each([
+    [{ cron_schedule: '0 0 30 2 *' }, 'body.cron_schedule', /no time in the next 5 years/],
+    [{ cron_schedule: '0 0 31 4 *', enabled: false }, 'body.cron_schedule', /no time in the next 5 years/],
+    [{ rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30' }, 'body.rrule', /no time/],
+    [{ rrule: 'DTSTART:20260101T000000Z\nRRULE:FREQ=DAILY;UNTIL=20260301T000000Z' }, 'body.rrule', /no time/],
+    [{ rrule: `${twoDaysAgo}\nRRULE:FREQ=SECONDLY;UNTIL=20260324T120000Z` }, 'body.rrule', /SECONDLY/],
+    [{ rrule: 'DTSTART:20260101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=2;BYHOUR=1' }, 'body.rrule', /BYHOUR/],
+  ])('refuses a recurrence that never falls due or costs unbounded work: %j', async (body, path, reason) => {
+    const problem = await expectRefused(
+      t,
+      () => t.call('POST', '/agent/schedules', { name: 'x', prompt: 'p', ...body }),
+      400,
+    );
+    expect(problem.errors).toEqual([{ path, message: expect.stringMatching(reason) }]);
+  });
+
+  it('refuses a new recurrence without due times on PUT, and keeps an ended one while other fields change', async () => {
+    clock.set('2026-03-25T12:00:00Z');
+    const s = await create({
+      name: 'ends soon',
+      rrule: 'DTSTART:20260301T090000Z\nRRULE:FREQ=DAILY;UNTIL=20260326T090000Z',
+    });
+    expect(s.next_run_time).toBe('2026-03-26T09:00:00.000Z');
+    const put = (fields: Record<string, unknown>) =>
+      t.call('PUT', `/agent/schedules/${s.id}`, { name: 'ends soon', prompt: 'p', enabled: true, ...fields });
+    const refused = await expectRefused(t, () => put({ cron_schedule: '0 0 30 2 *' }), 400);
+    expect(refused.errors[0].path).toBe('body.cron_schedule');
+    await at('2026-03-27T00:00:00Z'); // fires its last due time
+    const renamed = await put({ rrule: s.rrule, prompt: 'still here' });
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect(renamed.json()).toMatchObject({ prompt: 'still here', next_run_time: null });
+  });
+
   it('fires each due time once, with its own run, and the run says which schedule started it', async () => {
     clock.set('2026-03-25T12:00:00Z');
     const s = await create({ name: 'daily review', cron_schedule: '0 9 * * *', metadata: { area: 'review' } });
@@ -196,6 +231,20 @@ describe('automations fired by schedules', () => {
     });
     expect(created.statusCode, created.body).toBe(201);
     await settled('automation-schedules');
+    const never = { provider: 'schedule', event: 'cron_fired', schedule: { name: 'never', cron: '0 0 30 2 *' } };
+    const refused = await expectRefused(
+      t,
+      () => t.call('POST', `/factory/${factory}/automations`, { name: 'Never', prompt: 'p', triggers: [never] }),
+      400,
+    );
+    expect(refused.errors).toEqual([
+      { path: 'body.triggers.0.schedule.cron', message: expect.stringMatching(/no time/) },
+    ]);
+    await expectRefused(
+      t,
+      () => t.call('PATCH', `/factory/${factory}/automations/${created.json().id}`, { triggers: [never] }),
+      400,
+    );
     // The inline schedule is the automation's own: not a scheduled agent of the team.
     const listed = (await t.call('GET', '/agent/schedules')).json().schedules.map((s: { name: string }) => s.name);
     expect(listed).not.toContain('Nightly sweep: nightly');

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cronProblem, dueAt, dueTimes, rruleProblem } from '../../commands/schedule/recurrence.js';
+import { COUNTED_SKIPS, dueAt } from '../../commands/schedule/due.js';
+import { cronProblem, dueTimes, recurrenceProblem, rruleProblem } from '../../commands/schedule/recurrence.js';
+import { instantOf } from '../../commands/schedule/zone.js';
 
 const at = (iso: string) => new Date(iso);
 const next = (recurrence: Parameters<typeof dueTimes>[0], after: string, anchor = '2026-01-01T00:00:00Z') =>
@@ -62,11 +64,81 @@ describe('RRULE recurrences', () => {
     expect(next({ rrule: lastWeekday }, '2026-01-30T18:00:00Z')).toBe('2026-02-27T17:00:00.000Z');
   });
 
+  it('leaves out EXDATE times and adds RDATE ones', () => {
+    const text = `${weekdaysBerlin}\nEXDATE;TZID=Europe/Berlin:20260327T090000\nRDATE;TZID=Europe/Berlin:20260328T120000`;
+    expect(next({ rrule: text }, '2026-03-26T12:00:00Z')).toBe('2026-03-28T11:00:00.000Z');
+    expect(next({ rrule: text }, '2026-03-28T11:00:00Z')).toBe('2026-03-30T07:00:00.000Z');
+  });
+
+  it('reckons a rule whose DTSTART is decades back from the moment asked, not from DTSTART', () => {
+    expect(next({ rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY' }, '2026-03-25T12:30:00Z')).toBe(
+      '2026-03-25T13:00:00.000Z',
+    );
+    const everyThirdDay = 'DTSTART:19900101T090000Z\nRRULE:FREQ=DAILY;INTERVAL=3';
+    // 13,232 days from 1 January 1990 to 25 March 2026: 13,233 is the next multiple of 3.
+    expect(next({ rrule: everyThirdDay }, '2026-03-25T12:00:00Z')).toBe('2026-03-26T09:00:00.000Z');
+  });
+
+  const tooMany = `DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY\nEXDATE:${Array(101).fill('20260102T090000Z').join(',')}`;
   it.each([
     ['RRULE:FREQ=DAILY', /DTSTART/],
     ['DTSTART;TZID=Mars/Olympus:20260101T090000\nRRULE:FREQ=DAILY', /time zone Mars\/Olympus/],
     ['DTSTART:20260101T090000Z\nRRULE:FREQ=SOMETIMES', /RFC 5545/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=SECONDLY', /once a minute/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=MINUTELY;BYSECOND=0,30', /once a minute/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY;COUNT=3', /COUNT.*UNTIL/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY\nEXRULE:FREQ=WEEKLY', /EXRULE: only DTSTART, RRULE/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY\nRRULE:FREQ=WEEKLY', /one RRULE/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY;DTSTART=19900101T000000Z', /DTSTART is not accepted/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY;INTERVAL=20000', /INTERVAL takes 1 to 10000/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=DAILY;BYHOUR=24', /BYHOUR takes 0 to 23/],
+    ['DTSTART:20260101T090000Z\nRRULE:FREQ=HOURLY;BYSETPOS=1', /BYSETPOS/],
+    // rrule.js would step these forever: every other hour from 00:00 never reaches 01:00.
+    ['DTSTART:20260101T000000Z\nRRULE:FREQ=HOURLY;INTERVAL=2;BYHOUR=1', /BYHOUR names no hour/],
+    ['DTSTART:20260101T000000Z\nRRULE:FREQ=MINUTELY;INTERVAL=10;BYMINUTE=5', /BYMINUTE names no minute/],
+    ['DTSTART:20260101T000000Z\nRRULE:FREQ=MINUTELY;INTERVAL=90;BYHOUR=1', /divides 60/],
+    [tooMany, /at most 100 EXDATE and RDATE/],
   ])('refuses %s', (text, reason) => expect(rruleProblem(text)).toMatch(reason));
+});
+
+describe('what never falls due, or not in the next five years', () => {
+  const now = at('2026-03-25T12:00:00Z');
+  // Without the bound on work, rrule.js looks for these until the year 9999: seconds to hours each.
+  it.each([
+    { cron: '0 0 30 2 *' },
+    { cron: '0 0 31 4 *' },
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=30' },
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=MINUTELY;BYMONTH=2;BYMONTHDAY=30' },
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=HOURLY;BYMONTH=4;BYMONTHDAY=31' },
+    { rrule: 'DTSTART;TZID=Europe/Berlin:19900101T000000\nRRULE:FREQ=DAILY;BYMONTH=4;BYMONTHDAY=31' },
+    // 1 January 1990 was a Monday: every seventh day is one too.
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=DAILY;INTERVAL=7;BYDAY=TU' },
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=MONTHLY;BYMONTHDAY=31;BYMONTH=6' },
+    // The next 29 February that is a Monday is in 2044.
+    { rrule: 'DTSTART:19900101T000000Z\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO' },
+    { rrule: 'DTSTART:20200101T000000Z\nRRULE:FREQ=DAILY;UNTIL=20250101T000000Z' },
+    { rrule: 'DTSTART:20320101T000000Z\nRRULE:FREQ=DAILY' },
+  ])('refuses %j', (recurrence) => {
+    expect(recurrenceProblem(recurrence, now)).toMatch(/falls due at no time in the next 5 years/);
+    expect(dueTimes(recurrence, now).nextAfter(now)).toBeNull();
+  });
+
+  it('accepts what falls due within five years, however rarely', () => {
+    expect(recurrenceProblem({ cron: '0 0 29 2 *' }, now)).toBeNull();
+    const leapMonday = 'DTSTART:19900101T000000Z\nRRULE:FREQ=YEARLY;BYMONTH=2;BYMONTHDAY=29;BYDAY=MO';
+    expect(next({ rrule: leapMonday }, '2040-01-01T00:00:00Z')).toBe('2044-02-29T00:00:00.000Z');
+  });
+});
+
+describe('wall times of a time zone', () => {
+  const berlin = (wall: string) => new Date(instantOf('Europe/Berlin', Date.parse(`${wall}Z`))).toISOString();
+  it('reads a wall time the clocks skip as the moment they skip it, and one they repeat as the first', () => {
+    expect(berlin('2026-03-29T01:59:00')).toBe('2026-03-29T00:59:00.000Z');
+    expect(berlin('2026-03-29T02:30:00')).toBe('2026-03-29T01:00:00.000Z');
+    expect(berlin('2026-03-29T03:00:00')).toBe('2026-03-29T01:00:00.000Z');
+    expect(berlin('2026-10-25T02:30:00')).toBe('2026-10-25T00:30:00.000Z');
+    expect(berlin('2026-10-25T03:00:00')).toBe('2026-10-25T02:00:00.000Z');
+  });
 });
 
 describe('what is due', () => {
@@ -83,10 +155,28 @@ describe('what is due', () => {
     expect(due.skipped_count).toBe(2);
   });
 
-  it('names at most 100 skipped times and counts on', () => {
+  it('names and counts at most 100 skipped times', () => {
     const due = dueAt(hourly, at('2026-01-01T00:00:00Z'), at('2026-01-11T00:00:00Z'))!;
     expect(due.due.toISOString()).toBe('2026-01-11T00:00:00.000Z');
     expect(due.skipped).toHaveLength(100);
-    expect(due.skipped_count).toBe(239);
+    expect(due.skipped[0]!.toISOString()).toBe('2026-01-01T01:00:00.000Z');
+    expect(due.skipped_count).toBe(100);
+  });
+
+  it.each([
+    { cron: '* * * * *' },
+    { rrule: 'DTSTART;TZID=Europe/Berlin:20200101T000000\nRRULE:FREQ=MINUTELY' },
+    { cron: '@every 1s' },
+  ])('far behind (%j, a year of downtime), counts up to its cap and fires the latest due time', (recurrence) => {
+    const due = dueAt(
+      dueTimes(recurrence, at('2025-01-01T00:00:00Z')),
+      at('2025-03-25T12:00:00Z'),
+      at('2026-03-25T12:34:56Z'),
+    )!;
+    const latest =
+      'cron' in recurrence && recurrence.cron === '@every 1s' ? '2026-03-25T12:34:56.000Z' : '2026-03-25T12:34:00.000Z';
+    expect(due.due.toISOString()).toBe(latest);
+    expect(due.skipped).toHaveLength(100);
+    expect(due.skipped_count).toBe(COUNTED_SKIPS);
   });
 });
