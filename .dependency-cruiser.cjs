@@ -1,5 +1,5 @@
 /**
- * The layering rule of README "How it is built", checked by `npm test`:
+ * The layering rule of docs/architecture.md "Dependencies point inward", checked by `npm test`:
  * src/ is the platform and knows no feature (but for the composition root, src/features.ts);
  * commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
  * projections/ and queries/ (the read side) use a feature's facts (events.ts) and resource

@@ -1,4 +1,4 @@
-/** Configuration from the environment, validated once at start-up. */
+/** Configuration from the environment, validated once at start-up. Every setting: docs/configuration.md. */
 import path from 'node:path';
 import v8 from 'node:v8';
 import { z } from 'zod';

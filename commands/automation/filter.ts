@@ -1,23 +1,7 @@
 /**
  * Payload filters of webhook triggers: a JSON object mirroring the delivery body. Pure: a
  * validator for the write side (paths of every problem) and a matcher that says which path failed.
- *
- * The rules (the spec leaves most of them open; these are ours and the tests pin each one):
- * - Every key of a field map must match. A key names a field of the body at that level.
- * - A condition is a bare list of allowed values, a bare scalar (equality, the same as a list of
- *   one), an operator object (`in`, `not_in`, `exists`; any mix of them, all must hold), or a
- *   nested field map reaching the fields of an object value.
- * - An object is an operator object when any of its keys is `in`, `not_in` or `exists`; then it
- *   may hold no other key (a field literally named `in` cannot be filtered at that level).
- * - Allowed values are JSON scalars, compared by JSON equality: no coercion, so `1` is not
- *   `"1"` and `true` is not `"true"`; strings compare exactly (case and Unicode form included).
- * - A missing field fails `in` (and bare lists and scalars) and `exists: true`, and passes
- *   `not_in` and `exists: false`. A field that is present with the value null exists.
- * - An array value matches `in` when any element is allowed; `not_in` is the exact negation of
- *   `in` (no element may be listed), also for a missing field. Only one level of array is
- *   looked into: an element that is itself an array is compared as a whole.
- * - A nested field map against an array value matches when any one element matches all its
- *   keys; against a scalar, null or missing value its fields are missing.
+ * The rules (the spec leaves most open; the tests pin each): docs/features/automations.md "Payload filters".
  */
 import type { FieldError } from '../../src/kernel/errors.js';
 import { own, ownsKey } from '../../src/own-keys.js';

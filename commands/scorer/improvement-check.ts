@@ -1,9 +1,7 @@
 /**
- * The self-improvement check: once a minute, for every scorer with self-improvement on, each agent
- * in its scope whose unreviewed failures (live scores below the threshold now) reach the scorer's
- * `failed_run_threshold`, or whose oldest one is 7 days old, gets one SELF_IMPROVEMENT run covering
- * at most 50 of them, oldest first. The choice is recorded on the write side (improvement.ts), which
- * lets each failure be reviewed once however many checks race.
+ * The self-improvement check, run once a minute (when an agent's failures start a run:
+ * docs/features/scorers.md "Self-improvement"). The choice is recorded on the write side
+ * (improvement.ts), which lets each failure be reviewed once however many checks race.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { v5 as uuidv5 } from 'uuid';

@@ -3,10 +3,8 @@
  * that opt in with `config: { idempotent: true }`: POSTs whose repetition would do it twice.
  *
  * A key is the caller's: scoped to the principal. The first request with a key reserves it (see
- * idempotency-record.ts) and, once answered, records its answer; for 24 hours a retry with the
- * same key and the same request (method, path and query, active team, body) gets that answer
- * again with `Idempotent-Replayed: true`, another request with the key is a 422, and a retry
- * while the first is still being processed a 409 (retryable). Without the header nothing changes.
+ * idempotency-record.ts) and, once answered, records its answer for its retries. Without the header
+ * nothing changes. The rules: docs/api.md "Retries: the `Idempotency-Key` header".
  */
 import { createHash, hkdfSync } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';

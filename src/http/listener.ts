@@ -3,16 +3,8 @@
  * connection may sit idle, how large the request line and headers may be, how many connections
  * the process holds, and the default body limit of every route. Fastify disables Node's request
  * timeout and keeps idle keep-alive connections for 72 s unless told otherwise, so a client that
- * sent its body slowly, or never, held its socket for ever.
- *
- * - headers: the request line and headers arrive within HTTP_HEADERS_TIMEOUT_SECONDS, else 408;
- * - request: the whole request, body included, arrives within HTTP_REQUEST_TIMEOUT_SECONDS, else
- *   408. Node stops this clock once the request is received: answering takes what it takes, so a
- *   worker's long poll (its body is empty) is not cut by it;
- * - idle: a connection with a request in flight on which nothing moves either way for
- *   HTTP_IDLE_TIMEOUT_SECONDS is closed (a stalled sender, a client that stopped reading, a hung
- *   handler). A long poll is silent until it answers, so this is above the longest one (30 s);
- * - keep-alive: an idle connection between requests is closed after HTTP_KEEP_ALIVE_TIMEOUT_SECONDS.
+ * sent its body slowly, or never, held its socket for ever. Each limit, and why the idle timeout
+ * stays above the longest long poll: docs/configuration.md "Limits" and "Timeouts and long polls".
  *
  * Node writes its own plain answers to requests it refuses before Fastify sees them (timeouts,
  * headers too large, malformed requests); `clientErrorHandler` answers them as problem documents.

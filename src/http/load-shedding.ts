@@ -1,12 +1,7 @@
 /**
- * Load shedding (@fastify/under-pressure): while the event loop lags, or the heap or the resident
- * memory is over its threshold, every request is answered at once 503 `overloaded` with
- * `Retry-After`, before its body is read, so a server that is behind does not take on more.
- * The thresholds are sampled once a second; 0 leaves one unchecked.
- *
- * `/healthz` always answers: the process is alive, and restarting it because it is busy would
- * make things worse. `/readyz` is shed like any other route, so a load balancer sends the work
- * elsewhere until the server has caught up.
+ * Load shedding (@fastify/under-pressure): a server that is behind answers 503 at once rather than
+ * take on more. The thresholds, and why `/healthz` is exempt and `/readyz` is not:
+ * docs/configuration.md "Load shedding".
  */
 import underPressure from '@fastify/under-pressure';
 import type { Api } from './api.js';

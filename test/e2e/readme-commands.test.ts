@@ -2,8 +2,10 @@
 /**
  * The README's "Run it": `npm start` on an empty data directory without BOOTSTRAP_API_KEY
  * prints a generated admin key once, that key works as a bearer credential, a second start does
- * not print it again, and no log line ever contains it.
+ * not print it again, and no log line ever contains it. The README still says so: its two commands
+ * and the key line are the ones run and read here.
  */
+import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { call, makeDataDir, removeDir, type ServerProcess, startServer } from './server-process.js';
 
@@ -30,6 +32,13 @@ describe.sequential('README commands', () => {
 
   let key = '';
   let factoryUid = '';
+
+  it('the README shows the commands run here and the line they print', () => {
+    const readme = fs.readFileSync('README.md', 'utf8');
+    expect(readme).toContain('```sh\nnpm install\nnpm start\n```');
+    expect(readme).toContain('```sh\nnpm test\n```');
+    expect(readme).toMatch(KEY_LINE);
+  });
 
   it('npm start on an empty store prints a generated admin key once, and the key works', {
     timeout: 40_000,

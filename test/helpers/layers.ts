@@ -1,10 +1,13 @@
 /**
  * The layers of the code and the imports between them, from dependency-cruiser's own reading
- * of the imports, as the Mermaid graph the README shows (`npm run graph` prints it; a test keeps
- * the README's copy current).
+ * of the imports, as the Mermaid graph docs/architecture.md shows (`npm run graph` prints it; a
+ * test keeps that copy current).
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+
+/** The page that shows the graph. */
+export const GRAPH_PAGE = 'docs/architecture.md';
 
 const LAYERS: ReadonlyArray<[name: string, pattern: RegExp]> = [
   ['composition root<br>src/features.ts', /^src\/features\.ts$/],
@@ -49,12 +52,12 @@ export function layerGraph(): string {
   return ['flowchart TD', ...nodes, ...[...edges].sort()].join('\n');
 }
 
-/** The README with its graph replaced by the current one. */
-export const withGraph = (readme: string, graph = layerGraph()): string =>
-  readme.replace(/```mermaid\nflowchart TD\n[\s\S]*?```/, `\`\`\`mermaid\n${graph}\n\`\`\``);
+/** The page with its graph replaced by the current one. */
+export const withGraph = (page: string, graph = layerGraph()): string =>
+  page.replace(/```mermaid\nflowchart TD\n[\s\S]*?```/, `\`\`\`mermaid\n${graph}\n\`\`\``);
 
-// `npm run graph` prints the graph; `npm run graph -- --write` puts it into the README.
+// `npm run graph` prints the graph; `npm run graph -- --write` puts it into GRAPH_PAGE.
 if (process.argv[1]?.endsWith('layers.ts')) {
-  if (process.argv.includes('--write')) fs.writeFileSync('README.md', withGraph(fs.readFileSync('README.md', 'utf8')));
+  if (process.argv.includes('--write')) fs.writeFileSync(GRAPH_PAGE, withGraph(fs.readFileSync(GRAPH_PAGE, 'utf8')));
   else console.log(layerGraph());
 }

@@ -1,11 +1,7 @@
 /**
  * The bound on webhook bodies read before their sender is authenticated (signature webhooks must
- * read the body to check the signature). Each read holds a socket and up to 256 KiB until the
- * body has arrived or the request timeout cuts it off, so without a bound slow senders could hold
- * every descriptor of the process. At most WEBHOOK_CONCURRENT_BODY_READS at once, and at most
- * WEBHOOK_CONCURRENT_BODY_READS_PER_WEBHOOK for one webhook, so whoever knows one webhook's URL
- * cannot keep the others' deliveries out. A request over either bound is answered 503 at once,
- * without reading its body.
+ * read the body to check the signature): without it slow senders could hold every descriptor of
+ * the process. The bounds and the 503: docs/configuration.md "Slow and unauthenticated clients".
  *
  * Two counters rather than a plugin: @fastify/rate-limit counts requests over time, not requests
  * in flight, and a queue (p-queue, p-limit) would make the refused senders wait, holding the very

@@ -1,23 +1,15 @@
 /**
- * POST /webhooks/w/<uid>[/<token>]: the public entry point. Order of checks, so that a sender
- * without the credential learns nothing beyond the spec's statuses:
- *   1. unknown, disabled or deleted webhook (or a token segment on a webhook without url_token) → 404
- *   2. token / url_token: credential from the header or path → 401
- *   3. raw body streamed up to 262,144 bytes → 413 (never buffered past the limit); on signature
- *      webhooks, whose senders are not known yet, only while the bound on such reads allows
- *      (body-reads.ts), else 503 before reading it
- *   4. signature schemes: the provider signature over the raw body → 401
- *   5. delivery rate of authenticated senders, 60 a minute → 429 (budgets counted in the store, so
- *      once for all processes: rate-limit.ts)
- *   6. JSON, nested at most 64 levels → 400
- *   7. identity reserved (`delivery-<webhook>-<hash>`, no_stream) → 202 Accepted, or 202 Duplicate.
- * The credential is always checked, so a sender holding it is never refused for what others sent.
- * Senders refused before they authenticate (2, 4, and 3's 413 on signature webhooks) spend the
- * failed-authentication budget: past it a failed credential is 429 instead of 401, and refusals are
- * counted rather than logged one by one (attempt.ts). Rejections are logged; 404, 429 and 503 are
- * not (they would let anyone fill the log). A signed delivery's identity comes from what its
- * signature covers only (verify.ts), never from a header the sender may change, so a replayed
- * delivery is a Duplicate.
+ * POST /webhooks/w/<uid>[/<token>]: the public entry point. Its checks, in order (why this order,
+ * and the limits: docs/features/webhooks.md "Ingress checks", "Budgets" and "Delivery identity"):
+ *   1. the webhook: unknown, disabled or deleted → 404
+ *   2. a token or url_token credential → 401
+ *   3. the raw body, streamed within its limit → 413; of a sender not known yet (signature
+ *      webhooks) only while body-reads.ts allows, else 503
+ *   4. a signature over the raw body → 401
+ *   5. the delivery rate of authenticated senders (rate-limit.ts) → 429
+ *   6. JSON → 400
+ *   7. the identity, from what the signature covers (verify.ts) → 202 Accepted or Duplicate
+ * Refusals before authentication spend the failed-authentication budget (attempt.ts).
  */
 import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';

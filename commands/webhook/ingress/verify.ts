@@ -112,13 +112,8 @@ export async function verifySignature(
 /**
  * The id a signed delivery is deduplicated on, taken only from what its signature covers, so that
  * a captured delivery sent again under fresh delivery headers is still a Duplicate. Null means
- * the body itself (its hash), which every scheme signs.
- * - Standard Webhooks (and Svix): the message id, part of the signed content.
- * - Stripe: the event `id` in the signed body (a retry may change other fields, such as
- *   `pending_webhooks`, but never the id).
- * - GitHub, Sentry, PagerDuty, Vercel: they sign the raw body only, and their delivery headers
- *   (`X-GitHub-Delivery`, `Request-ID`, `X-Webhook-Id`, `x-vercel-id`) are not signed: anyone
- *   holding one signed body could mint new ones. Their redeliveries resend the same body.
+ * the body itself (its hash), which every scheme signs. Per scheme, and why:
+ * docs/features/webhooks.md "Delivery identity".
  */
 export function signedDeliveryId(scheme: SignatureScheme, verified: Verified, payload: unknown): string | null {
   switch (scheme) {

@@ -265,7 +265,7 @@ describe('periods', () => {
     const refusal = (() => {
       try {
         return resolveRange(
-          { start_date: '2020-01-01T00:00:00Z', end_date: '2026-03-02T00:00:00Z', group_by_period: 'day' },
+          { start_date: '2024-01-01T00:00:00Z', end_date: '2026-03-02T00:00:00Z', group_by_period: 'day' },
           new Date(),
         );
       } catch (error) {
@@ -273,6 +273,10 @@ describe('periods', () => {
       }
     })();
     expect(refusal).toMatchObject({ status: 400, errors: [{ path: 'querystring.group_by_period' }] });
+    // Past three years the range itself is refused, before its periods are counted (issue #30).
+    expect(() =>
+      resolveRange({ start_date: '2020-01-01T00:00:00Z', end_date: '2026-03-02T00:00:00Z' }, new Date()),
+    ).toThrow(/a range spans at most 1098 days/);
   });
 });
 
