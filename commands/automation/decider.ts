@@ -12,7 +12,7 @@ import {
   LimitExceeded,
   NotFound,
 } from '../../src/kernel/errors.js';
-import { recurrenceProblem } from '../schedule/recurrence.js';
+import { recurrenceProblem } from '../schedule/public.js';
 import type { AutomationEvent, AutomationFields, Trigger } from './events.js';
 import { webhookOf } from './events.js';
 import { MAX_AUTOMATIONS_PER_FACTORY } from './resource.js';

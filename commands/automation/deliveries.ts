@@ -17,13 +17,11 @@ import {
   automationsProjection,
   type DeliveryDoc,
 } from '../../projections/automation/automations.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
-import { liveFactory } from '../factory/live.js';
+import { factoriesProjection, liveFactory, visibleFactory as visibleFactoryDoc } from '../factory/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
 import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
 import { replayDecider } from './replay.js';
-import { visibleFactory as visibleFactoryDoc } from '../factory/resource.js';
 import { automationOf, automationParams } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 

@@ -11,12 +11,11 @@ import { derivedId, reactionContext, reactor } from '../../src/projector/reactor
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
 import { automationsProjection } from '../../projections/automation/automations.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { schedulesProjection } from '../../projections/schedule/schedules.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { scheduleDecider } from '../schedule/decider.js';
+import { identitiesProjection } from '../identity/public.js';
+import { schedulesProjection, scheduleDecider } from '../schedule/public.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';
-import { foremanOf } from '../task/dispatch.js';
+import { foremanOf } from '../task/public.js';
 import type { Automation } from './decider.js';
 import { type AutomationEvent, inlineScheduleId, scheduleIdsOf } from './events.js';
 import { factoryAutomations, startAutomationRun } from './reactor.js';

@@ -16,14 +16,10 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { createRun } from '../run/create.js';
-import { runDecider } from '../run/decider.js';
+import { createRun, runDecider, runState } from '../run/public.js';
 import { type RunEvent, runStream, TERMINAL_STATES } from '../run/events.js';
-import { runState } from '../run/state.js';
-import { scorerDecider } from '../scorer/decider.js';
+import { scorerDecider, inScope, scoringDecider } from '../scorer/public.js';
 import { type ScoringEvent, scorerStream, scoringStream } from '../scorer/events.js';
-import { inScope } from '../scorer/reactors.js';
-import { scoringDecider } from '../scorer/scoring.js';
 import { type LiveSuite, suiteDecider, type SuiteState } from './decider.js';
 import type { HARNESSES } from './resource.js';
 import {

@@ -18,19 +18,15 @@ import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { scorersProjection } from '../../projections/scorer/scorers.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { identityDecider } from '../identity/decider.js';
+import { identitiesProjection, identityDecider } from '../identity/public.js';
+import { scorersProjection, scorerDecider, inScope } from '../scorer/public.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
 import { identityStream } from '../identity/events.js';
-import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { canView } from '../run/resource.js';
-import { runState } from '../run/state.js';
-import { scorerDecider } from '../scorer/decider.js';
+import { canView, runState } from '../run/public.js';
 import { scorerStream } from '../scorer/events.js';
-import { inScope } from '../scorer/reactors.js';
-import { foremanOf } from '../task/dispatch.js';
+import { foremanOf } from '../task/public.js';
 import { type SuiteCommand, suiteDecider, titleKey, visibleSuite } from './decider.js';
 import {
   benchmarkRunStream,

@@ -14,8 +14,7 @@
  * (commands/branch/carry-out.ts), so the old definition stays in force until the event is written
  * and the new one is in force, whole, from then on.
  */
-import type { Diagnostic } from '../factoryfile/diagnostics.js';
-import type { FactorySpec, ResourceKind, RunnerSpec } from '../factoryfile/definition.js';
+import type { Diagnostic, FactorySpec, ResourceKind, RunnerSpec } from '../factoryfile/public.js';
 
 /** A file of a branch: its content is the blob of that hash. */
 export interface BranchFile {

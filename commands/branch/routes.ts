@@ -11,11 +11,17 @@ import { timeOrderedId } from '../../src/ids.js';
 import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { branchesProjection } from '../../projections/branch/branches.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { canonicalJson, resourceHashes, sha256 } from '../factoryfile/definition.js';
-import type { Diagnostic } from '../factoryfile/diagnostics.js';
-import { FILES_BODY_LIMIT, filesSchema } from '../factoryfile/files.js';
-import { type FactoryFile, validateFiles } from '../factoryfile/validate.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
+import {
+  canonicalJson,
+  resourceHashes,
+  sha256,
+  type Diagnostic,
+  FILES_BODY_LIMIT,
+  filesSchema,
+  type FactoryFile,
+  validateFiles,
+} from '../factoryfile/public.js';
 import { carryOut } from './carry-out.js';
 import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './decider.js';
 import { type BranchContent, branchNameStream, branchStream, definitionStream } from './events.js';

@@ -2,7 +2,7 @@ import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, NotFound, Conflict, InvalidRequest } from '../../src/kernel/errors.js';
 import type { FactoryState } from '../factory/events.js';
 import type { KeyGrant } from '../user/events.js';
-import { assertCanIssue, evolveKeys, type LiveKeys } from '../user/keys.js';
+import { assertCanIssue, evolveKeys, type LiveKeys } from '../user/public.js';
 import type { AgentProfile, IdentityEvent } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
 

@@ -5,13 +5,11 @@
  */
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runsProjection } from '../../projections/run/runs.js';
-import { conversationDecider } from '../conversation/decider.js';
+import { runsProjection, runState } from '../run/public.js';
+import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
 import type { RunQuestion, RunState } from '../run/events.js';
-import { runState } from '../run/state.js';
-import { taskState } from '../task/create.js';
-import type { LiveTask } from '../task/decider.js';
+import { taskState, type LiveTask } from '../task/public.js';
 import type { NotificationContent, TaskKind } from './events.js';
 
 /** A pull request status that says nobody needs to review it any more. */

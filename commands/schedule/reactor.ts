@@ -7,10 +7,9 @@
 import { Conflict, DomainError } from '../../src/kernel/errors.js';
 import { reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { usersProjection } from '../../projections/user/users.js';
-import { createRun, joinConversation } from '../run/create.js';
-import { runState } from '../run/state.js';
+import { identitiesProjection } from '../identity/public.js';
+import { usersProjection } from '../user/public.js';
+import { createRun, joinConversation, runState } from '../run/public.js';
 import { scheduleDecider } from './decider.js';
 import { type ScheduleFired, scheduleStream } from './events.js';
 import { ownsKey } from '../../src/own-keys.js';

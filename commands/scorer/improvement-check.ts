@@ -11,7 +11,7 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { keyringFor } from '../../src/keyring.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
+import { identitiesProjection } from '../identity/public.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { type LiveScorer, scorerDecider } from './decider.js';

@@ -11,9 +11,9 @@ import {
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
-} from '../../projections/conversation/conversation-messages.js';
-import { normalizeConversation } from '../conversation/normalized-conversation.js';
-import { runsProjection } from '../../projections/run/runs.js';
+  normalizeConversation,
+} from '../conversation/public.js';
+import { runsProjection } from '../run/public.js';
 import type { Classification } from './events.js';
 
 /** The judged conversation, as JSON, is cut down to this (the prompt holds it too). */

@@ -16,11 +16,9 @@ import { derivedId, reactionContext, reactor } from '../../src/projector/reactor
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { runsProjection } from '../../projections/run/runs.js';
+import { runsProjection, createRun, runState } from '../run/public.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
-import { createRun } from '../run/create.js';
 import type { RunEvent } from '../run/events.js';
-import { runState } from '../run/state.js';
 import { type LiveScorer, scorerDecider } from './decider.js';
 import {
   type JudgedRun,

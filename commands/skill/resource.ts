@@ -1,6 +1,6 @@
 /** `GET /agent`: skills grouped by name (`AgentSkill`), each file a variant with its source and environments. */
 import { z } from 'zod';
-import type { EnvironmentDoc } from '../../projections/environment/environments.js';
+import type { EnvironmentDoc } from '../environment/public.js';
 import type { SkillDoc } from '../../projections/skill/skills.js';
 
 const variant = z.object({

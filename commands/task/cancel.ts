@@ -7,16 +7,14 @@
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { conversationDecider } from '../conversation/decider.js';
+import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
-import { runDecider } from '../run/decider.js';
+import { runDecider, runState, canView } from '../run/public.js';
 import { runStream } from '../run/events.js';
-import { liveFactory } from '../factory/live.js';
+import { liveFactory } from '../factory/public.js';
 import { taskState } from './create.js';
-import { runState } from '../run/state.js';
 import { live, taskDecider } from './decider.js';
 import { taskStream } from './events.js';
-import { canView } from '../run/resource.js';
 
 /** The conversation's newest root run, read from the conversation and run streams. */
 async function currentRootRun(rt: Runtime, conversationId: string): Promise<string | null> {

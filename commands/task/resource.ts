@@ -3,7 +3,7 @@
  * model resolves author, current run and outputs as their events arrive.
  */
 import { z } from 'zod';
-import { artifactItemSchema } from '../run/resource.js';
+import { artifactItemSchema } from '../run/public.js';
 import { RUN_STATES } from '../run/events.js';
 import { uidParam } from '../../src/http/schemas.js';
 import type { TaskDoc, TaskOutput } from '../../projections/task/tasks.js';

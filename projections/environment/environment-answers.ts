@@ -7,8 +7,8 @@
 import type { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { environmentResource } from '../../commands/environment/resource.js';
-import { runsProjection } from '../run/runs.js';
+import type { environmentResource } from '../../commands/environment/public.js';
+import { runsProjection } from '../../commands/run/public.js';
 import { type EnvironmentDoc, environmentsProjection } from './environments.js';
 
 type LastRun = NonNullable<z.infer<typeof environmentResource>['last_task_created']>;

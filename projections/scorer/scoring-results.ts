@@ -14,7 +14,7 @@ import type {
   RunExecutionPriced,
   RunInferencePriced,
 } from '../../commands/analytics/events.js';
-import { requestUsageOf } from '../../commands/run/resource.js';
+import { requestUsageOf } from '../../commands/run/public.js';
 import type { ScoringEvent, SelfImprovementEvent, Trigger } from '../../commands/scorer/events.js';
 
 interface LiveScore {

@@ -6,19 +6,18 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
 import { encodeAnswer } from '../../src/http/serializer.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
-import type { Dollars } from '../../commands/analytics/resource.js';
+import { visibleFactory, factoriesProjection, type FactoryDoc } from '../../commands/factory/public.js';
+import type { Dollars } from '../../commands/analytics/public.js';
 import type { Usd } from '../../commands/analytics/events.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection, type FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { usersProjection } from '../../projections/user/users.js';
-import { modelsProjection } from '../../projections/model/models.js';
-import { teamMembersProjection } from '../../projections/team/team-members.js';
+import { identitiesProjection } from '../../commands/identity/public.js';
+import { usersProjection } from '../../commands/user/public.js';
+import { modelsProjection } from '../../commands/model/public.js';
+import { teamMembersProjection } from '../../commands/team/public.js';
 
 const CACHED_ANSWERS = 1000;
 

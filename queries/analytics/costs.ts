@@ -15,18 +15,17 @@ import {
   PR_SIZES,
   toPullRequestRecord,
   topPrResource,
-} from '../../commands/analytics/resource.js';
-import { factoryParams } from '../../commands/factory/resource.js';
+} from '../../commands/analytics/public.js';
+import { factoryParams, type FactoryDoc } from '../../commands/factory/public.js';
 import type { Api } from '../../src/http/api.js';
 import { limitParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { factoryRollupsProjection, type RollupDoc, UNKNOWN_KEY } from '../../projections/analytics/factory-rollups.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
+import { identitiesProjection } from '../../commands/identity/public.js';
+import { CATALOGUE_ID, modelsProjection } from '../../commands/model/public.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { teamMembersProjection } from '../../projections/team/team-members.js';
-import { usersProjection } from '../../projections/user/users.js';
+import { teamMembersProjection } from '../../commands/team/public.js';
+import { usersProjection } from '../../commands/user/public.js';
 import { addUsd, answerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { median, periodParam, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { byPeriod, byTotalUnknownLast, factoryPrsBetween } from './metrics.js';

@@ -4,8 +4,8 @@
  * from the pull-request read model over the range (medians cannot be summed).
  */
 import { z } from 'zod';
-import { factoryParams } from '../../commands/factory/resource.js';
-import { metricsResource, RUN_GROUPS, runBreakdownResource } from '../../commands/analytics/resource.js';
+import { factoryParams, type FactoryDoc } from '../../commands/factory/public.js';
+import { metricsResource, RUN_GROUPS, runBreakdownResource, cycleTime } from '../../commands/analytics/public.js';
 import type { Api } from '../../src/http/api.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Collection } from '../../src/readstore/port.js';
@@ -17,9 +17,7 @@ import {
   UNKNOWN_KEY,
 } from '../../projections/analytics/factory-rollups.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
-import type { FactoryDoc } from '../../projections/factory/factories.js';
-import { cycleTime } from '../../commands/analytics/resource.js';
+import { CATALOGUE_ID, modelsProjection } from '../../commands/model/public.js';
 import { answerCache, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import {
   median,

@@ -4,17 +4,15 @@
  * answers the page as CSV.
  */
 import { z } from 'zod';
-import { pullRequestResource, toPullRequestRecord } from '../../commands/analytics/resource.js';
-import { factoryParams } from '../../commands/factory/resource.js';
+import { pullRequestResource, toPullRequestRecord, factoryScope } from '../../commands/analytics/public.js';
+import { factoryParams, type FactoryDoc } from '../../commands/factory/public.js';
 import type { Api } from '../../src/http/api.js';
 import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
 import { dateTimeParam, limitParam, pageInfoSchema } from '../../src/http/schemas.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { FactoryDoc } from '../../projections/factory/factories.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { answerCache, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
-import { factoryScope } from '../../commands/analytics/resource.js';
 
 /** Bounds are exclusive RFC 3339 times, compared as stored (UTC). */
 const instant = dateTimeParam.transform((s) => new Date(s).toISOString());

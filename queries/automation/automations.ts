@@ -3,15 +3,14 @@ import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type AutomationDoc, automationsProjection } from '../../projections/automation/automations.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
+import { factoriesProjection, visibleFactory } from '../../commands/factory/public.js';
 import {
   MAX_AUTOMATIONS_PER_FACTORY,
   automationOf,
   automationParams,
   automationResource,
   toAutomationResource,
-} from '../../commands/automation/resource.js';
+} from '../../commands/automation/public.js';
 import type { Api } from '../../src/http/api.js';
 
 const automationsResponse = z.object({ automations: z.array(automationResource).describe('By name') });

@@ -28,12 +28,12 @@ import {
   toTrialResource,
   trialResource,
   trialsPage,
-} from '../../commands/benchmark/resource.js';
+} from '../../commands/benchmark/public.js';
 import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
-import { usersProjection } from '../../projections/user/users.js';
+import { factoriesProjection } from '../../commands/factory/public.js';
+import { usersProjection } from '../../commands/user/public.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

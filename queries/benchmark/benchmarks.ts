@@ -21,9 +21,9 @@ import {
   taskResource,
   toSuiteResource,
   toTaskResource,
-} from '../../commands/benchmark/resource.js';
+} from '../../commands/benchmark/public.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoriesProjection } from '../../commands/factory/public.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

@@ -7,15 +7,14 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { branchesProjection } from '../../projections/branch/branches.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoriesProjection, visibleFactory } from '../../commands/factory/public.js';
 import {
   assertBranchesEnabled,
   branchParams,
   branchStatus,
   branchStatusOf,
   visibleBranch,
-} from '../../commands/branch/resource.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
+} from '../../commands/branch/public.js';
 
 const listQuery = z
   .object({

@@ -6,15 +6,14 @@ import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js'
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoriesProjection, visibleFactory } from '../../commands/factory/public.js';
 import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
 import {
   definitionResource,
   definitionVersion,
   toDefinitionResource,
   toDefinitionVersion,
-} from '../../commands/branch/resource.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
+} from '../../commands/branch/public.js';
 
 const params = z.object({ factory_uid: uidParam });
 const listQuery = z.object({ limit: limitParam(), cursor: z.string().max(1000).optional() }).strict();

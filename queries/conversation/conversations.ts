@@ -13,16 +13,23 @@ import { NotFound } from '../../src/kernel/errors.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { artifactsProjection } from '../../projections/run/artifacts.js';
+import {
+  artifactsProjection,
+  runsProjection,
+  type RunDoc,
+  canView,
+  filenameOf,
+  isTerminal,
+  runParams,
+  viewerOf,
+} from '../../commands/run/public.js';
 import {
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
 } from '../../projections/conversation/conversation-messages.js';
-import { runsProjection, type RunDoc } from '../../projections/run/runs.js';
-import { normalizeConversation, normalizedConversation } from '../../commands/conversation/normalized-conversation.js';
+import { normalizeConversation, normalizedConversation } from '../../commands/conversation/public.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
-import { canView, filenameOf, isTerminal, runParams, viewerOf } from '../../commands/run/resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const LOG_ORDER: Sort = [

@@ -5,7 +5,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { environmentParams, environmentResource } from '../../commands/environment/resource.js';
+import { environmentParams, environmentResource } from '../../commands/environment/public.js';
 import { environmentAnswers } from '../../projections/environment/environment-answers.js';
 import { environmentsProjection } from '../../projections/environment/environments.js';
 

@@ -7,7 +7,7 @@ import { Forbidden } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
-import { factoryParams, factoryResource, toFactoryResource, visibleFactory } from '../../commands/factory/resource.js';
+import { factoryParams, factoryResource, toFactoryResource, visibleFactory } from '../../commands/factory/public.js';
 import type { Api } from '../../src/http/api.js';
 
 const listQuery = z

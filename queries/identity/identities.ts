@@ -4,7 +4,7 @@ import { activeTeam } from '../../src/http/auth.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../../projections/identity/identities.js';
-import { identityParams, identityResource, toIdentityResource } from '../../commands/identity/resource.js';
+import { identityParams, identityResource, toIdentityResource } from '../../commands/identity/public.js';
 import type { Api } from '../../src/http/api.js';
 
 /** At most this many agents per list; teams have a handful. */

@@ -17,16 +17,15 @@ import {
   inboxRoutesAnswer,
   routesParams,
   toInboxItem,
-} from '../../commands/inbox/resource.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+} from '../../commands/inbox/public.js';
+import { visibleFactory, factoriesProjection } from '../../commands/factory/public.js';
 import { inboxEntriesProjection } from '../../projections/inbox/inbox-entries.js';
 import {
   type InboxNotificationDoc,
   inboxNotificationsProjection,
 } from '../../projections/inbox/inbox-notifications.js';
 import { inboxRoutesProjection } from '../../projections/inbox/inbox-routes.js';
-import { usersProjection } from '../../projections/user/users.js';
+import { usersProjection } from '../../commands/user/public.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],

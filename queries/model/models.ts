@@ -1,7 +1,7 @@
 /** GET /agent/models: the catalogue's models, its default, and what each costs. */
 import type { Api } from '../../src/http/api.js';
 import type { Runtime } from '../../src/runtime.js';
-import { modelListResource } from '../../commands/model/resource.js';
+import { modelListResource } from '../../commands/model/public.js';
 import { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';
 
 export default function modelQueries(api: Api, rt: Runtime): void {

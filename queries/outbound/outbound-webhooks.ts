@@ -18,7 +18,7 @@ import {
   teamParams,
   toDeliveryResource,
   toOutboundWebhookResource,
-} from '../../commands/outbound/resource.js';
+} from '../../commands/outbound/public.js';
 import { MAX_ENDPOINTS_PER_TEAM } from '../../commands/outbound/events.js';
 import { outboundDeliveriesProjection } from '../../projections/outbound/outbound-deliveries.js';
 import { outboundWebhooksProjection } from '../../projections/outbound/outbound-webhooks.js';

@@ -14,7 +14,7 @@ import { NotFound, Unauthorized, Unprocessable } from '../../src/kernel/errors.j
 import type { Runtime } from '../../src/runtime.js';
 import { artifactsProjection, type ArtifactDoc } from '../../projections/run/artifacts.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
-import { artifactItemSchema, canView, filenameOf, mimeOf, viewerOf } from '../../commands/run/resource.js';
+import { artifactItemSchema, canView, filenameOf, mimeOf, viewerOf } from '../../commands/run/public.js';
 import type { Api } from '../../src/http/api.js';
 
 const params = z.object({ artifact_uid: uidParam });

@@ -9,7 +9,7 @@ import { cursorNumbers, historyPage, historyQuery, historyResponse } from '../..
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { canView, runParams, viewerOf } from '../../commands/run/resource.js';
+import { canView, runParams, viewerOf } from '../../commands/run/public.js';
 import type { Api } from '../../src/http/api.js';
 
 // Cursors: a run's history pages by revision.

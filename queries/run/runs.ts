@@ -10,7 +10,7 @@
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { runStream } from '../../commands/run/events.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoriesProjection } from '../../commands/factory/public.js';
 import { runTimelineProjection } from '../../projections/run/run-timeline.js';
 import { personalOwnerKey, type RunDoc, runsProjection } from '../../projections/run/runs.js';
 import { activeTeam } from '../../src/http/auth.js';
@@ -28,7 +28,7 @@ import {
   runParams as params,
   toRunItem,
   viewerOf,
-} from '../../commands/run/resource.js';
+} from '../../commands/run/public.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from './run-list.js';
 import { findMerged } from '../../src/readstore/paging.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';

@@ -5,7 +5,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { findAll } from '../../src/readstore/paging.js';
-import { canSeeSchedule, scheduleAnswers, scheduleParams, scheduleResource } from '../../commands/schedule/resource.js';
+import { canSeeSchedule, scheduleAnswers, scheduleParams, scheduleResource } from '../../commands/schedule/public.js';
 import { schedulesProjection } from '../../projections/schedule/schedules.js';
 
 const BY_NAME: Sort = [

@@ -12,7 +12,7 @@ import { type Binning, binsOf, nextPeriod, periodStart, tiles } from '../../proj
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
 import { type Dollars, NO_DOLLARS } from '../../commands/scorer/events.js';
-import { outcomeOf, scorerParams } from '../../commands/scorer/resource.js';
+import { outcomeOf, scorerParams } from '../../commands/scorer/public.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { rollupKey, scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
 

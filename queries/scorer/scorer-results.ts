@@ -15,15 +15,14 @@ import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
 import { scorerKey } from '../../commands/scorer/events.js';
-import { scorerParams, scoringResult, toScoringResult } from '../../commands/scorer/resource.js';
-import { canView, runParams, viewerOf } from '../../commands/run/resource.js';
+import { scorerParams, scoringResult, toScoringResult } from '../../commands/scorer/public.js';
+import { canView, runParams, viewerOf, runsProjection } from '../../commands/run/public.js';
 import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
 import {
   resultKey,
   type ScoringResultDoc,
   scoringResultsProjection,
 } from '../../projections/scorer/scoring-results.js';
-import { runsProjection } from '../../projections/run/runs.js';
 
 const NEWEST_FIRST: Sort = [
   ['attempted_at', 'desc'],

@@ -22,9 +22,9 @@ import {
   scorerParams,
   scorerResource,
   toScorerResource,
-} from '../../commands/scorer/resource.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
+} from '../../commands/scorer/public.js';
+import { factoriesProjection } from '../../commands/factory/public.js';
+import { identitiesProjection } from '../../commands/identity/public.js';
 import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { rollupKey, scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';

@@ -8,8 +8,8 @@ import type { Api } from '../../src/http/api.js';
 import { booleanParam } from '../../src/http/schemas.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { agentSkillList, toAgentSkills } from '../../commands/skill/resource.js';
-import { environmentsProjection } from '../../projections/environment/environments.js';
+import { agentSkillList, toAgentSkills } from '../../commands/skill/public.js';
+import { environmentsProjection } from '../../commands/environment/public.js';
 import { skillsProjection } from '../../projections/skill/skills.js';
 
 const query = z

@@ -13,7 +13,7 @@ import { collectionOf } from '../../src/projector/projection.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
 import { openStores } from '../../src/runtime.js';
 import { userStream } from '../../commands/user/events.js';
-import { type AuditEntryDoc, accessAuditProjection, teamAudit } from '../../projections/team/access-audit.js';
+import { type AuditEntryDoc, accessAuditProjection, teamAudit } from '../../commands/team/public.js';
 import { type RunCreatedData, runStream } from '../../commands/run/events.js';
 import { type HistoryEntry, toHistoryEntry } from '../../src/http/history.js';
 import { taskHistory } from './history.js';

@@ -14,7 +14,7 @@ import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { viewerOf } from '../../commands/run/resource.js';
+import { viewerOf } from '../../commands/run/public.js';
 import type { Api } from '../../src/http/api.js';
 import { ownsKey } from '../../src/own-keys.js';
 

@@ -19,12 +19,11 @@ import { eventsAsOf, projectAsOf } from '../../src/projector/as-of.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { STAGES, taskStream } from '../../commands/task/events.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
-import { runsProjection } from '../../projections/run/runs.js';
+import { factoriesProjection, visibleFactory } from '../../commands/factory/public.js';
+import { runsProjection } from '../../commands/run/public.js';
 import { tasksProjection, type TaskDoc } from '../../projections/task/tasks.js';
-import { usersProjection } from '../../projections/user/users.js';
-import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../../commands/task/resource.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
+import { usersProjection } from '../../commands/user/public.js';
+import { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from '../../commands/task/public.js';
 import type { Api } from '../../src/http/api.js';
 
 /** How many values a repeatable filter takes. */

@@ -9,7 +9,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { ROLES } from '../../commands/team/events.js';
 import { teamMembersProjection } from '../../projections/team/team-members.js';
 import { teamsProjection } from '../../projections/team/teams.js';
-import { usersProjection } from '../../projections/user/users.js';
+import { usersProjection } from '../../commands/user/public.js';
 import type { Api } from '../../src/http/api.js';
 
 const teamsResponse = z.object({

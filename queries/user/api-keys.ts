@@ -8,9 +8,8 @@ import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { apiKeysProjection } from '../../projections/user/api-keys.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
-import { identityParams } from '../../commands/identity/resource.js';
-import { apiKeyList, toApiKeyResource } from '../../commands/user/resource.js';
+import { identitiesProjection, identityParams } from '../../commands/identity/public.js';
+import { apiKeyList, toApiKeyResource } from '../../commands/user/public.js';
 import type { Api } from '../../src/http/api.js';
 
 const ORDER: Sort = [

@@ -8,7 +8,7 @@ import type { PrincipalSource } from '../../src/http/access.js';
 import type { Role } from '../../src/http/principal.js';
 import type { Runtime } from '../../src/runtime.js';
 import { apiKeysProjection } from '../../projections/user/api-keys.js';
-import { identitiesProjection } from '../../projections/identity/identities.js';
+import { identitiesProjection } from '../../commands/identity/public.js';
 import { usersProjection } from '../../projections/user/users.js';
 
 export function principalSource(rt: Runtime): PrincipalSource {

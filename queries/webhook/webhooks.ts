@@ -4,7 +4,7 @@ import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
 import { limitParam, pageInfoSchema } from '../../src/http/schemas.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoriesProjection } from '../../projections/factory/factories.js';
+import { factoriesProjection, visibleFactory } from '../../commands/factory/public.js';
 import { webhooksProjection } from '../../projections/webhook/webhooks.js';
 import {
   factoryWebhooksParams,
@@ -12,13 +12,12 @@ import {
   visibleWebhook,
   webhookParams,
   webhookResource,
-} from '../../commands/webhook/resource.js';
+} from '../../commands/webhook/public.js';
 import {
   deliveryLabels,
   webhookDeliveriesProjection,
   type DeliveryDoc,
 } from '../../projections/webhook/webhook-deliveries.js';
-import { visibleFactory } from '../../commands/factory/resource.js';
 import type { Api } from '../../src/http/api.js';
 
 const deliveriesQuery = z.object({ limit: limitParam(), cursor: z.string().max(1000).optional() }).strict();

@@ -3,7 +3,7 @@ import type { Runtime } from '../../../src/runtime.js';
 import { type WebhookState, webhooksDecider } from '../decider.js';
 import { webhooksStream } from '../events.js';
 import { sealerFor } from '../../../src/sealing.js';
-import { teamSecretsDecider } from '../../secret/decider.js';
+import { teamSecretsDecider } from '../../secret/public.js';
 import { teamSecretsStream } from '../../secret/events.js';
 import { own } from '../../../src/own-keys.js';
 
