@@ -20,9 +20,9 @@ import { type RunCreatedData, type RunEvent, runStream } from '../run/events.js'
 import { webhookState } from '../webhook/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type CostKeys, ledgerStream, pullRequestStream, UNKNOWN } from './events.js';
-import { pullRequestFactsDecider } from './facts.js';
+import { pullRequestFactsDecider } from './pull-request-facts-decider.js';
 import { observeGithub, pullRequestRef } from './github.js';
-import { type LedgerCommand, ledgerDecider } from './ledger.js';
+import { type LedgerCommand, ledgerDecider } from './cost-ledger-decider.js';
 import { priceListAt } from './prices.js';
 import type { ExecutionTimes } from './pricing.js';
 

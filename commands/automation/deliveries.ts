@@ -21,7 +21,7 @@ import { factoriesProjection, liveFactory, visibleFactory as visibleFactoryDoc }
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
 import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
-import { replayDecider } from './replay.js';
+import { replayDecider } from './delivery-replay-decider.js';
 import { automationOf, automationParams } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 

@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { automationsDecider } from './decider.js';
+export { automationsDecider } from './automations-decider.js';
 export {
   automationOf,
   automationParams,

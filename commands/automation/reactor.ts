@@ -19,7 +19,7 @@ import type { Artifact, RunSchedule, RunSource } from '../run/events.js';
 import { foremanOf } from '../task/public.js';
 import { type LiveFactory, liveFactory } from '../factory/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
-import { type Automation, automationsDecider } from './decider.js';
+import { type Automation, automationsDecider } from './automations-decider.js';
 import { automationsStream, type DeliveryReplayed, type Trigger, webhookOf } from './events.js';
 
 const PAYLOAD_FILE_NAME = 'event-payload.json';

@@ -11,7 +11,7 @@ import { identityStream } from '../identity/events.js';
 import { type LiveFactory, liveFactory } from '../factory/public.js';
 import { webhooksDecider } from '../webhook/public.js';
 import { webhooksStream } from '../webhook/events.js';
-import { automationsDecider, type WebhookStatuses } from './decider.js';
+import { automationsDecider, type WebhookStatuses } from './automations-decider.js';
 import { automationsStream } from './events.js';
 import { MAX_TRIGGERS, normalizeTrigger, triggerErrors, triggerSchema, type TriggerRequest } from './triggers.js';
 import { automationOf, automationParams, automationResource, toAutomationResource } from './resource.js';

@@ -16,7 +16,7 @@ import { schedulesProjection, scheduleDecider } from '../schedule/public.js';
 import { type LiveFactory, liveFactory } from '../factory/public.js';
 import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../schedule/events.js';
 import { foremanOf } from '../task/public.js';
-import type { Automation } from './decider.js';
+import type { Automation } from './automations-decider.js';
 import { type AutomationEvent, inlineScheduleId, scheduleIdsOf } from './events.js';
 import { factoryAutomations, startAutomationRun } from './reactor.js';
 

@@ -20,7 +20,7 @@ import { createRun, runDecider, runState } from '../run/public.js';
 import { type RunEvent, runStream, TERMINAL_STATES } from '../run/events.js';
 import { scorerDecider, inScope, scoringDecider } from '../scorer/public.js';
 import { type ScoringEvent, scorerStream, scoringStream } from '../scorer/events.js';
-import { type LiveSuite, suiteDecider, type SuiteState } from './decider.js';
+import { type LiveSuite, suiteDecider, type SuiteState } from './suite-decider.js';
 import type { HARNESSES } from './resource.js';
 import {
   type BenchmarkRunEvent,
@@ -31,7 +31,7 @@ import {
   TRIAL_METADATA,
   type TrialPlan,
 } from './events.js';
-import { type BenchmarkRunCommand, benchmarkRunDecider, IN_FLIGHT, type LiveRun } from './run-decider.js';
+import { type BenchmarkRunCommand, benchmarkRunDecider, IN_FLIGHT, type LiveRun } from './benchmark-run-decider.js';
 import { own } from '../../src/own-keys.js';
 
 const benchmarksActor = { type: 'system' as const, uid: 'benchmarks' };

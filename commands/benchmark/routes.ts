@@ -27,7 +27,7 @@ import { MODELS_STREAM } from '../model/events.js';
 import { canView, runState } from '../run/public.js';
 import { scorerStream } from '../scorer/events.js';
 import { foremanOf } from '../task/public.js';
-import { type SuiteCommand, suiteDecider, titleKey, visibleSuite } from './decider.js';
+import { type SuiteCommand, suiteDecider, titleKey, visibleSuite } from './suite-decider.js';
 import {
   benchmarkRunStream,
   type Configuration,
@@ -61,7 +61,7 @@ import {
   toSuiteResource,
   toTaskResource,
 } from './resource.js';
-import { benchmarkRunDecider } from './run-decider.js';
+import { benchmarkRunDecider } from './benchmark-run-decider.js';
 
 const NAMESPACE = '0d3f8e4a-6b2c-4c1e-9f57-8a1b2c3d4e5f';
 

@@ -28,7 +28,7 @@ import { scorerDecider, readScorerFile } from '../scorer/public.js';
 import { type ScorerFields, scorerStream } from '../scorer/events.js';
 import { webhooksDecider } from '../webhook/public.js';
 import { webhooksStream } from '../webhook/events.js';
-import { type AppliedData, definitionDecider } from './decider.js';
+import { type AppliedData, definitionDecider } from './branch-decider.js';
 import { type DefinitionEvent, definitionStream } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
 

@@ -33,7 +33,7 @@ import { teamSecretsDecider } from '../secret/public.js';
 import { teamSecretsStream } from '../secret/events.js';
 import { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider, assertUsableSecret } from '../webhook/public.js';
 import { webhooksStream } from '../webhook/events.js';
-import type { AppliedData, DefinitionState } from './decider.js';
+import type { AppliedData, DefinitionState } from './branch-decider.js';
 import type { BranchContent, ManagedResource } from './events.js';
 import { changesOf } from './resource.js';
 import { own, ownsKey } from '../../src/own-keys.js';

@@ -23,7 +23,7 @@ import {
   validateFiles,
 } from '../factoryfile/public.js';
 import { carryOut } from './carry-out.js';
-import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './decider.js';
+import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './branch-decider.js';
 import { type BranchContent, branchNameStream, branchStream, definitionStream } from './events.js';
 import { planVersion } from './plan.js';
 import { assertBranchesEnabled, branchParams, branchStatus, branchStatusOf } from './resource.js';

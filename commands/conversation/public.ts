@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { conversationDecider } from './decider.js';
+export { conversationDecider } from './conversation-decider.js';
 export { normalizeConversation, normalizedConversation } from './normalized-conversation.js';
 export {
   conversationMessagesProjection,

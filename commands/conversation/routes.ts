@@ -22,7 +22,7 @@ import {
   runModeSchema,
 } from '../run/public.js';
 import { runStream } from '../run/events.js';
-import { conversationDecider } from './decider.js';
+import { conversationDecider } from './conversation-decider.js';
 import { conversationStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 

@@ -5,7 +5,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { randomAlphanumeric } from '../../src/ids.js';
 import type { Runtime } from '../../src/runtime.js';
-import { environmentDecider, visibleEnvironment } from './decider.js';
+import { environmentDecider, visibleEnvironment } from './environment-decider.js';
 import { type EnvironmentConfig, environmentStream } from './events.js';
 import { createEnvironmentBody, environmentParams, environmentResource, updateEnvironmentBody } from './resource.js';
 import { environmentAnswers } from '../../projections/environment/environment-answers.js';

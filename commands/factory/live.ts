@@ -2,7 +2,7 @@
 import type { DecideContext } from '../../src/kernel/decider.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoryDecider } from './decider.js';
+import { factoryDecider } from './factory-decider.js';
 import { type FactoryState, factoryStream } from './events.js';
 import { ownsKey } from '../../src/own-keys.js';
 

@@ -6,7 +6,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { factoriesProjection } from '../../projections/factory/factories.js';
-import { factoryDecider } from './decider.js';
+import { factoryDecider } from './factory-decider.js';
 import { factoryStream } from './events.js';
 import { factoryParams, factoryResource, toFactoryResource } from './resource.js';
 import type { Api } from '../../src/http/api.js';

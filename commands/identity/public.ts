@@ -3,6 +3,6 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { identityDecider } from './decider.js';
+export { identityDecider } from './identity-decider.js';
 export { identityParams, identityResource, toIdentityResource } from './resource.js';
 export { identitiesProjection, type IdentityDoc } from '../../projections/identity/identities.js';

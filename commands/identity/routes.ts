@@ -11,7 +11,7 @@ import { identitiesProjection } from '../../projections/identity/identities.js';
 import { factoryDecider } from '../factory/public.js';
 import { type FactoryState, factoryStream } from '../factory/events.js';
 import { apiKeyBody, issuedKeyAnswer, newKeyGrant, issuedApiKey, keyIdParam } from '../user/public.js';
-import { identityDecider } from './decider.js';
+import { identityDecider } from './identity-decider.js';
 import { type AgentProfile, identityStream } from './events.js';
 import { createIdentityBody, updateIdentityBody } from './schema.js';
 import { identityParams, identityResource, toIdentityResource } from './resource.js';

@@ -18,9 +18,9 @@ import { runState } from '../run/public.js';
 import { teamDecider } from '../team/public.js';
 import { teamStream } from '../team/events.js';
 import type { TaskEvent } from '../task/events.js';
-import { type Desired, inboxDecider } from './decider.js';
+import { type Desired, inboxDecider } from './inbox-decider.js';
 import { inboxRoutesStream, inboxStream, outboundSubject, taskSubject } from './events.js';
-import { inboxRoutesDecider, routedTo } from './routing.js';
+import { inboxRoutesDecider, routedTo } from './inbox-routes-decider.js';
 import { taskNotifications, taskSituation } from './situation.js';
 import { own } from '../../src/own-keys.js';
 

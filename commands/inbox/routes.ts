@@ -10,10 +10,10 @@ import { inboxNotificationsProjection } from '../../projections/inbox/inbox-noti
 import { liveFactory } from '../factory/public.js';
 import { teamDecider } from '../team/public.js';
 import { teamStream } from '../team/events.js';
-import { inboxDecider, mayMark } from './decider.js';
+import { inboxDecider, mayMark } from './inbox-decider.js';
 import { inboxRoutesStream, inboxStream } from './events.js';
 import { inboxRoutes, inboxRoutesAnswer, markAnswer, markBody, routesParams } from './resource.js';
-import { inboxRoutesDecider } from './routing.js';
+import { inboxRoutesDecider } from './inbox-routes-decider.js';
 
 export default function inboxRoutesOf(api: Api, rt: Runtime): void {
   const tags = ['inbox'];

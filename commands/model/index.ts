@@ -4,7 +4,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import { modelsProjection } from '../../projections/model/models.js';
 import modelQueries from '../../queries/model/models.js';
 import { loadCatalogue, SHIPPED_CATALOGUE } from './catalogue-file.js';
-import { modelDecider } from './decider.js';
+import { modelDecider } from './model-decider.js';
 import { MODELS_STREAM } from './events.js';
 
 export const modelFeature = feature({

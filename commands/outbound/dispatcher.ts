@@ -17,8 +17,8 @@ import { type AllowedRanges, guardedPost, parseAllowedRanges } from '../../src/n
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
 import { outboundDeliveriesProjection } from '../../projections/outbound/outbound-deliveries.js';
-import { outboundWebhookDecider } from './decider.js';
-import { deliveryDecider } from './delivery-decider.js';
+import { outboundWebhookDecider } from './outbound-webhook-decider.js';
+import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
 

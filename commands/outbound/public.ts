@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { outboundWebhookDecider } from './decider.js';
+export { outboundWebhookDecider } from './outbound-webhook-decider.js';
 export {
   deliveriesAnswer,
   deliveriesQuery,

@@ -6,10 +6,10 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { derivedId, reactionContext, reactor } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { deliveryDecider } from './delivery-decider.js';
+import { deliveryDecider } from './outbound-delivery-decider.js';
 import { wakeDispatcher } from './dispatcher.js';
 import { outboundDeliveryStream, outboundWebhooksStream, subscribes } from './events.js';
-import { outboundWebhookDecider } from './decider.js';
+import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { outboundMessage, type SourceEvent } from './messages.js';
 
 async function schedule(event: RecordedEvent<SourceEvent>, rt: Runtime): Promise<void> {

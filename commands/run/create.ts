@@ -15,7 +15,7 @@ import { identityDecider } from '../identity/public.js';
 import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
 import { type AgentProfile, identityStream } from '../identity/events.js';
-import { runDecider, type RunView } from './decider.js';
+import { runDecider, type RunView } from './run-decider.js';
 import {
   type Artifact,
   type Attachment,

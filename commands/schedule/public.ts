@@ -4,7 +4,7 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { cronProblem } from './cron.js';
-export { scheduleDecider } from './decider.js';
+export { scheduleDecider } from './schedule-decider.js';
 export { recurrenceProblem } from './recurrence.js';
 export { canSeeSchedule, scheduleAnswers, scheduleParams, scheduleResource } from './resource.js';
 export { schedulesProjection } from '../../projections/schedule/schedules.js';

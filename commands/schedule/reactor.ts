@@ -10,7 +10,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { identitiesProjection } from '../identity/public.js';
 import { usersProjection } from '../user/public.js';
 import { createRun, joinConversation, runState } from '../run/public.js';
-import { scheduleDecider } from './decider.js';
+import { scheduleDecider } from './schedule-decider.js';
 import { type ScheduleFired, scheduleStream } from './events.js';
 import { ownsKey } from '../../src/own-keys.js';
 

@@ -14,7 +14,7 @@ import { identityDecider } from '../identity/public.js';
 import { identityStream } from '../identity/events.js';
 import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { type ScheduleCommand, scheduleDecider } from './decider.js';
+import { type ScheduleCommand, scheduleDecider } from './schedule-decider.js';
 import { type ScheduleFields, scheduleStream } from './events.js';
 import {
   createScheduleBody,

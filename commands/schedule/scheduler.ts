@@ -11,7 +11,7 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { schedulesProjection } from '../../projections/schedule/schedules.js';
-import { scheduleDecider } from './decider.js';
+import { scheduleDecider } from './schedule-decider.js';
 import { recurrenceOf, scheduleStream } from './events.js';
 import { dueAt } from './due.js';
 import { dueTimes } from './recurrence.js';

@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { scorerDecider } from './decider.js';
+export { scorerDecider } from './scorer-decider.js';
 export { readScorerFile } from './file-form.js';
 export { inScope } from './reactors.js';
 export {
@@ -15,5 +15,5 @@ export {
   toScorerResource,
   toScoringResult,
 } from './resource.js';
-export { scoringDecider } from './scoring.js';
+export { scoringDecider } from './scoring-decider.js';
 export { scorersProjection } from '../../projections/scorer/scorers.js';

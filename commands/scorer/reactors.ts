@@ -19,7 +19,7 @@ import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { runsProjection, createRun, runState } from '../run/public.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
 import type { RunEvent } from '../run/events.js';
-import { type LiveScorer, scorerDecider } from './decider.js';
+import { type LiveScorer, scorerDecider } from './scorer-decider.js';
 import {
   type JudgedRun,
   type ScorerEvent,
@@ -30,9 +30,9 @@ import {
   scoringStream,
   selfImprovementStream,
 } from './events.js';
-import { selfImprovementDecider } from './improvement.js';
+import { selfImprovementDecider } from './self-improvement-decider.js';
 import { conversationReader, judgeFiles, judgePrompt } from './judge.js';
-import { scoringDecider } from './scoring.js';
+import { scoringDecider } from './scoring-decider.js';
 
 /** Run states whose runs are judged: what the agent did, not what the platform did to it (ERROR, CANCELLED). */
 const JUDGED_STATES = ['SUCCEEDED', 'FAILED', 'BLOCKED'];

@@ -26,7 +26,7 @@ import { MODELS_STREAM } from '../model/events.js';
 import { canView, runState, runDecider } from '../run/public.js';
 import { runStream } from '../run/events.js';
 import { workerPrincipal, executionHeader, runParams as workerRunParams } from '../worker/public.js';
-import { type LiveScorer, type ScorerCommand, scorerDecider, scorerProblems, visibleScorer } from './decider.js';
+import { type LiveScorer, type ScorerCommand, scorerDecider, scorerProblems, visibleScorer } from './scorer-decider.js';
 import { type ScopeAgent, type ScorerFields, scorerKey, scorerStream, scoringStream } from './events.js';
 import { checkSelfImprovement } from './improvement-check.js';
 import { conversationReader } from './judge.js';
@@ -45,7 +45,7 @@ import {
   uuid,
   type CreateScorerBody,
 } from './resource.js';
-import { scoringDecider } from './scoring.js';
+import { scoringDecider } from './scoring-decider.js';
 
 const DEFAULT_FAILED_RUN_THRESHOLD = 25;
 const MAX_DISPATCH = 100;

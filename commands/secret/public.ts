@@ -3,4 +3,4 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { teamSecretsDecider } from './decider.js';
+export { teamSecretsDecider } from './team-secrets-decider.js';

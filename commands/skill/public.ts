@@ -3,5 +3,5 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { skillDecider } from './decider.js';
+export { skillDecider } from './skill-decider.js';
 export { agentSkillList, toAgentSkills } from './resource.js';

@@ -13,7 +13,7 @@ import { runDecider, runState, canView } from '../run/public.js';
 import { runStream } from '../run/events.js';
 import { liveFactory } from '../factory/public.js';
 import { taskState } from './create.js';
-import { live, taskDecider } from './decider.js';
+import { live, taskDecider } from './task-decider.js';
 import { taskStream } from './events.js';
 
 /** The conversation's newest root run, read from the conversation and run streams. */

@@ -9,7 +9,7 @@ import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
 import { liveFactory } from '../factory/public.js';
 import { runState } from '../run/public.js';
-import { type LiveTask, taskDecider, type TaskState } from './decider.js';
+import { type LiveTask, taskDecider, type TaskState } from './task-decider.js';
 import { type Stage, taskStream } from './events.js';
 
 export interface NewTask {

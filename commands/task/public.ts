@@ -4,6 +4,6 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { taskState } from './create.js';
-export type { LiveTask } from './decider.js';
+export type { LiveTask } from './task-decider.js';
 export { foremanOf } from './dispatch.js';
 export { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from './resource.js';

@@ -16,7 +16,7 @@ import { conversationStream } from '../conversation/events.js';
 import { cancelTask } from './cancel.js';
 import { liveFactory } from '../factory/public.js';
 import { createTask } from './create.js';
-import { taskDecider } from './decider.js';
+import { taskDecider } from './task-decider.js';
 import { dispatchBody, dispatchedRun, dispatchRun } from './dispatch.js';
 import { STAGES, taskStream } from './events.js';
 import type { Api } from '../../src/http/api.js';

@@ -9,7 +9,7 @@ import type { Runtime } from '../../src/runtime.js';
 import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
 import { userDecider, reserveEmail } from '../user/public.js';
 import { userStream } from '../user/events.js';
-import { teamDecider } from './decider.js';
+import { teamDecider } from './team-decider.js';
 import { teamStream } from './events.js';
 import { normalizeEmail } from '../../src/http/schemas.js';
 

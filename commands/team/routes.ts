@@ -11,7 +11,7 @@ import { noContent, normalizeEmail, uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { usersProjection, userDecider, newInvitation, findOrRegisterUser, ownerOf } from '../user/public.js';
 import { userStream } from '../user/events.js';
-import { assertCanManage, teamDecider } from './decider.js';
+import { assertCanManage, teamDecider } from './team-decider.js';
 import { ROLES, teamStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 import { ownsKey } from '../../src/own-keys.js';

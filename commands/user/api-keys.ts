@@ -13,7 +13,7 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { apiKeysProjection } from '../../projections/user/api-keys.js';
-import { userDecider } from './decider.js';
+import { userDecider } from './user-decider.js';
 import type { KeyGrant } from './events.js';
 import { userStream } from './events.js';
 import { issuedApiKey, keyIdParam, toApiKeyResource } from './resource.js';

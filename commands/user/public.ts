@@ -4,7 +4,7 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { apiKeyBody, issuedKeyAnswer, newKeyGrant } from './api-keys.js';
-export { userDecider } from './decider.js';
+export { userDecider } from './user-decider.js';
 export { newInvitation } from './invitation.js';
 export { assertCanIssue, evolveKeys, type LiveKeys } from './keys.js';
 export { findOrRegisterUser, ownerOf, reserveEmail } from './register.js';

@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider, type WebhookState } from './decider.js';
+export { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider, type WebhookState } from './webhooks-decider.js';
 export { webhookState } from './ingress/state.js';
 export {
   factoryWebhooksParams,

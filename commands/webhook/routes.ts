@@ -11,7 +11,7 @@ import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../../src/sealing.js';
 import { teamSecretsDecider } from '../secret/public.js';
 import { teamSecretsStream } from '../secret/events.js';
-import { webhooksDecider } from './decider.js';
+import { webhooksDecider } from './webhooks-decider.js';
 import {
   signatureSchemes,
   type SignatureScheme,

@@ -21,7 +21,7 @@ import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/htt
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection } from '../../../projections/webhook/webhooks.js';
 import { resolveWebhookSecret, webhookState } from './state.js';
-import type { WebhookState } from '../decider.js';
+import type { WebhookState } from '../webhooks-decider.js';
 import { deliveryStream } from '../events.js';
 import { type Attempt, attemptOf, type STRANGER_REASONS } from './attempt.js';
 import { MAX_WEBHOOK_BODY_BYTES, readLimitedBody } from './body.js';

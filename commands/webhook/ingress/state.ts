@@ -1,6 +1,6 @@
 /** What the ingress knows of a webhook: folded from its factory's webhook stream, so a rotation or a disable counts at once. */
 import type { Runtime } from '../../../src/runtime.js';
-import { type WebhookState, webhooksDecider } from '../decider.js';
+import { type WebhookState, webhooksDecider } from '../webhooks-decider.js';
 import { webhooksStream } from '../events.js';
 import { sealerFor } from '../../../src/sealing.js';
 import { teamSecretsDecider } from '../../secret/public.js';

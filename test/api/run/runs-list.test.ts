@@ -1,7 +1,7 @@
 import { runCreatedData } from '../../helpers/run-fixtures.js';
 import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runDecider } from '../../../commands/run/decider.js';
+import { runDecider } from '../../../commands/run/run-decider.js';
 import { type RunCreatedData, runStream } from '../../../commands/run/events.js';
 import { expectProblem, expectRefused, newEnvironment, startTestApp, type TestApp } from '../../helpers/app.js';
 import {

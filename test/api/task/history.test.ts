@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
-import { conversationDecider } from '../../../commands/conversation/decider.js';
+import { conversationDecider } from '../../../commands/conversation/conversation-decider.js';
 import { conversationStream } from '../../../commands/conversation/events.js';
-import { taskDecider } from '../../../commands/task/decider.js';
+import { taskDecider } from '../../../commands/task/task-decider.js';
 import { taskStream } from '../../../commands/task/events.js';
 import { expectProblem, startTestApp, type TestApp } from '../../helpers/app.js';
 import {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
 import { createRun } from '../../../commands/run/create.js';
 import { runRequestSchema } from '../../../commands/run/schema.js';
-import { taskDecider } from '../../../commands/task/decider.js';
+import { taskDecider } from '../../../commands/task/task-decider.js';
 import { taskStream } from '../../../commands/task/events.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import { adminContext, addArtifact, newRun, outsiderKey, startRun } from '../../helpers/conversation-fixtures.js';

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../../../commands/analytics/events.js';
-import { type LedgerCommand, ledgerDecider, type PriceList } from '../../../commands/analytics/ledger.js';
+import { type LedgerCommand, ledgerDecider, type PriceList } from '../../../commands/analytics/cost-ledger-decider.js';
 import { priceExecution, priceUsage, tokensOf } from '../../../commands/analytics/pricing.js';
 import type { Catalogue } from '../../../commands/model/events.js';
 import { deciderSpec, fold } from '../../helpers/decider-spec.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { automationsDecider } from '../../../commands/automation/decider.js';
+import { automationsDecider } from '../../../commands/automation/automations-decider.js';
 import type { AutomationEvent, Trigger } from '../../../commands/automation/events.js';
-import { replayDecider } from '../../../commands/automation/replay.js';
+import { replayDecider } from '../../../commands/automation/delivery-replay-decider.js';
 import {
   normalizeTrigger,
   triggerErrors,

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../../commands/benchmark/events.js';
 import { compare, toRunResource } from '../../../commands/benchmark/resource.js';
 import type { ScoringEvent } from '../../../commands/scorer/events.js';
-import { suiteDecider } from '../../../commands/benchmark/decider.js';
-import { benchmarkRunDecider } from '../../../commands/benchmark/run-decider.js';
+import { suiteDecider } from '../../../commands/benchmark/suite-decider.js';
+import { benchmarkRunDecider } from '../../../commands/benchmark/benchmark-run-decider.js';
 import { Conflict } from '../../../src/kernel/errors.js';
 import {
   type BenchmarkRunDoc,

@@ -5,7 +5,7 @@ import {
   branchDecider,
   branchNameDecider,
   definitionDecider,
-} from '../../../commands/branch/decider.js';
+} from '../../../commands/branch/branch-decider.js';
 import type { BranchContent, BranchEvent, Changes, DefinitionEvent } from '../../../commands/branch/events.js';
 import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

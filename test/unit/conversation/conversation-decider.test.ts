@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { conversationDecider } from '../../../commands/conversation/decider.js';
+import { conversationDecider } from '../../../commands/conversation/conversation-decider.js';
 import type { ConversationEvent } from '../../../commands/conversation/events.js';
 import { Conflict, InvalidRequest } from '../../../src/kernel/errors.js';
 import { deciderSpec } from '../../helpers/decider-spec.js';

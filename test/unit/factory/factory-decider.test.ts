@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { factoryDecider } from '../../../commands/factory/decider.js';
+import { factoryDecider } from '../../../commands/factory/factory-decider.js';
 import type { FactoryEvent } from '../../../commands/factory/events.js';
 import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { identityDecider } from '../../../commands/identity/decider.js';
+import { identityDecider } from '../../../commands/identity/identity-decider.js';
 import type { IdentityEvent } from '../../../commands/identity/events.js';
 import { Forbidden, InvalidRequest, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,6 +1,6 @@
 /** The inbox decider: raise what the situation calls for once, clear what it no longer does, mark only what one receives. */
 import { describe, expect, it } from 'vitest';
-import { type Desired, inboxDecider, mayMark } from '../../../commands/inbox/decider.js';
+import { type Desired, inboxDecider, mayMark } from '../../../commands/inbox/inbox-decider.js';
 import type { InboxEvent } from '../../../commands/inbox/events.js';
 import { deciderSpec, fold, userContext } from '../../helpers/decider-spec.js';
 

@@ -1,7 +1,7 @@
 /** Outbound webhook endpoints and deliveries: admins manage, 20 a team, health and disabling; attempts recorded once. */
 import { describe, it } from 'vitest';
-import { deliveryDecider } from '../../../commands/outbound/delivery-decider.js';
-import { outboundWebhookDecider } from '../../../commands/outbound/decider.js';
+import { deliveryDecider } from '../../../commands/outbound/outbound-delivery-decider.js';
+import { outboundWebhookDecider } from '../../../commands/outbound/outbound-webhook-decider.js';
 import type { OutboundDeliveryEvent, OutboundWebhookEvent } from '../../../commands/outbound/events.js';
 import { Forbidden, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { runDecider } from '../../../commands/run/decider.js';
+import { runDecider } from '../../../commands/run/run-decider.js';
 import type { RunEvent } from '../../../commands/run/events.js';
 import { Unprocessable, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runDecider, type RunCommand } from '../../../commands/run/decider.js';
+import { runDecider, type RunCommand } from '../../../commands/run/run-decider.js';
 import { type RunCreatedData, type RunEvent, type StatusMessage, WORKER_LOST } from '../../../commands/run/events.js';
 import { Conflict, InvalidRequest, NotFound, Unprocessable } from '../../../src/kernel/errors.js';
 import { deciderSpec, fold, userContext } from '../../helpers/decider-spec.js';

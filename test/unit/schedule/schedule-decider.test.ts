@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { scheduleDecider } from '../../../commands/schedule/decider.js';
+import { scheduleDecider } from '../../../commands/schedule/schedule-decider.js';
 import type { ScheduleEvent, ScheduleFields } from '../../../commands/schedule/events.js';
 import { Forbidden, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

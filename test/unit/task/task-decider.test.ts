@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { taskDecider } from '../../../commands/task/decider.js';
+import { taskDecider } from '../../../commands/task/task-decider.js';
 import type { TaskCreatedData, TaskEvent } from '../../../commands/task/events.js';
 import { Conflict, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

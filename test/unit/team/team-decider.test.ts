@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { teamDecider } from '../../../commands/team/decider.js';
+import { teamDecider } from '../../../commands/team/team-decider.js';
 import type { TeamEvent } from '../../../commands/team/events.js';
 import { Conflict, Forbidden, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,5 +1,5 @@
 import { describe, it } from 'vitest';
-import { userDecider } from '../../../commands/user/decider.js';
+import { userDecider } from '../../../commands/user/user-decider.js';
 import type { UserEvent } from '../../../commands/user/events.js';
 import { Conflict, Forbidden, InvalidRequest, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { webhooksDecider, MAX_WEBHOOKS_PER_FACTORY } from '../../../commands/webhook/decider.js';
+import { webhooksDecider, MAX_WEBHOOKS_PER_FACTORY } from '../../../commands/webhook/webhooks-decider.js';
 import type { WebhookCreated, WebhookEvent } from '../../../commands/webhook/events.js';
 import { Conflict, Forbidden, LimitExceeded, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
