@@ -8,7 +8,7 @@ import { pullRequestsProjection } from '../../projections/analytics/pull-request
 import costQueries from '../../queries/analytics/costs.js';
 import metricsQueries from '../../queries/analytics/metrics.js';
 import pullRequestQueries from '../../queries/analytics/pull-requests.js';
-import { costLedgerReactor, pullRequestFactsReactor } from './reactor.js';
+import { costLedgerReactor, pullRequestFactsReactor } from './analytics-reactor.js';
 
 export const analyticsFeature = feature({
   name: 'analytics',

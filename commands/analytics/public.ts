@@ -3,7 +3,7 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { priceReported } from './reactor.js';
+export { priceReported } from './analytics-reactor.js';
 export {
   COST_GROUPS,
   costBreakdownResource,

@@ -20,7 +20,7 @@ import {
 import { factoriesProjection, liveFactory, visibleFactory as visibleFactoryDoc } from '../factory/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
-import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
+import { liveWebhook, payloadFilterOf, startAutomationRuns } from './automation-runs-reactor.js';
 import { replayDecider } from './delivery-replay-decider.js';
 import { automationOf, automationParams } from './resource.js';
 import type { Api } from '../../src/http/api.js';

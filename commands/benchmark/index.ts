@@ -8,7 +8,7 @@ import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-r
 import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark-suites.js';
 import benchmarkRunQueries from '../../queries/benchmark/benchmark-runs.js';
 import benchmarkQueries from '../../queries/benchmark/benchmarks.js';
-import { benchmarkTrialsReactor } from './reactor.js';
+import { benchmarkTrialsReactor } from './benchmark-trials-reactor.js';
 import benchmarkRoutes from './routes.js';
 
 export const benchmarkFeature = feature({

@@ -4,7 +4,7 @@ import { inboxEntriesProjection } from '../../projections/inbox/inbox-entries.js
 import { inboxNotificationsProjection } from '../../projections/inbox/inbox-notifications.js';
 import { inboxRoutesProjection } from '../../projections/inbox/inbox-routes.js';
 import inboxQueries from '../../queries/inbox/inbox.js';
-import { inboxReactor } from './reactor.js';
+import { inboxReactor } from './inbox-reactor.js';
 import inboxRoutesOf from './routes.js';
 
 export const inboxFeature = feature({

@@ -4,7 +4,7 @@ import { outboundDeliveriesProjection } from '../../projections/outbound/outboun
 import { outboundWebhooksProjection } from '../../projections/outbound/outbound-webhooks.js';
 import outboundWebhookQueries from '../../queries/outbound/outbound-webhooks.js';
 import { startDispatcher } from './dispatcher.js';
-import { outboundReactor } from './reactor.js';
+import { outboundReactor } from './outbound-reactor.js';
 import outboundWebhookRoutes from './routes.js';
 
 export const outboundWebhookFeature = feature({

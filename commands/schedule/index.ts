@@ -2,7 +2,7 @@
 import { feature } from '../../src/feature.js';
 import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import scheduleQueries from '../../queries/schedule/schedules.js';
-import { scheduledRunsReactor } from './reactor.js';
+import { scheduledRunsReactor } from './scheduled-runs-reactor.js';
 import scheduleRoutes from './routes.js';
 import { startScheduler } from './scheduler.js';
 

@@ -10,7 +10,12 @@ import scorerMetricsQueries from '../../queries/scorer/scorer-metrics.js';
 import scorerResultQueries from '../../queries/scorer/scorer-results.js';
 import scorerQueries from '../../queries/scorer/scorers.js';
 import { startSelfImprovementCheck } from './improvement-check.js';
-import { judgeRunsReactor, scorerKeysReactor, scoringTriggersReactor, selfImprovementRunsReactor } from './reactors.js';
+import {
+  judgeRunsReactor,
+  scorerKeysReactor,
+  scoringTriggersReactor,
+  selfImprovementRunsReactor,
+} from './scorer-reactor.js';
 import scorerRoutes from './routes.js';
 
 export const scorerFeature = feature({

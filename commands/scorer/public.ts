@@ -5,7 +5,7 @@
  */
 export { scorerDecider } from './scorer-decider.js';
 export { readScorerFile } from './file-form.js';
-export { inScope } from './reactors.js';
+export { inScope } from './scorer-reactor.js';
 export {
   outcomeOf,
   scorerListItem,

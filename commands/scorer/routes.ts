@@ -30,7 +30,7 @@ import { type LiveScorer, type ScorerCommand, scorerDecider, scorerProblems, vis
 import { type ScopeAgent, type ScorerFields, scorerKey, scorerStream, scoringStream } from './events.js';
 import { checkSelfImprovement } from './improvement-check.js';
 import { conversationReader } from './judge.js';
-import { inScope, judgedRunOf } from './reactors.js';
+import { inScope, judgedRunOf } from './scorer-reactor.js';
 import {
   createScorerBody,
   createScorerBodyWithFactory,

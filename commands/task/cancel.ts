@@ -2,7 +2,7 @@
  * POST /factory/{uid}/tasks/{task_uid}/cancel: the task's current top-level run (the newest root
  * run of its conversation) is cancelled here, by the run decider, so that its refusals (400
  * terminal, 409 PENDING, 422 type) come back at once and nothing is written; then the task
- * moves to CANCELLED. The rest of the run tree is cancelled by a reactor (see reactors.ts).
+ * moves to CANCELLED. The rest of the run tree is cancelled by a reactor (see task-reactor.ts).
  */
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';

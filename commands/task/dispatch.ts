@@ -1,6 +1,6 @@
 /**
  * POST /factory/{factory_uid}/runs: a run for the factory's foreman, created like any other run, and
- * marked as a dispatch so that a reactor creates its task asynchronously (see reactors.ts).
+ * marked as a dispatch so that a reactor creates its task asynchronously (see task-reactor.ts).
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';

@@ -4,7 +4,7 @@ import { tasksProjection } from '../../projections/task/tasks.js';
 import { taskHistoryRoutes } from '../../queries/task/history.js';
 import { historyCommand } from '../../queries/task/history-cli.js';
 import taskQueries from '../../queries/task/tasks.js';
-import { dispatchedTaskReactor, taskCancelReactor } from './reactors.js';
+import { dispatchedTaskReactor, taskCancelReactor } from './task-reactor.js';
 import taskRoutes from './routes.js';
 
 export const taskFeature = feature({

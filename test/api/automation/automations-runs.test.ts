@@ -1,7 +1,7 @@
 /** Deliveries that start automation runs, test-filter, replay, and the reactor's idempotency. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../../src/eventstore/port.js';
-import { startAutomationRuns } from '../../../commands/automation/reactor.js';
+import { startAutomationRuns } from '../../../commands/automation/automation-runs-reactor.js';
 import type { DeliveryAccepted } from '../../../commands/webhook/events.js';
 import { artifactsProjection } from '../../../projections/run/artifacts.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';

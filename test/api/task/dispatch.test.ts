@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dispatchedTaskReactor } from '../../../commands/task/reactors.js';
+import { dispatchedTaskReactor } from '../../../commands/task/task-reactor.js';
 import { runStream } from '../../../commands/run/events.js';
 import { runsProjection } from '../../../projections/run/runs.js';
 import type { RecordedEvent } from '../../../src/eventstore/port.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { v4 as uuidv4 } from 'uuid';
 import { createRun } from '../../../commands/run/create.js';
 import { runRequestSchema } from '../../../commands/run/schema.js';
-import { taskCancelReactor } from '../../../commands/task/reactors.js';
+import { taskCancelReactor } from '../../../commands/task/task-reactor.js';
 import { taskStream } from '../../../commands/task/events.js';
 import { runsProjection } from '../../../projections/run/runs.js';
 import type { RecordedEvent } from '../../../src/eventstore/port.js';

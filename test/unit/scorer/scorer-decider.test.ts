@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { scorerDecider } from '../../../commands/scorer/scorer-decider.js';
 import type { ScorerEvent, ScorerFields, ScoringEvent, SelfImprovementEvent } from '../../../commands/scorer/events.js';
 import { selfImprovementDecider } from '../../../commands/scorer/self-improvement-decider.js';
-import { inScope, sampled } from '../../../commands/scorer/reactors.js';
+import { inScope, sampled } from '../../../commands/scorer/scorer-reactor.js';
 import { COOL_DOWN_MS, scoringDecider } from '../../../commands/scorer/scoring-decider.js';
 import { Conflict, Forbidden, InvalidRequest, NotFound } from '../../../src/kernel/errors.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';

@@ -18,7 +18,7 @@ import { type ScheduleFields, type ScheduleFired, scheduleStream } from '../sche
 import { foremanOf } from '../task/public.js';
 import type { Automation } from './automations-decider.js';
 import { type AutomationEvent, inlineScheduleId, scheduleIdsOf } from './events.js';
-import { factoryAutomations, startAutomationRun } from './reactor.js';
+import { factoryAutomations, startAutomationRun } from './automation-runs-reactor.js';
 
 /** The inline schedules an automation asks for, by id. */
 function inlineSchedules(automation: Automation | undefined): Map<string, ScheduleFields> {
