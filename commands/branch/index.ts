@@ -4,7 +4,7 @@ import { branchesProjection } from '../../projections/branch/branches.js';
 import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
 import branchQueries from '../../queries/branch/branches.js';
 import definitionQueries from '../../queries/branch/factory-definitions.js';
-import { carryOutPending, pendingSweeper } from './carry-out.js';
+import { carryOutPending, pendingSweeper } from './definition-carry-out.js';
 import branchRoutes from './routes.js';
 
 export const branchFeature = feature({

@@ -22,7 +22,7 @@ import {
   type FactoryFile,
   validateFiles,
 } from '../factoryfile/public.js';
-import { carryOut } from './carry-out.js';
+import { carryOut } from './definition-carry-out.js';
 import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './branch-decider.js';
 import { type BranchContent, branchNameStream, branchStream, definitionStream } from './events.js';
 import { planVersion } from './plan.js';

@@ -4,6 +4,6 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { factoryDecider } from './factory-decider.js';
-export { liveFactory, type LiveFactory } from './live.js';
+export { liveFactory, type LiveFactory } from './live-factory.js';
 export { factoryParams, factoryResource, toFactoryResource, visibleFactory } from './resource.js';
 export { factoriesProjection, type FactoryDoc } from '../../projections/factory/factories.js';

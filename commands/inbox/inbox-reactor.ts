@@ -21,7 +21,7 @@ import type { TaskEvent } from '../task/events.js';
 import { type Desired, inboxDecider } from './inbox-decider.js';
 import { inboxRoutesStream, inboxStream, outboundSubject, taskSubject } from './events.js';
 import { inboxRoutesDecider, routedTo } from './inbox-routes-decider.js';
-import { taskNotifications, taskSituation } from './situation.js';
+import { taskNotifications, taskSituation } from './task-situation.js';
 import { own } from '../../src/own-keys.js';
 
 type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent;

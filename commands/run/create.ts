@@ -27,7 +27,7 @@ import {
 } from './events.js';
 import type { RunRequest } from './schema.js';
 import { canView } from './resource.js';
-import { runState } from './state.js';
+import { runState } from './run-state.js';
 import { ownsKey } from '../../src/own-keys.js';
 
 /** How deep orchestration may nest runs below a root. */

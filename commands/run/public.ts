@@ -22,6 +22,6 @@ export {
   viewerOf,
 } from './resource.js';
 export { agentConfigSchema, attachmentSchema, MAX_ATTACHMENTS, metadataSchema, runModeSchema } from './schema.js';
-export { runState } from './state.js';
+export { runState } from './run-state.js';
 export { artifactsProjection } from '../../projections/run/artifacts.js';
 export { type RunDoc, runsProjection } from '../../projections/run/runs.js';

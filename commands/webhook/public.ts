@@ -4,7 +4,7 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider, type WebhookState } from './webhooks-decider.js';
-export { webhookState } from './ingress/state.js';
+export { webhookState } from './ingress/webhook-state.js';
 export {
   factoryWebhooksParams,
   toWebhookResource,

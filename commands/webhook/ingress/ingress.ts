@@ -20,7 +20,7 @@ import { sendProblem } from '../../../src/http/problem.js';
 import { boundedJson, jsonBoundsProblem, MAX_JSON_DEPTH } from '../../../src/http/schemas.js';
 import type { Runtime } from '../../../src/runtime.js';
 import { webhooksProjection } from '../../../projections/webhook/webhooks.js';
-import { resolveWebhookSecret, webhookState } from './state.js';
+import { resolveWebhookSecret, webhookState } from './webhook-state.js';
 import type { WebhookState } from '../webhooks-decider.js';
 import { deliveryStream } from '../events.js';
 import { type Attempt, attemptOf, type STRANGER_REASONS } from './attempt.js';

@@ -13,7 +13,7 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
-import { oneAtATime } from '../../src/kernel/one-at-a-time.js';
+import { oneAtATime } from '../../src/kernel/per-key-queue.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Service } from '../../src/feature.js';
 import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';

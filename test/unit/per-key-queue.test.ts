@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { oneAtATime } from '../../src/kernel/one-at-a-time.js';
+import { oneAtATime } from '../../src/kernel/per-key-queue.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 

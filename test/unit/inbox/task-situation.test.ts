@@ -1,6 +1,6 @@
 /** What a task's situation calls for in the inbox: the rules of each kind, on hand-made situations. */
 import { describe, expect, it } from 'vitest';
-import { type TaskSituation, taskNotifications } from '../../../commands/inbox/situation.js';
+import { type TaskSituation, taskNotifications } from '../../../commands/inbox/task-situation.js';
 
 const situation = (s: Partial<TaskSituation> & { stage?: TaskSituation['task']['stage'] }): TaskSituation => ({
   task: {
