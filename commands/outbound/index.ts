@@ -8,7 +8,7 @@ import { outboundReactor } from './outbound-reactor.js';
 import outboundWebhookRoutes from './routes.js';
 
 export const outboundWebhookFeature = feature({
-  name: 'outbound-webhooks',
+  name: 'outbound',
   routes: [outboundWebhookRoutes, outboundWebhookQueries],
   projections: [outboundWebhooksProjection, outboundDeliveriesProjection],
   reactors: [outboundReactor],
