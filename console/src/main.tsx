@@ -51,7 +51,7 @@ function Pages() {
       <Route path="/factories/:factoryUid/tasks/:taskUid" component={Task} />
       <Route path="/schedules" component={Schedules} />
       <Route path="/webhooks" component={Webhooks} />
-      <Route path="/webhooks/:factoryUid/:webhookUid" component={Deliveries} />
+      <Route path="/factories/:factoryUid/webhooks/:webhookUid" component={Deliveries} />
       <Route path="/outbound-webhooks/:webhookUid" component={Attempts} />
       <Route path="/analytics" component={Analytics} />
       <Route path="/scorers" component={Scorers} />

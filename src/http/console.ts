@@ -14,8 +14,11 @@ import type { Api } from './api.js';
 
 const DIST = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 const PAGE = 'index.html';
-/** Paths the console never answers: the server's own, and its files (a missing one is a 404). */
-const NOT_CONSOLE = /^\/(api|docs|healthz|readyz|metrics|webhooks|assets)(\/|$)/;
+/**
+ * Paths the console never answers: the server's own, and its files (a missing one is a 404). The
+ * webhook ingress owns what is under /webhooks/; /webhooks itself is the console's Webhooks page.
+ */
+const NOT_CONSOLE = /^\/(api|docs|healthz|readyz|metrics|assets)(\/|$)|^\/webhooks\//;
 
 /** On every console answer: no script but its own files, no framing, no sniffing, no referrer leaving. */
 const SECURITY_HEADERS = {

@@ -23,7 +23,9 @@ interface Breakdown {
 }
 
 interface BySize {
-  buckets: Array<{ size: string; pr_count: number; mean: Dollars; median: number }>;
+  sized_pr_count: number;
+  /** A bucket without pull requests has no mean nor median. */
+  buckets: Array<{ size: string; pr_count: number; mean: Dollars | null; median: number | null }>;
 }
 
 interface TopPr {
@@ -95,7 +97,7 @@ function TopList({ prs }: { prs: TopPr[] }) {
         </ol>
       )}
       <button type="button" onClick={() => downloadCsv('top-pull-requests.csv', table)}>
-        Download CSV: Most expensive pull requests
+        Download CSV<span class="visually-hidden">: Most expensive pull requests</span>
       </button>
     </figure>
   );
@@ -145,18 +147,25 @@ function Charts({ factoryUid }: { factoryUid: string }) {
         )}
       </Async>
       <Async state={bySize} what="Loading cost by size">
-        {(s) => (
-          <ChartView
-            title="Mean cost per pull request by size"
-            kind="bar"
-            labels={s.buckets.map((b) => b.size)}
-            file="cost-by-pr-size.csv"
-            series={[
-              { label: 'mean usd', values: s.buckets.map((b) => b.mean.total) },
-              { label: 'median usd', values: s.buckets.map((b) => b.median) },
-            ]}
-          />
-        )}
+        {(s) =>
+          s.sized_pr_count === 0 ? (
+            <figure class="chart">
+              <figcaption>Mean cost per pull request by size</figcaption>
+              <Empty>No pull requests with known sizes in this range.</Empty>
+            </figure>
+          ) : (
+            <ChartView
+              title="Mean cost per pull request by size"
+              kind="bar"
+              labels={s.buckets.map((b) => b.size)}
+              file="cost-by-pr-size.csv"
+              series={[
+                { label: 'mean usd', values: s.buckets.map((b) => b.mean?.total ?? 0) },
+                { label: 'median usd', values: s.buckets.map((b) => b.median ?? 0) },
+              ]}
+            />
+          )
+        }
       </Async>
       <Async state={top} what="Loading the top list">
         {(t) => <TopList prs={t.data} />}

@@ -41,7 +41,7 @@ function FactoryWebhooks({ factoryUid }: { factoryUid: string }) {
                 {list.map((w) => (
                   <tr key={w.uid}>
                     <td>
-                      <a href={`/webhooks/${factoryUid}/${w.uid}`}>{w.name}</a>
+                      <a href={`/factories/${factoryUid}/webhooks/${w.uid}`}>{w.name}</a>
                     </td>
                     <td>{w.authMode}</td>
                     <td>{w.enabled ? 'yes' : 'no'}</td>

@@ -99,7 +99,7 @@ export function ChartView(props: ChartProps) {
         <DataTable table={table} />
       </details>
       <button type="button" onClick={() => downloadCsv(props.file, table)}>
-        Download CSV: {props.title}
+        Download CSV<span class="visually-hidden">: {props.title}</span>
       </button>
     </figure>
   );
