@@ -27,7 +27,15 @@ function expectSecurityHeaders(headers: Record<string, unknown>) {
 
 describe('the console', () => {
   it('serves its page at / and at any console path (a reload of a deep link), with security headers', async () => {
-    for (const url of ['/', '/runs', '/webhooks', '/webhooks?factory=f', '/runs/01J0000000000000000000000', '/factories/f/tasks/t?tab=board', '/no/such/page']) {
+    for (const url of [
+      '/',
+      '/runs',
+      '/webhooks',
+      '/webhooks?factory=f',
+      '/runs/01J0000000000000000000000',
+      '/factories/f/tasks/t?tab=board',
+      '/no/such/page',
+    ]) {
       const res = await get(url);
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['content-type']).toMatch(/^text\/html/);

@@ -122,16 +122,31 @@ describe('cross-site requests', () => {
     );
     await expectRefused(
       t,
-      () => withCookie(t, cookie, 'POST', '/factory', { name: 'x' }, { 'x-shopfloor-console': '1', origin: 'https://evil.example' }),
+      () =>
+        withCookie(
+          t,
+          cookie,
+          'POST',
+          '/factory',
+          { name: 'x' },
+          { 'x-shopfloor-console': '1', origin: 'https://evil.example' },
+        ),
       403,
       'cross_site_request',
     );
     // The host the request was sent to counts as this server's origin too (a proxy keeping Host).
-    const viaHost = await withCookie(t, cookie, 'POST', '/factory', { name: 'x' }, {
-      'x-shopfloor-console': '1',
-      origin: 'https://console.internal',
-      host: 'console.internal',
-    });
+    const viaHost = await withCookie(
+      t,
+      cookie,
+      'POST',
+      '/factory',
+      { name: 'x' },
+      {
+        'x-shopfloor-console': '1',
+        origin: 'https://console.internal',
+        host: 'console.internal',
+      },
+    );
     expect(viaHost.statusCode, viaHost.body).toBe(201);
   });
 
