@@ -28,7 +28,6 @@ const signedOutListeners = new Set<() => void>();
 export const setActiveTeam = (team: string | null) => {
   activeTeam = team;
 };
-export const getActiveTeam = () => activeTeam;
 
 /** Called when the server says the session is over (401), wherever the request came from. */
 export function onSignedOut(listener: () => void): () => void {
@@ -63,7 +62,7 @@ export interface RequestOptions {
 }
 
 /** One request; the raw Response when it succeeded, else a thrown Problem. */
-export async function request(path: string, options: RequestOptions = {}): Promise<Response> {
+async function request(path: string, options: RequestOptions = {}): Promise<Response> {
   const headers: Record<string, string> = { ...CONSOLE_HEADER, accept: options.accept ?? 'application/json' };
   if (activeTeam) headers['x-service-team-uid'] = activeTeam;
   if (options.body !== undefined) headers['content-type'] = 'application/json';

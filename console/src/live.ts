@@ -41,7 +41,6 @@ interface Subscriber {
 }
 
 const subscribers = new Set<Subscriber>();
-let mode: 'stream' | 'poll' = 'poll';
 let source: EventSource | null = null;
 let poller: ReturnType<typeof setInterval> | null = null;
 let streamable = true;
@@ -62,7 +61,6 @@ function poll(): void {
 }
 
 function startPolling(): void {
-  mode = 'poll';
   poller ??= setInterval(poll, POLL_MS);
 }
 
@@ -76,10 +74,7 @@ function openStream(): void {
   source = es;
   for (const [topic, types] of Object.entries(EVENT_TYPES) as Array<[Topic, readonly string[]]>)
     for (const type of types) es.addEventListener(type, () => deliver(topic));
-  es.onopen = () => {
-    mode = 'stream';
-    stopPolling();
-  };
+  es.onopen = stopPolling;
   // Once open, the browser reconnects by itself (with Last-Event-ID); closed for good, we poll.
   es.onerror = () => {
     if (es.readyState !== EventSource.CLOSED) return;
@@ -93,9 +88,6 @@ function closeStream(): void {
   source?.close();
   source = null;
 }
-
-/** Whether live updates come from the stream (else from polling). */
-export const liveMode = () => mode;
 
 /**
  * Stream or poll for the active team: the stream serves the session's default team only.

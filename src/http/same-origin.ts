@@ -8,7 +8,7 @@
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../kernel/errors.js';
 
-export const CONSOLE_HEADER = 'x-shopfloor-console';
+const CONSOLE_HEADER = 'x-shopfloor-console';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 class CrossSiteRequest extends DomainError {

@@ -91,7 +91,7 @@ export async function seriousViolations(page: Page): Promise<string[]> {
  * Screenshots of every page go to CONSOLE_SCREENSHOTS (`npm run console:screenshots` writes the
  * docs' copies, docs/screenshots), else to a directory the tests leave in the temporary folder.
  */
-export const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ?? path.join(os.tmpdir(), 'shopfloor-console-screenshots');
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ?? path.join(os.tmpdir(), 'shopfloor-console-screenshots');
 
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });

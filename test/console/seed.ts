@@ -15,7 +15,7 @@ async function ok(server: Server, method: string, url: string, body?: unknown, s
 }
 
 /** Waits until `probe` answers something (the reactors are asynchronous); bounded. */
-export async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   for (const deadline = Date.now() + timeoutMs; ; ) {
     const found = await probe();
     if (found !== undefined) return found;

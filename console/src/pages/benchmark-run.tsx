@@ -36,7 +36,7 @@ interface Results {
 const percent = (r: number | null) => (r === null ? 'no scores' : `${Math.round(r * 100)}%`);
 
 /** A comparison's verdict as a sentence a person reads. */
-export function verdictInWords(c: Comparison, name: (uid: string) => string): string {
+function verdictInWords(c: Comparison, name: (uid: string) => string): string {
   const p = c.p_value === null ? '' : ` (p = ${c.p_value.toPrecision(2)}, threshold ${c.alpha})`;
   const [b, k] = [name(c.baseline_uid), name(c.candidate_uid)];
   switch (c.verdict) {

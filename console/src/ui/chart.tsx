@@ -33,7 +33,7 @@ Chart.register(
 
 const PALETTE = ['#2563eb', '#d97706', '#059669', '#db2777', '#7c3aed', '#0891b2'];
 
-export interface Series {
+interface Series {
   label: string;
   values: number[];
 }
@@ -76,7 +76,7 @@ function configOf({ kind, labels, series, stacked }: ChartProps): ChartConfigura
   };
 }
 
-export const tableOf = (labels: string[], series: Series[], first = 'period'): Table => ({
+const tableOf = (labels: string[], series: Series[], first = 'period'): Table => ({
   columns: [first, ...series.map((s) => s.label)],
   rows: labels.map((l, i) => [l, ...series.map((s) => s.values[i] ?? 0)]),
 });
@@ -105,7 +105,7 @@ export function ChartView(props: ChartProps) {
   );
 }
 
-export function DataTable({ table }: { table: Table }) {
+function DataTable({ table }: { table: Table }) {
   return (
     <div class="scroll">
       <table>

@@ -11,8 +11,7 @@ const cell = (v: string | number): string => {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 };
 
-export const toCsv = (t: Table): string =>
-  `${[t.columns, ...t.rows].map((r) => r.map(cell).join(',')).join('\r\n')}\r\n`;
+const toCsv = (t: Table): string => `${[t.columns, ...t.rows].map((r) => r.map(cell).join(',')).join('\r\n')}\r\n`;
 
 export function downloadCsv(file: string, table: Table): void {
   const url = URL.createObjectURL(new Blob([toCsv(table)], { type: 'text/csv' }));

@@ -1,0 +1,13 @@
+import { loadConfig } from '../src/config.ts';
+import { features } from '../src/features.ts';
+import { createLogger } from '../src/log.ts';
+import { openServer } from '../src/server.ts';
+import fs from 'node:fs';
+const dir = fs.mkdtempSync('/tmp/h35/d-');
+const config = loadConfig({ DATA_DIR: dir, BOOTSTRAP_API_KEY: 'sf_test_admin_key_0123456789abcdef', LOG_LEVEL: 'silent' });
+const s = await openServer(config, createLogger(config), features);
+const res = await s.app.inject({ method: 'GET', url: '/api/v1/openapi.json' });
+const doc = res.json();
+fs.writeFileSync('/tmp/h35/openapi.json', JSON.stringify(doc, null, 1));
+for (const [p, ops] of Object.entries(doc.paths)) for (const m of Object.keys(ops as object)) console.log(m.toUpperCase(), p, '-', (ops as any)[m].summary ?? '');
+await s.close();
