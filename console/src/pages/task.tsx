@@ -120,7 +120,7 @@ export default function Task() {
             ) : (
               <Empty>No outputs yet: plans and pull requests of the task's runs appear here.</Empty>
             )}
-            <Edit key={t.updated_at} task={t} saved={task.reload} />
+            <Edit key={t.uid} task={t} saved={task.reload} />
           </>
         )}
       </Async>
