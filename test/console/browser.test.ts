@@ -34,6 +34,8 @@ let browser: Browser;
 let context: BrowserContext;
 let page: Page;
 let foreign: () => string[];
+let refusedByPolicy: () => string[];
+let apiRequests: () => string[];
 
 describe.skipIf(SKIP)('the console in a real browser', () => {
   beforeAll(async () => {
@@ -41,7 +43,7 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
       throw new Error('CI needs a Chromium for the browser tests: apt-get install chromium (.ci/run does)');
     server = await startServer({ dataDir: makeDataDir(), extra: { OUTBOUND_ALLOWED_RANGES: '127.0.0.0/8' } });
     [data, browser] = await Promise.all([seed(server), launch(CHROMIUM)]);
-    ({ context, foreign } = await consoleContext(browser, server.baseUrl));
+    ({ context, foreign, refusedByPolicy, apiRequests } = await consoleContext(browser, server.baseUrl));
     page = await context.newPage();
   }, 90_000);
 
@@ -159,8 +161,23 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     await narrow.close();
   });
 
-  it('sent no request to another origin', () => {
+  it('makes as many requests for a page of many runs as for a page of few', async () => {
+    // Distinct requests: a poll falling within the load asks the same again.
+    const load = async () => {
+      const before = apiRequests().length;
+      await page.goto(`${server.baseUrl}/runs`);
+      await page.getByText('Visible run').waitFor();
+      await page.locator('.loading').first().waitFor({ state: 'detached' });
+      return new Set(apiRequests().slice(before)).size;
+    };
+    const few = await load();
+    for (let i = 0; i < 10; i++) await ok(server, 'POST', '/agent/runs', { prompt: 'More', title: `More ${i}` });
+    expect(await load()).toBe(few);
+  });
+
+  it('sent no request to another origin, and did nothing its security policy refused', () => {
     expect(foreign()).toEqual([]);
+    expect(refusedByPolicy()).toEqual([]);
   });
 
   it('signs out, ending the session on the server', async () => {

@@ -44,10 +44,18 @@ export const launch = (executablePath: string): Promise<Browser> => chromium.lau
 export async function consoleContext(browser: Browser, origin: string, width = 1280) {
   const context = await browser.newContext({ viewport: { width, height: 900 }, colorScheme: 'light' });
   const requested: string[] = [];
+  const refusedByPolicy: string[] = [];
   context.on('request', (r) => requested.push(r.url()));
+  context.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) refusedByPolicy.push(m.text());
+  });
   return {
     context,
     foreign: () => requested.filter((u) => !u.startsWith(`${origin}/`) && !/^(data|blob):/.test(u)),
+    /** What the page tried that its Content-Security-Policy refused (inline script or style, other origins). */
+    refusedByPolicy: () => refusedByPolicy,
+    /** The API requests made so far, oldest first. */
+    apiRequests: () => requested.filter((u) => u.startsWith(`${origin}/api/`)),
   };
 }
 
