@@ -3,7 +3,8 @@
  * src/ is the platform and knows no feature (but for the composition root, src/features.ts);
  * commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
  * projections/ and queries/ (the read side) use a feature's facts (events.ts) and resource
- * (resource.ts) only; the worker program is a client of the API; and nothing imports in a circle.
+ * (resource.ts) only; the worker program and the web console (console/) are clients of the API;
+ * and nothing imports in a circle.
  */
 module.exports = {
   forbidden: [
@@ -40,6 +41,19 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/cli/worker/' },
       to: { path: '^(src|commands|queries|projections)/', pathNot: ['^src/cli/worker/', '^src/feature\\.ts$'] },
+    },
+    {
+      name: 'console-is-a-client',
+      comment: 'the web console talks to the server over its public API only (and the server serves its build, importing none of it)',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(src|commands|queries|projections)/' },
+    },
+    {
+      name: 'server-imports-no-console',
+      severity: 'error',
+      from: { path: '^(src|commands|queries|projections)/' },
+      to: { path: '^console/' },
     },
     {
       name: 'no-circular',
