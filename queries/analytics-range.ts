@@ -16,7 +16,7 @@ const MAX_PERIODS = 365;
  * The longest range an answer may span: its work is the rollup rows that tile it (one a day), so a
  * bound on the range is a bound on the work, checked before anything is read (issue #30).
  */
-export const MAX_RANGE_DAYS = 3 * 366;
+const MAX_RANGE_DAYS = 3 * 366;
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 /** The default range: this long before `end_date`. */
