@@ -5,7 +5,8 @@
  * the others its events (commands/<f>/events.ts) and its public module (commands/<f>/public.ts)
  * only; projections/ and queries/ reach the write side through those two, their own feature's
  * too; commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
- * the worker program is a client of the API; and nothing imports in a circle.
+ * the worker program and the web console (console/) are clients of the API; and nothing imports
+ * in a circle.
  */
 module.exports = {
   forbidden: [
@@ -52,6 +53,19 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/cli/worker/' },
       to: { path: '^(src|commands|queries|projections)/', pathNot: ['^src/cli/worker/', '^src/feature\\.ts$'] },
+    },
+    {
+      name: 'console-is-a-client',
+      comment: 'the web console talks to the server over its public API only (and the server serves its build, importing none of it)',
+      severity: 'error',
+      from: { path: '^console/' },
+      to: { path: '^(src|commands|queries|projections)/' },
+    },
+    {
+      name: 'server-imports-no-console',
+      severity: 'error',
+      from: { path: '^(src|commands|queries|projections)/' },
+      to: { path: '^console/' },
     },
     {
       name: 'no-circular',

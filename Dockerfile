@@ -1,5 +1,6 @@
 # Shopfloor: one image for the server (and the `shopfloor` CLI). There is no build step: tsx,
-# a runtime dependency, runs the TypeScript sources directly.
+# a runtime dependency, runs the TypeScript sources directly, and the web console's build
+# (console/dist) is committed, so the image serves it without a build tool.
 
 # --- build: install production dependencies; better-sqlite3 may have to compile its addon ---
 FROM node:20-bookworm-slim AS build
@@ -25,6 +26,7 @@ COPY src ./src
 COPY commands ./commands
 COPY projections ./projections
 COPY queries ./queries
+COPY console/dist ./console/dist
 # DATA_DIR keeps the SQLite files (default adapters), the blobs and the URL-signing key even
 # with EventStoreDB and MongoDB. Created here so that a new named volume inherits `node` as owner.
 RUN mkdir -p /data && chown node:node /data

@@ -110,6 +110,20 @@ const schema = z.object({
   LOAD_SHED_EVENT_LOOP_DELAY_MS: whole(1000),
   LOAD_SHED_HEAP_USED_BYTES: whole(Math.floor(v8.getHeapStatistics().heap_size_limit * 0.9)),
   LOAD_SHED_RSS_BYTES: whole(0),
+  /** The console: a session ends after this many minutes without a request (README, Console). */
+  CONSOLE_SESSION_IDLE_MINUTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(30),
+  /** The console: a session ends this many hours after sign-in, used or not. */
+  CONSOLE_SESSION_MAX_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24)
+    .default(12),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -2,6 +2,7 @@
  * The HTTP application: Fastify with zod schemas, OpenAPI, problem+json errors, bearer auth and
  * one log line per request. Built without listening so tests drive it through `inject`.
  */
+import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
@@ -18,6 +19,9 @@ import type { Feature } from '../feature.js';
 import blobRoutes from '../blobs/routes.js';
 import { Access } from './access.js';
 import { installAuth } from './auth.js';
+import { serveConsole } from './console.js';
+import sessionRoutes from './session-routes.js';
+import { SESSIONS, Sessions } from './sessions.js';
 import { IDEMPOTENCY_HEADER, installIdempotency, REPLAYED_HEADER } from './idempotency.js';
 import type { Api } from './api.js';
 import { listenerOptions, watchClients } from './listener.js';
@@ -82,6 +86,11 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   const principals = features.find((f) => f.principals)?.principals?.(rt);
   if (!principals) throw new Error('no feature resolves API keys to principals');
   const access = new Access(principals, rt.projector, rt.clock);
+  await rt.docs.ensureCollection(SESSIONS, [['seen_at']]);
+  const sessions = new Sessions(rt.docs, rt.clock, {
+    idleMs: rt.config.CONSOLE_SESSION_IDLE_MINUTES * 60_000,
+    maxMs: rt.config.CONSOLE_SESSION_MAX_HOURS * 3_600_000,
+  });
   const app = Fastify({
     // Timeouts, header size and the default body limit (listener.ts).
     ...listenerOptions(rt.config, rt.log),
@@ -147,6 +156,8 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
     transformObject: jsonSchemaTransformObject,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  await app.register(cookie);
+  const consolePage = await serveConsole(app, rt.log);
 
   app.get('/healthz', { schema: { hide: true }, config: { notShed: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async (_req, reply) => {
@@ -163,11 +174,12 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
 
   await app.register(
     async (api) => {
-      installAuth(api, access);
+      installAuth(api, { access, sessions, publicBaseUrl: rt.config.publicBaseUrl });
       installIdempotency(api, rt);
       api.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       const scoped = api as unknown as Api; // same logger and provider as `app`
       blobRoutes(scoped, rt);
+      sessionRoutes(scoped, sessions, rt.config.publicBaseUrl);
       for (const f of features) for (const routes of f.routes ?? []) routes(scoped, rt);
     },
     { prefix: API_PREFIX },
@@ -175,6 +187,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   for (const f of features) for (const routes of f.rootRoutes ?? []) routes(app, rt);
 
   app.setNotFoundHandler((req, reply) => {
+    if (consolePage(req, reply)) return reply;
     const allowed = [...new Set(routes.filter((r) => r.pattern.test(req.url.split('?')[0]!)).map((r) => r.method))];
     const path = redactUrl(req.url);
     if (allowed.length) {

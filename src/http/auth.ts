@@ -1,12 +1,16 @@
 /**
- * Bearer authentication and the active team, for every API route that is not public.
- * A key is looked up by its hash (access.ts); the principal's memberships decide which teams it
- * may act for. A request that waits or stays open re-checks or watches what it was admitted with.
+ * Authentication and the active team, for every API route that is not public: a bearer key, or
+ * the console's session cookie standing for one (sessions.ts), admitted alike. A key is looked up
+ * by its hash (access.ts); the principal's memberships decide which teams it may act for. A
+ * request that waits or stays open re-checks or watches what it was admitted with.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { hashApiKey } from './api-key.js';
 import { Forbidden, Unauthorized } from '../kernel/errors.js';
 import type { Access, Admission, Watch } from './access.js';
+import type { Principal } from './principal.js';
+import { assertSameOrigin } from './same-origin.js';
+import { SESSION_COOKIE, type Session, type Sessions } from './sessions.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -14,6 +18,8 @@ declare module 'fastify' {
     admission: Admission | null;
     /** What keys open (access.ts). */
     access: Access;
+    /** The console session the request came with, when it had no bearer key. */
+    session: Session | null;
   }
 }
 
@@ -26,18 +32,51 @@ export function bearer(req: FastifyRequest): string | null {
   return match ? match[1]! : null;
 }
 
-export function installAuth(app: FastifyInstance, access: Access): void {
+/** The console session's cookie token, when the request has one. */
+export const sessionToken = (req: FastifyRequest): string | null => req.cookies?.[SESSION_COOKIE] || null;
+
+/**
+ * The principal a session's key opens, as for a bearer request with that key; a session whose key
+ * no longer opens its user (revoked, expired, the user deleted) ends here, on whichever process.
+ */
+async function admitSession(access: Access, sessions: Sessions, session: Session): Promise<Principal> {
+  const principal = await access.resolve(session.keyHash);
+  if (principal?.type === 'user' && principal.uid === session.userUid) return principal;
+  await sessions.end(session.id);
+  throw new Unauthorized('The API key of this console session is not valid or has been revoked: sign in again');
+}
+
+interface Credentials {
+  access: Access;
+  sessions: Sessions;
+  publicBaseUrl: string;
+}
+
+/** The key a request comes with (by hash) and the principal it opens: its bearer key, else its session's. */
+async function admitKey(req: FastifyRequest, c: Credentials): Promise<{ keyHash: string; principal: Principal }> {
+  const key = bearer(req);
+  if (key) {
+    const keyHash = hashApiKey(key);
+    const principal = await c.access.resolve(keyHash);
+    if (!principal) throw new Unauthorized('The API key is not valid or has been revoked');
+    return { keyHash, principal };
+  }
+  const token = sessionToken(req);
+  if (!token) throw new Unauthorized();
+  assertSameOrigin(req, c.publicBaseUrl);
+  req.session = await c.sessions.use(token);
+  return { keyHash: req.session.keyHash, principal: await admitSession(c.access, c.sessions, req.session) };
+}
+
+export function installAuth(app: FastifyInstance, credentials: Credentials): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('team', null);
   app.decorateRequest('admission', null);
-  app.decorateRequest('access', { getter: () => access });
+  app.decorateRequest('session', null);
+  app.decorateRequest('access', { getter: () => credentials.access });
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config.public || req.routeOptions.url === undefined) return;
-    const key = bearer(req);
-    if (!key) throw new Unauthorized();
-    const keyHash = hashApiKey(key);
-    const principal = await access.resolve(keyHash);
-    if (!principal) throw new Unauthorized('The API key is not valid or has been revoked');
+    const { keyHash, principal } = await admitKey(req, credentials);
     req.principal = principal;
     const wanted = req.headers[TEAM_HEADER];
     if (typeof wanted === 'string' && wanted !== '') {

@@ -1,0 +1,1 @@
+const E=["TRIAGE","SPEC","IMPLEMENT","REVIEW","COMPLETE","CANCELLED"];export{E as S};

@@ -1,0 +1,244 @@
+/**
+ * The console in a real browser (headless Chromium) against a real server process, with data
+ * made through the public API (seed.ts): signing in, every page showing what the API made (and
+ * passing an accessibility scan, and photographed), live updates without a reload, actions seen
+ * through the API, signing out, a revoked key's session, a cross-site form post, and no request to
+ * another origin. Without a Chromium the tests are skipped (one line says so), except in CI.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, makeDataDir, removeDir, type ServerProcess, startServer } from '../e2e/server-process.js';
+import {
+  consoleContext,
+  findChromium,
+  launch,
+  screenshot,
+  seriousViolations,
+  sessionCookie,
+  signIn,
+} from './browser.js';
+import { ok, type Seeded, seed } from './seed.js';
+
+const CHROMIUM = findChromium();
+const SKIP = !CHROMIUM && !process.env.CI;
+if (SKIP)
+  console.log(
+    'Browser tests skipped: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH to enable them)',
+  );
+
+let server: ServerProcess;
+let data: Seeded;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let foreign: () => string[];
+let refusedByPolicy: () => string[];
+let apiRequests: () => string[];
+
+describe.skipIf(SKIP)('the console in a real browser', () => {
+  beforeAll(async () => {
+    if (!CHROMIUM)
+      throw new Error('CI needs a Chromium for the browser tests: apt-get install chromium (.ci/run does)');
+    server = await startServer({ dataDir: makeDataDir(), extra: { OUTBOUND_ALLOWED_RANGES: '127.0.0.0/8' } });
+    [data, browser] = await Promise.all([seed(server), launch(CHROMIUM)]);
+    ({ context, foreign, refusedByPolicy, apiRequests } = await consoleContext(browser, server.baseUrl));
+    page = await context.newPage();
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    removeDir(server?.dataDir);
+  });
+
+  it('signs in with an API key', async () => {
+    await page.goto(`${server.baseUrl}/runs`);
+    await expect(page.getByRole('button', { name: 'Sign in' })).toBeDefined();
+    await screenshot(page, 'sign-in');
+    expect(await seriousViolations(page)).toEqual([]);
+    // The scan finds what it should: a field without a label is one.
+    await page.evaluate(() => document.body.append(document.createElement('input')));
+    expect((await seriousViolations(page)).join()).toMatch(/^label \(critical\)/);
+    await signIn(page, server.baseUrl, server.apiKey!);
+    await page.getByRole('heading', { name: 'Runs' }).waitFor();
+  });
+
+  it('shows on every page what the API made, with no serious accessibility violation', async () => {
+    const pages: Array<[name: string, path: string, shows: string]> = [
+      ['runs', '/runs', 'Visible run'],
+      ['run', `/runs/${data.failingRun}`, 'The tests fail on the paint step'],
+      ['factories', '/factories', 'Assembly line'],
+      ['factory-board', `/factories/${data.factory}`, 'Paint the widgets'],
+      ['task', `/factories/${data.factory}/tasks/${data.task}`, 'Move task'],
+      ['factory-agents', `/factories/${data.factory}?tab=agents`, 'Implementer'],
+      ['factory-automations', `/factories/${data.factory}?tab=automations`, 'On deploy'],
+      ['factory-definitions', `/factories/${data.factory}?tab=definitions`, 'No definition applied yet'],
+      ['factory-branches', `/factories/${data.factory}?tab=branches`, 'first-draft'],
+      ['schedules', '/schedules', 'Nightly sweep'],
+      ['webhooks', `/webhooks?factory=${data.factory}`, 'Deploy hook'],
+      ['deliveries', `/factories/${data.factory}/webhooks/${data.webhook}`, 'Payload'],
+      ['outbound-deliveries', `/outbound-webhooks/${data.outbound}`, 'run.failed'],
+      ['analytics', `/analytics?factory=${data.factory}`, 'Cost by component'],
+      ['scorers', `/scorers?factory=${data.factory}`, 'Task compliance'],
+      ['benchmarks', `/benchmarks?factory=${data.factory}`, 'Nightly suite'],
+      ['benchmark-run', `/benchmarks/${data.factory}/${data.benchmark}`, 'Not enough scored trials yet'],
+      ['inbox', '/inbox', 'Paint the widgets'],
+      ['audit', `/audit?kind=run&id=${data.failingRun}`, 'RunCreated'],
+      ['team', '/team', 'second@example.com'],
+    ];
+    const problems: string[] = [];
+    for (const [name, path, shows] of pages) {
+      await page.goto(`${server.baseUrl}${path}`);
+      await page
+        .getByText(shows)
+        .first()
+        .waitFor({ timeout: 10_000 })
+        // What the page showed instead is the clue.
+        .catch(async (e) => Promise.reject((await screenshot(page, `${name}-failed`), e)));
+      await page.getByRole('heading', { level: 1 }).waitFor();
+      // Nothing is left loading, so the scan and the picture see the page complete.
+      await page.locator('.loading').first().waitFor({ state: 'detached', timeout: 10_000 });
+      await screenshot(page, name);
+      for (const v of await seriousViolations(page)) problems.push(`${name}: ${v}`);
+    }
+    expect(problems).toEqual([]);
+  }, 120_000);
+
+  it('shows a run created through the API on Runs without a reload', async () => {
+    await page.goto(`${server.baseUrl}/runs`);
+    await page.getByText('Visible run').waitFor();
+    await page.evaluate(() => Object.assign(window, { sameDocument: true }));
+    await ok(server, 'POST', '/agent/runs', { prompt: 'Arrive live', title: 'Arrived without a reload' });
+    await page.getByText('Arrived without a reload').waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => (window as unknown as { sameDocument?: boolean }).sameDocument)).toBe(true);
+  });
+
+  it('cancels a run from its page, as the API then says', async () => {
+    const run = await ok(server, 'POST', '/agent/runs', { prompt: 'Wait', title: 'To be cancelled' });
+    await page.goto(`${server.baseUrl}/runs/${run.run_id}`);
+    await page.getByRole('button', { name: 'Cancel run' }).click();
+    await page.getByText('The run is cancelled.').waitFor();
+    expect((await ok(server, 'GET', `/agent/runs/${run.run_id}`)).state).toBe('CANCELLED');
+  });
+
+  it('moves a task to another stage from its page, as the API then says', async () => {
+    await page.goto(`${server.baseUrl}/factories/${data.factory}/tasks/${data.task}`);
+    await page.getByLabel('Stage').selectOption('REVIEW');
+    await page.getByRole('button', { name: 'Move task' }).click();
+    await page.getByText('Task moved to REVIEW.').waitFor();
+    expect((await ok(server, 'GET', `/factory/${data.factory}/tasks/${data.task}`)).stage).toBe('REVIEW');
+  });
+
+  it('holds its layout at 360 px wide and is reachable by keyboard', async () => {
+    const narrow = await context.newPage();
+    await narrow.setViewportSize({ width: 360, height: 780 });
+    const wide: string[] = [];
+    for (const path of [
+      `/runs/${data.failingRun}`,
+      `/factories/${data.factory}`,
+      `/factories/${data.factory}/tasks/${data.task}`,
+      `/analytics?factory=${data.factory}`,
+      `/audit?kind=run&id=${data.failingRun}`,
+      '/team',
+      '/runs',
+    ]) {
+      await narrow.goto(`${server.baseUrl}${path}`);
+      await narrow.getByRole('heading', { level: 1 }).waitFor();
+      await narrow.locator('.loading').first().waitFor({ state: 'detached' });
+      const width = await narrow.evaluate(() => document.documentElement.scrollWidth);
+      if (width > 360) wide.push(`${path}: ${width} px`);
+    }
+    expect(wide).toEqual([]);
+    await screenshot(narrow, 'runs-phone');
+    await narrow.keyboard.press('Tab');
+    expect(await narrow.evaluate(() => document.activeElement?.textContent)).toBe('Skip to content');
+    await narrow.keyboard.press('Enter');
+    await narrow.keyboard.press('Tab');
+    await narrow.keyboard.press('Tab');
+    expect(await narrow.evaluate(() => document.activeElement?.closest('main') !== null)).toBe(true);
+    await narrow.close();
+  });
+
+  it('makes as many requests for a page of many runs as for a page of few', async () => {
+    // Distinct requests: a poll falling within the load asks the same again.
+    const load = async () => {
+      const before = apiRequests().length;
+      await page.goto(`${server.baseUrl}/runs`);
+      await page.getByText('Visible run').waitFor();
+      await page.locator('.loading').first().waitFor({ state: 'detached' });
+      return new Set(apiRequests().slice(before)).size;
+    };
+    const few = await load();
+    for (let i = 0; i < 10; i++) await ok(server, 'POST', '/agent/runs', { prompt: 'More', title: `More ${i}` });
+    expect(await load()).toBe(few);
+  });
+
+  it('sent no request to another origin, and did nothing its security policy refused', () => {
+    expect(foreign()).toEqual([]);
+    expect(refusedByPolicy()).toEqual([]);
+  });
+
+  it('signs out, ending the session on the server', async () => {
+    const cookie = await sessionCookie(context);
+    await page.goto(`${server.baseUrl}/runs`);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    const res = await fetch(`${server.baseUrl}/api/v1/session`, { headers: { cookie } });
+    expect(res.status).toBe(401);
+  });
+
+  it('redeems an invitation on the sign-in page, and signs in with the key it gives', async () => {
+    const { context: invited } = await consoleContext(browser, server.baseUrl);
+    const tab = await invited.newPage();
+    await tab.goto(`${server.baseUrl}/team`);
+    await tab.getByLabel('Invitation code').fill(data.invitation);
+    await tab.getByRole('button', { name: 'Redeem invitation' }).click();
+    await tab.getByText('Invitation redeemed for second@example.com').waitFor();
+    await tab.getByRole('button', { name: 'Sign in' }).click();
+    await tab.getByRole('heading', { name: /^Team / }).waitFor();
+    await tab.getByText('member', { exact: true }).first().waitFor();
+    // A member is not offered what only admins may do.
+    expect(await tab.getByRole('button', { name: 'Invite' }).count()).toBe(0);
+    await invited.close();
+  });
+
+  it('refuses the session of a key revoked meanwhile', async () => {
+    const key = await ok(server, 'POST', '/me/api-keys', { label: 'browser' }, 201);
+    const { context: other } = await consoleContext(browser, server.baseUrl);
+    const tab = await other.newPage();
+    await signIn(tab, server.baseUrl, key.api_key);
+    await ok(server, 'DELETE', `/me/api-keys/${key.key_id}`, undefined, 204);
+    await tab.goto(`${server.baseUrl}/factories`);
+    await tab.getByRole('button', { name: 'Sign in' }).waitFor();
+    const res = await fetch(`${server.baseUrl}/api/v1/session`, { headers: { cookie: await sessionCookie(other) } });
+    expect(res.status).toBe(401);
+    await other.close();
+  });
+
+  it('refuses a form posted from another site to the API with the session cookie', async () => {
+    const { context: victim } = await consoleContext(browser, server.baseUrl);
+    const tab = await victim.newPage();
+    await signIn(tab, server.baseUrl, server.apiKey!);
+    // Another origin on the same host (another port: the same site, so SameSite lets the cookie go).
+    const attacker = http.createServer((_req, res) => {
+      res.setHeader('content-type', 'text/html');
+      res.end(
+        `<form method="post" action="${server.baseUrl}/api/v1/factory" enctype="text/plain">` +
+          `<input name='{"name":"Forged","x":"' value='"}'><button>Win a prize</button></form>`,
+      );
+    });
+    await new Promise<void>((r) => attacker.listen(0, '127.0.0.1', r));
+    try {
+      await tab.goto(`http://127.0.0.1:${(attacker.address() as AddressInfo).port}/`);
+      await Promise.all([tab.waitForURL(`${server.baseUrl}/api/v1/factory`), tab.getByRole('button').click()]);
+      expect(await tab.textContent('body')).toContain('cross_site_request');
+    } finally {
+      attacker.close();
+      await victim.close();
+    }
+    const factories = (await call(server, 'GET', '/factory')).body!.factories as Array<{ name: string }>;
+    expect(factories.map((f) => f.name)).not.toContain('Forged');
+  });
+});
