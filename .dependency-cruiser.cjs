@@ -1,10 +1,12 @@
 /**
  * The layering rule of docs/architecture.md "Dependencies point inward", checked by `npm test`:
  * src/ is the platform and knows no feature (but for the composition root, src/features.ts);
- * commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
- * projections/ and queries/ (the read side) use a feature's facts (events.ts) and resource
- * (resource.ts) only; the worker program and the web console (console/) are clients of the API;
- * and nothing imports in a circle.
+ * a feature is one name on every side (commands/<f>/, projections/<f>/, queries/<f>/) and offers
+ * the others its events (commands/<f>/events.ts) and its public module (commands/<f>/public.ts)
+ * only; projections/ and queries/ reach the write side through those two, their own feature's
+ * too; commands/ (the write side) does not read queries/ (but for each feature's entry, index.ts);
+ * the worker program and the web console (console/) are clients of the API; and nothing imports
+ * in a circle.
  */
 module.exports = {
   forbidden: [
@@ -23,11 +25,21 @@ module.exports = {
       to: { path: '^queries/' },
     },
     {
-      name: 'read-side-uses-facts-and-resources',
-      comment: "projections/ and queries/ may import a feature's events.ts and resource.ts, nothing else of the write side",
+      name: 'features-share-events-and-public',
+      comment: 'a feature imports of another feature only its events.ts and public.ts (the public module says what it offers)',
+      severity: 'error',
+      from: { path: '^(commands|projections|queries)/([^/]+)/' },
+      to: {
+        path: '^(commands|projections|queries)/',
+        pathNot: ['^(commands|projections|queries)/$2/', '^commands/[^/]+/(events|public)\\.ts$'],
+      },
+    },
+    {
+      name: 'read-side-uses-events-and-public',
+      comment: "projections/ and queries/ import of the write side only a feature's events.ts and public.ts, their own feature's too",
       severity: 'error',
       from: { path: '^(queries|projections)/' },
-      to: { path: '^commands/', pathNot: '^commands/[^/]+/(events|resource)\\.ts$' },
+      to: { path: '^commands/', pathNot: '^commands/[^/]+/(events|public)\\.ts$' },
     },
     {
       name: 'projections-do-not-read-queries',

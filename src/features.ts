@@ -21,12 +21,14 @@ import { secretFeature } from '../commands/secret/index.js';
 import { skillFeature } from '../commands/skill/index.js';
 import { taskFeature } from '../commands/task/index.js';
 import { teamFeature } from '../commands/team/index.js';
+import { userFeature } from '../commands/user/index.js';
 import { webhookFeature } from '../commands/webhook/index.js';
 import { workerFeature } from '../commands/worker/index.js';
 import type { Feature } from './feature.js';
 
 export const features: readonly Feature[] = [
   teamFeature,
+  userFeature,
   identityFeature,
   modelFeature,
   environmentFeature,

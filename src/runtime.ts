@@ -12,7 +12,7 @@ import type { EventStore, NewEvent } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
 import { type CommandContext, type Handled, handleCommand, metadataOf } from './kernel/handle.js';
 import type { Decider } from './kernel/decider.js';
-import { oneAtATime } from './kernel/one-at-a-time.js';
+import { oneAtATime } from './kernel/per-key-queue.js';
 import { foldedStreams, type StreamStates } from './kernel/stream-states.js';
 import { type AnyProjection, collectionOf, type Projection, type Tables, tableOf } from './projector/projection.js';
 import { Projector } from './projector/projector.js';
@@ -37,7 +37,7 @@ export interface Runtime {
   /**
    * Handles a command and returns once the read models show its events; throws ReadModelFailed
    * at once when a read model set one of them aside. Commands on one stream are handled one at a
-   * time in this process (see kernel/one-at-a-time).
+   * time in this process (see kernel/per-key-queue).
    */
   execute<C, E extends NewEvent, S>(
     stream: string,

@@ -16,7 +16,7 @@ import {
   ledgerDecider,
   type LedgerState,
   type PriceList,
-} from '../../commands/analytics/ledger.js';
+} from '../../commands/analytics/cost-ledger-decider.js';
 import { loadCatalogue, SHIPPED_CATALOGUE } from '../../commands/model/catalogue-file.js';
 import type { Catalogue, ModelEvent } from '../../commands/model/events.js';
 import type { ConversationEvent } from '../../commands/conversation/events.js';

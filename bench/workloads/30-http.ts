@@ -431,7 +431,7 @@ const workload: Workload = {
           `It is seeded with the same team, key, factories and ${fmt(tasks.size)} tasks, and conversations of its own for the create-task case (${fmt(peerUsed)} used). No event, read model or history.`,
         `Two reference rows, with no target: GET /factory/{uid}, the least any authenticated query does (every other query reads more, so its share of hello world is about the most any query reaches on this machine); ` +
           `and PATCH /factory/{uid} over the history's ${factories.length} factories, so that many writers change one stream at once: ` +
-          `commands on one stream are handled one at a time in the server (src/kernel/one-at-a-time.ts), and each folds only the events it has not folded yet (src/kernel/stream-states.ts); a 409 there would show as a failure.`,
+          `commands on one stream are handled one at a time in the server (src/kernel/per-key-queue.ts), and each folds only the events it has not folded yet (src/kernel/stream-states.ts); a 409 there would show as a failure.`,
         `With ${params.httpConnections} connections each waiting for its answer, latency is connections / throughput (Little's law): ` +
           `p99 < 10 ms needs more than ${fmt(params.httpConnections / 0.01)} req/s and p99 < 5 ms more than ${fmt(params.httpConnections / 0.005)} req/s. ` +
           `So each case is run again open loop: requests sent evenly at a quarter of its throughput (at most ${fmt(PACED_MAX_RPS)} a second: past about 2,000 one client falls behind its own schedule) for 5 s, from one keep-alive fetch client in a lean process of its own ` +

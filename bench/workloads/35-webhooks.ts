@@ -10,7 +10,7 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { Webhook } from 'standardwebhooks';
-import { MAX_WEBHOOKS_PER_FACTORY } from '../../commands/webhook/decider.js';
+import { MAX_WEBHOOKS_PER_FACTORY } from '../../commands/webhook/webhooks-decider.js';
 import { type SignatureScheme, signatureSchemes } from '../../commands/webhook/events.js';
 import { loadConfig } from '../../src/config.js';
 import type { PageInfo } from '../../src/http/cursor.js';

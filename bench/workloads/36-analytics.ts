@@ -8,8 +8,8 @@ import path from 'node:path';
 import { openSqliteEventStore } from '../../src/eventstore/sqlite.js';
 import { rebuildProjections } from '../../src/projector/rebuild.js';
 import { openSqliteDocumentStore } from '../../src/readstore/sqlite.js';
-import { factoryRollupsProjection } from '../../projections/factory-rollups.js';
-import { pullRequestsProjection } from '../../projections/pull-requests.js';
+import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { params } from '../lib/config.js';
 import { fmt, log, now, perSecond, timed } from '../lib/measure.js';
 import { rssMb } from '../lib/proc.js';
@@ -241,7 +241,7 @@ const workload: Workload = {
         `Rebuild rates are over the whole log (its ${fmt(info.events)} events divided by the time taken), as workload 2 gives them; a rebuild reads only the event types its read models handle. The ceiling is the port's readAll loop over the same log (${fmt(readAllRate)} events/s).`,
         `Server: \`node --import tsx src/main.ts\` on a copy of the log, LOG_LEVEL=${params.logLevel}; ready ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(reactorsMs / 1000, 1)} s more for the reactors' first pass over the log (the analytics entries already made: they record nothing). RSS after the queries: ${fmt(serverRss)} MiB. Load shedding answered 503 ${shed} times to the set-up requests (each waited out as its Retry-After said).`,
         `Each query is loaded by autocannon (${params.httpConnections} connections, ${params.httpSeconds} s after a warm-up) and set beside bare Fastify answering with ${ANSWERS} of that query's own answers (its payload ceiling; the hello-world mean is ${fmt(bareRps)} req/s). ` +
-          `Answers are cached until one of the read models they are made of changes (queries/analytics-answers.ts), so the loaded figure is a cached answer's: authentication, the factory's visibility, the cache, serialization. ` +
+          `Answers are cached until one of the read models they are made of changes (queries/analytics/analytics-answers.ts), so the loaded figure is a cached answer's: authentication, the factory's visibility, the cache, serialization. ` +
           `What making an answer costs is the "first answer" time beside each: a PATCH of the factory changes a read model, and the next request makes its answer from the rollups (a year: at most 366 day rows) and the pull-request read model. The two reference rows ask for a different 30-day range on every request, so (almost) none is cached: the raw rate of making answers.`,
       ],
     };

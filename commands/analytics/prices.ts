@@ -6,7 +6,7 @@
 import { comparePositions, type EventStore, type Position } from '../../src/eventstore/port.js';
 import type { Catalogue, ModelEvent } from '../model/events.js';
 import { MODELS_STREAM } from '../model/events.js';
-import type { PriceList } from './ledger.js';
+import type { PriceList } from './cost-ledger-decider.js';
 
 interface Version {
   position: Position;

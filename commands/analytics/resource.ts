@@ -3,7 +3,7 @@
  * pull request document renders as the hosted service's pull-request record.
  */
 import { z } from 'zod';
-import type { PullRequestDoc } from '../../projections/pull-requests.js';
+import type { PullRequestDoc } from '../../projections/analytics/pull-requests.js';
 
 export const factoryScope = {
   as_of: z.string().describe('When the answer was made: the figures include everything recorded until then'),

@@ -12,14 +12,16 @@ import { uidParam } from '../../src/http/schemas.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type FilterFailure, matchFilter } from './filter.js';
-import { type AutomationDoc, automationsProjection, type DeliveryDoc } from '../../projections/automations.js';
-import { factoriesProjection } from '../../projections/factories.js';
-import { liveFactory } from '../factory/live.js';
+import {
+  type AutomationDoc,
+  automationsProjection,
+  type DeliveryDoc,
+} from '../../projections/automation/automations.js';
+import { factoriesProjection, liveFactory, visibleFactory as visibleFactoryDoc } from '../factory/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type DeliveryReplayed, replayStream, webhookOf } from './events.js';
-import { liveWebhook, payloadFilterOf, startAutomationRuns } from './reactor.js';
-import { replayDecider } from './replay.js';
-import { visibleFactory as visibleFactoryDoc } from '../factory/resource.js';
+import { liveWebhook, payloadFilterOf, startAutomationRuns } from './automation-runs-reactor.js';
+import { replayDecider } from './delivery-replay-decider.js';
 import { automationOf, automationParams } from './resource.js';
 import type { Api } from '../../src/http/api.js';
 

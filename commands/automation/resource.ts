@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Collection } from '../../src/readstore/port.js';
-import type { AutomationDoc } from '../../projections/automations.js';
+import type { AutomationDoc } from '../../projections/automation/automations.js';
 
 const trigger = z.object({
   provider: z.string().describe('github, gitlab, linear, jira, slack, schedule, factory or webhook'),

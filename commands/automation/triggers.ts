@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import { boundedJson } from '../../src/http/schemas.js';
 import type { FieldError } from '../../src/kernel/errors.js';
-import { cronProblem } from '../schedule/cron.js';
+import { cronProblem } from '../schedule/public.js';
 import { validateFilter } from './filter.js';
 import type { Trigger } from './events.js';
 import { own } from '../../src/own-keys.js';

@@ -4,11 +4,11 @@
  * selected scorers, costed, and compared (is the candidate's pass rate better than chance?).
  */
 import { feature } from '../../src/feature.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark-runs.js';
-import { benchmarkSuitesProjection } from '../../projections/benchmark-suites.js';
-import benchmarkRunQueries from '../../queries/benchmark-runs.js';
-import benchmarkQueries from '../../queries/benchmarks.js';
-import { benchmarkTrialsReactor } from './reactor.js';
+import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark-suites.js';
+import benchmarkRunQueries from '../../queries/benchmark/benchmark-runs.js';
+import benchmarkQueries from '../../queries/benchmark/benchmarks.js';
+import { benchmarkTrialsReactor } from './benchmark-trials-reactor.js';
 import benchmarkRoutes from './routes.js';
 
 export const benchmarkFeature = feature({

@@ -16,22 +16,18 @@ import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark-runs.js';
-import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark-suites.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { identityDecider } from '../identity/decider.js';
+import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
+import { identitiesProjection, identityDecider } from '../identity/public.js';
+import { scorersProjection, scorerDecider, inScope } from '../scorer/public.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
 import { identityStream } from '../identity/events.js';
-import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { canView } from '../run/resource.js';
-import { runState } from '../run/state.js';
-import { scorerDecider } from '../scorer/decider.js';
+import { canView, runState } from '../run/public.js';
 import { scorerStream } from '../scorer/events.js';
-import { inScope } from '../scorer/reactors.js';
-import { foremanOf } from '../task/dispatch.js';
-import { type SuiteCommand, suiteDecider, titleKey, visibleSuite } from './decider.js';
+import { foremanOf } from '../task/public.js';
+import { type SuiteCommand, suiteDecider, titleKey, visibleSuite } from './suite-decider.js';
 import {
   benchmarkRunStream,
   type Configuration,
@@ -65,7 +61,7 @@ import {
   toSuiteResource,
   toTaskResource,
 } from './resource.js';
-import { benchmarkRunDecider } from './run-decider.js';
+import { benchmarkRunDecider } from './benchmark-run-decider.js';
 
 const NAMESPACE = '0d3f8e4a-6b2c-4c1e-9f57-8a1b2c3d4e5f';
 

@@ -11,11 +11,10 @@
  * changes live on their own streams, so the version is carried out onto them afterwards, with ids
  * the event fixed, and `FactoryDefinitionCompleted` closes it. A process killed in between leaves
  * the version decided and not yet carried out: whoever starts next carries it out before serving
- * (commands/branch/carry-out.ts), so the old definition stays in force until the event is written
+ * (commands/branch/definition-carry-out.ts), so the old definition stays in force until the event is written
  * and the new one is in force, whole, from then on.
  */
-import type { Diagnostic } from '../factoryfile/diagnostics.js';
-import type { FactorySpec, ResourceKind, RunnerSpec } from '../factoryfile/definition.js';
+import type { Diagnostic, FactorySpec, ResourceKind, RunnerSpec } from '../factoryfile/public.js';
 
 /** A file of a branch: its content is the blob of that hash. */
 export interface BranchFile {

@@ -1,10 +1,10 @@
 /** Factory branches: proposed definitions, reviewed and applied as versions of the factory's definition. */
 import { feature } from '../../src/feature.js';
-import { branchesProjection } from '../../projections/branches.js';
-import { factoryDefinitionsProjection } from '../../projections/factory-definitions.js';
-import branchQueries from '../../queries/branches.js';
-import definitionQueries from '../../queries/factory-definitions.js';
-import { carryOutPending, pendingSweeper } from './carry-out.js';
+import { branchesProjection } from '../../projections/branch/branches.js';
+import { factoryDefinitionsProjection } from '../../projections/branch/factory-definitions.js';
+import branchQueries from '../../queries/branch/branches.js';
+import definitionQueries from '../../queries/branch/factory-definitions.js';
+import { carryOutPending, pendingSweeper } from './definition-carry-out.js';
 import branchRoutes from './routes.js';
 
 export const branchFeature = feature({

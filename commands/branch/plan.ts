@@ -8,14 +8,13 @@
 import { timeOrderedId } from '../../src/ids.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
-import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
-import { automationsDecider } from '../automation/decider.js';
+import { identitiesProjection, identityDecider } from '../identity/public.js';
+import { scorersProjection, scorerDecider } from '../scorer/public.js';
+import { MAX_AUTOMATIONS_PER_FACTORY, automationsDecider } from '../automation/public.js';
 import { automationsStream } from '../automation/events.js';
-import { environmentDecider } from '../environment/decider.js';
+import { environmentDecider } from '../environment/public.js';
 import { environmentStream } from '../environment/events.js';
-import type { LiveFactory } from '../factory/live.js';
+import type { LiveFactory } from '../factory/public.js';
 import {
   canonicalJson,
   type Definition,
@@ -23,20 +22,18 @@ import {
   type ResourceKind,
   resourceHashes,
   type StateReference,
-} from '../factoryfile/definition.js';
-import { type Diagnostic, diagnostic } from '../factoryfile/diagnostics.js';
-import { identityDecider } from '../identity/decider.js';
+  type Diagnostic,
+  diagnostic,
+} from '../factoryfile/public.js';
 import { identityStream } from '../identity/events.js';
-import { modelDecider } from '../model/decider.js';
+import { modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { scorerDecider } from '../scorer/decider.js';
 import { scorerStream } from '../scorer/events.js';
-import { teamSecretsDecider } from '../secret/decider.js';
+import { teamSecretsDecider } from '../secret/public.js';
 import { teamSecretsStream } from '../secret/events.js';
-import { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider } from '../webhook/decider.js';
+import { MAX_WEBHOOKS_PER_FACTORY, webhooksDecider, assertUsableSecret } from '../webhook/public.js';
 import { webhooksStream } from '../webhook/events.js';
-import { assertUsableSecret } from '../webhook/secrets.js';
-import type { AppliedData, DefinitionState } from './decider.js';
+import type { AppliedData, DefinitionState } from './branch-decider.js';
 import type { BranchContent, ManagedResource } from './events.js';
 import { changesOf } from './resource.js';
 import { own, ownsKey } from '../../src/own-keys.js';

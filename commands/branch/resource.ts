@@ -7,17 +7,16 @@ import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
 import { DomainError } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { automationsProjection } from '../../projections/automations.js';
-import { type BranchDoc, branchesProjection } from '../../projections/branches.js';
+import { automationsProjection } from '../automation/public.js';
+import { type BranchDoc, branchesProjection } from '../../projections/branch/branches.js';
 import {
   type DefinitionDoc,
   type DefinitionVersionDoc,
   factoryDefinitionsProjection,
-} from '../../projections/factory-definitions.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { webhooksProjection } from '../../projections/webhooks.js';
-import { RESOURCE_KINDS, type ResourceKind } from '../factoryfile/definition.js';
-import { diagnosticSchema } from '../factoryfile/resource.js';
+} from '../../projections/branch/factory-definitions.js';
+import { identitiesProjection } from '../identity/public.js';
+import { webhooksProjection } from '../webhook/public.js';
+import { RESOURCE_KINDS, type ResourceKind, diagnosticSchema } from '../factoryfile/public.js';
 import type { Changes, ManagedResource } from './events.js';
 import { ownsKey } from '../../src/own-keys.js';
 

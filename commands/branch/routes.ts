@@ -1,7 +1,7 @@
 /**
  * POST /factory/{factory_uid}/branches and PUT …/{branch_uid}/files (extensions: propose a
  * definition), DELETE …/{branch_uid} (retire it) and POST …/{branch_uid}/apply (make it the
- * factory's definition: one version, whole or not at all). GET is in queries/branches.ts.
+ * factory's definition: one version, whole or not at all). GET is in queries/branch/branches.ts.
  */
 import { z } from 'zod';
 import type { Api } from '../../src/http/api.js';
@@ -10,14 +10,20 @@ import { noContent } from '../../src/http/schemas.js';
 import { timeOrderedId } from '../../src/ids.js';
 import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { branchesProjection } from '../../projections/branches.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
-import { canonicalJson, resourceHashes, sha256 } from '../factoryfile/definition.js';
-import type { Diagnostic } from '../factoryfile/diagnostics.js';
-import { FILES_BODY_LIMIT, filesSchema } from '../factoryfile/files.js';
-import { type FactoryFile, validateFiles } from '../factoryfile/validate.js';
-import { carryOut } from './carry-out.js';
-import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './decider.js';
+import { branchesProjection } from '../../projections/branch/branches.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
+import {
+  canonicalJson,
+  resourceHashes,
+  sha256,
+  type Diagnostic,
+  FILES_BODY_LIMIT,
+  filesSchema,
+  type FactoryFile,
+  validateFiles,
+} from '../factoryfile/public.js';
+import { carryOut } from './definition-carry-out.js';
+import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './branch-decider.js';
 import { type BranchContent, branchNameStream, branchStream, definitionStream } from './events.js';
 import { planVersion } from './plan.js';
 import { assertBranchesEnabled, branchParams, branchStatus, branchStatusOf } from './resource.js';

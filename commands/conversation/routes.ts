@@ -10,12 +10,19 @@ import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { ATTACHMENT_BODY_LIMIT, prepareAttachment, preparedAttachment } from '../run/attachments.js';
-import { type RunCommand, runDecider } from '../run/decider.js';
+import {
+  ATTACHMENT_BODY_LIMIT,
+  prepareAttachment,
+  preparedAttachment,
+  type RunCommand,
+  runDecider,
+  runStateSchema,
+  attachmentSchema,
+  MAX_ATTACHMENTS,
+  runModeSchema,
+} from '../run/public.js';
 import { runStream } from '../run/events.js';
-import { runStateSchema } from '../run/resource.js';
-import { attachmentSchema, MAX_ATTACHMENTS, runModeSchema } from '../run/schema.js';
-import { conversationDecider } from './decider.js';
+import { conversationDecider } from './conversation-decider.js';
 import { conversationStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 

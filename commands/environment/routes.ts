@@ -5,15 +5,10 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { randomAlphanumeric } from '../../src/ids.js';
 import type { Runtime } from '../../src/runtime.js';
-import { environmentDecider, visibleEnvironment } from './decider.js';
+import { environmentDecider, visibleEnvironment } from './environment-decider.js';
 import { type EnvironmentConfig, environmentStream } from './events.js';
-import {
-  createEnvironmentBody,
-  environmentAnswers,
-  environmentParams,
-  environmentResource,
-  updateEnvironmentBody,
-} from './resource.js';
+import { createEnvironmentBody, environmentParams, environmentResource, updateEnvironmentBody } from './resource.js';
+import { environmentAnswers } from '../../projections/environment/environment-answers.js';
 
 /** Drops the optional fields a change set to null, so an environment's config holds no nulls but the one that means "none". */
 const withoutNulls = (config: Record<string, unknown>): EnvironmentConfig =>

@@ -10,6 +10,15 @@ export type FactoryFields = {
   repositories: Repository[];
 };
 
+/**
+ * A factory as its stream folds it (the factory decider's state), which is also what the deciders
+ * of other streams are given of a factory (an agent's, to check its factory's team).
+ */
+export type FactoryState =
+  | { status: 'none' }
+  | { status: 'deleted'; uid: string; team_uid: string }
+  | ({ status: 'live'; uid: string; team_uid: string } & FactoryFields);
+
 export type FactoryEvent =
   | { type: 'FactoryCreated'; data: FactoryFields & { uid: string; team_uid: string } }
   | { type: 'FactoryUpdated'; data: { uid: string; changes: Partial<FactoryFields> } }

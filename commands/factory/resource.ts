@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Collection } from '../../src/readstore/port.js';
-import type { FactoryDoc } from '../../projections/factories.js';
+import type { FactoryDoc } from '../../projections/factory/factories.js';
 
 export const factoryResource = z.object({
   uid: z.string(),

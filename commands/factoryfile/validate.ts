@@ -7,11 +7,14 @@
  * What needs the service's state (models, environments, secrets, webhook UIDs) is listed, and
  * checked when the definition is applied.
  */
-import { type TriggerRequest, normalizeTrigger, triggerErrors } from '../automation/triggers.js';
-import { MAX_AUTOMATIONS_PER_FACTORY } from '../automation/resource.js';
-import { readScorerFile } from '../scorer/file-form.js';
-import { MAX_WEBHOOKS_PER_FACTORY } from '../webhook/decider.js';
-import { deliveryIdHeaderError } from '../webhook/secrets.js';
+import {
+  type TriggerRequest,
+  normalizeTrigger,
+  triggerErrors,
+  MAX_AUTOMATIONS_PER_FACTORY,
+} from '../automation/public.js';
+import { readScorerFile } from '../scorer/public.js';
+import { MAX_WEBHOOKS_PER_FACTORY, deliveryIdHeaderError } from '../webhook/public.js';
 import {
   type AgentSpec,
   type AutomationSpec,

@@ -1,6 +1,6 @@
 /** The agent identity as the API answers it. */
 import { z } from 'zod';
-import type { IdentityDoc } from '../../projections/identities.js';
+import type { IdentityDoc } from '../../projections/identity/identities.js';
 import { AGENT_TYPES, CREDENTIAL_STRATEGIES } from './events.js';
 
 const json = z.record(z.string(), z.unknown());

@@ -1,18 +1,17 @@
 /**
  * POST /agent/identities, PUT and DELETE /agent/identities/{agent_uid}, POST .../api-keys and
- * DELETE .../api-keys/{key_id} (GET .../api-keys is in queries/api-keys.ts).
+ * DELETE .../api-keys/{key_id} (GET .../api-keys is in queries/user/api-keys.ts).
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { activeTeam } from '../../src/http/auth.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { factoryDecider, type FactoryState } from '../factory/decider.js';
-import { factoryStream } from '../factory/events.js';
-import { apiKeyBody, issuedKeyAnswer, newKeyGrant } from '../user/api-keys.js';
-import { issuedApiKey, keyIdParam } from '../user/resource.js';
-import { identityDecider } from './decider.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { factoryDecider } from '../factory/public.js';
+import { type FactoryState, factoryStream } from '../factory/events.js';
+import { apiKeyBody, issuedKeyAnswer, newKeyGrant, issuedApiKey, keyIdParam } from '../user/public.js';
+import { identityDecider } from './identity-decider.js';
 import { type AgentProfile, identityStream } from './events.js';
 import { createIdentityBody, updateIdentityBody } from './schema.js';
 import { identityParams, identityResource, toIdentityResource } from './resource.js';

@@ -1,10 +1,10 @@
 /** The factory inbox: notifications raised and cleared from events, read and unread by their recipients. */
 import { feature } from '../../src/feature.js';
-import { inboxEntriesProjection } from '../../projections/inbox-entries.js';
-import { inboxNotificationsProjection } from '../../projections/inbox-notifications.js';
-import { inboxRoutesProjection } from '../../projections/inbox-routes.js';
-import inboxQueries from '../../queries/inbox.js';
-import { inboxReactor } from './reactor.js';
+import { inboxEntriesProjection } from '../../projections/inbox/inbox-entries.js';
+import { inboxNotificationsProjection } from '../../projections/inbox/inbox-notifications.js';
+import { inboxRoutesProjection } from '../../projections/inbox/inbox-routes.js';
+import inboxQueries from '../../queries/inbox/inbox.js';
+import { inboxReactor } from './inbox-reactor.js';
 import inboxRoutesOf from './routes.js';
 
 export const inboxFeature = feature({

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
-import type { InboxNotificationDoc } from '../../projections/inbox-notifications.js';
+import type { InboxNotificationDoc } from '../../projections/inbox/inbox-notifications.js';
 import { STAGES } from '../task/events.js';
 import { NOTIFICATION_KINDS, TASK_KINDS } from './events.js';
 

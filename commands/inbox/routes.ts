@@ -6,14 +6,14 @@ import type { Api } from '../../src/http/api.js';
 import { commandContext } from '../../src/http/context.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { inboxNotificationsProjection } from '../../projections/inbox-notifications.js';
-import { liveFactory } from '../factory/live.js';
-import { teamDecider } from '../team/decider.js';
+import { inboxNotificationsProjection } from '../../projections/inbox/inbox-notifications.js';
+import { liveFactory } from '../factory/public.js';
+import { teamDecider } from '../team/public.js';
 import { teamStream } from '../team/events.js';
-import { inboxDecider, mayMark } from './decider.js';
+import { inboxDecider, mayMark } from './inbox-decider.js';
 import { inboxRoutesStream, inboxStream } from './events.js';
 import { inboxRoutes, inboxRoutesAnswer, markAnswer, markBody, routesParams } from './resource.js';
-import { inboxRoutesDecider } from './routing.js';
+import { inboxRoutesDecider } from './inbox-routes-decider.js';
 
 export default function inboxRoutesOf(api: Api, rt: Runtime): void {
   const tags = ['inbox'];

@@ -1,10 +1,10 @@
 /** The model catalogue: which models runs may use, the default, and their prices. */
 import { feature } from '../../src/feature.js';
 import { timeOrderedId } from '../../src/ids.js';
-import { modelsProjection } from '../../projections/models.js';
-import modelQueries from '../../queries/models.js';
+import { modelsProjection } from '../../projections/model/models.js';
+import modelQueries from '../../queries/model/models.js';
 import { loadCatalogue, SHIPPED_CATALOGUE } from './catalogue-file.js';
-import { modelDecider } from './decider.js';
+import { modelDecider } from './model-decider.js';
 import { MODELS_STREAM } from './events.js';
 
 export const modelFeature = feature({

@@ -16,9 +16,9 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { type AllowedRanges, guardedPost, parseAllowedRanges } from '../../src/net/egress.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
-import { outboundDeliveriesProjection } from '../../projections/outbound-deliveries.js';
-import { outboundWebhookDecider } from './decider.js';
-import { deliveryDecider } from './delivery-decider.js';
+import { outboundDeliveriesProjection } from '../../projections/outbound/outbound-deliveries.js';
+import { outboundWebhookDecider } from './outbound-webhook-decider.js';
+import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
 

@@ -1,8 +1,8 @@
 /** Outbound webhook endpoints and their deliveries as the API takes and answers them. */
 import { z } from 'zod';
 import { limitParam, pageInfoSchema, uidParam } from '../../src/http/schemas.js';
-import type { OutboundDeliveryDoc } from '../../projections/outbound-deliveries.js';
-import type { OutboundWebhookDoc } from '../../projections/outbound-webhooks.js';
+import type { OutboundDeliveryDoc } from '../../projections/outbound/outbound-deliveries.js';
+import type { OutboundWebhookDoc } from '../../projections/outbound/outbound-webhooks.js';
 import { OUTBOUND_EVENT_TYPES } from './events.js';
 
 const GROUPS = ['*', ...new Set(OUTBOUND_EVENT_TYPES.map((t) => `${t.split('.')[0]}.*`))];

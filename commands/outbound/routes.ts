@@ -14,8 +14,8 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { parseAllowedRanges, urlProblem } from '../../src/net/egress.js';
 import type { Runtime } from '../../src/runtime.js';
 import { sealerFor } from '../../src/sealing.js';
-import { outboundWebhooksProjection } from '../../projections/outbound-webhooks.js';
-import { assertAdmin, type OutboundWebhookCommand, outboundWebhookDecider } from './decider.js';
+import { outboundWebhooksProjection } from '../../projections/outbound/outbound-webhooks.js';
+import { assertAdmin, type OutboundWebhookCommand, outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { outboundWebhooksStream } from './events.js';
 import {
   createdOutboundWebhook,

@@ -9,7 +9,7 @@ import { commandContext } from '../../src/http/context.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runDecider } from './decider.js';
+import { runDecider } from './run-decider.js';
 import { type Attachment, runStream } from './events.js';
 import { runParams } from './resource.js';
 import { attachmentSchema, MAX_ATTACHMENT_BYTES } from './schema.js';

@@ -7,15 +7,15 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { conversationDecider } from '../conversation/decider.js';
+import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
-import { assertUsableEnvironment, environmentDecider } from '../environment/decider.js';
+import { assertUsableEnvironment, environmentDecider } from '../environment/public.js';
 import { environmentStream } from '../environment/events.js';
-import { identityDecider } from '../identity/decider.js';
-import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { identityDecider } from '../identity/public.js';
+import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
 import { type AgentProfile, identityStream } from '../identity/events.js';
-import { runDecider, type RunView } from './decider.js';
+import { runDecider, type RunView } from './run-decider.js';
 import {
   type Artifact,
   type Attachment,
@@ -27,7 +27,7 @@ import {
 } from './events.js';
 import type { RunRequest } from './schema.js';
 import { canView } from './resource.js';
-import { runState } from './state.js';
+import { runState } from './run-state.js';
 import { ownsKey } from '../../src/own-keys.js';
 
 /** How deep orchestration may nest runs below a root. */

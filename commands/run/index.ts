@@ -1,11 +1,11 @@
 /** Agent runs: creation, follow-ups, cancellation, their records, timelines, artifacts and history. */
 import { feature } from '../../src/feature.js';
-import { artifactsProjection } from '../../projections/artifacts.js';
-import { runTimelineProjection } from '../../projections/run-timeline.js';
-import { runsProjection } from '../../projections/runs.js';
-import artifactQueries from '../../queries/artifacts.js';
-import { runHistoryRoutes } from '../../queries/history.js';
-import runQueries from '../../queries/runs.js';
+import { artifactsProjection } from '../../projections/run/artifacts.js';
+import { runTimelineProjection } from '../../projections/run/run-timeline.js';
+import { runsProjection } from '../../projections/run/runs.js';
+import artifactQueries from '../../queries/run/artifacts.js';
+import { runHistoryRoutes } from '../../queries/run/history.js';
+import runQueries from '../../queries/run/runs.js';
 import runAttachmentRoutes from './attachments.js';
 import runRoutes from './routes.js';
 

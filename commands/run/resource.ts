@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { uidParam } from '../../src/http/schemas.js';
+import type { Principal } from '../../src/http/principal.js';
 import type { Actor } from '../../src/kernel/decider.js';
 import {
   RUN_SOURCES,
@@ -14,9 +15,10 @@ import {
   type StatusMessage,
   TERMINAL_STATES,
 } from './events.js';
-import { type RunDoc, skillName } from '../../projections/runs.js';
+import type { ArtifactDoc } from '../../projections/run/artifacts.js';
+import { type RunDoc, skillName } from '../../projections/run/runs.js';
 import type { InferenceUsage, MachineUsage } from '../analytics/events.js';
-import { ownsKey } from '../../src/own-keys.js';
+import { own, ownsKey } from '../../src/own-keys.js';
 
 /** `ms` as an ISO-8601 duration in hours, minutes and seconds: `PT2M30S`, `PT1H0M5.25S`, `PT0S`. */
 export function isoDuration(ms: number): string {
@@ -311,3 +313,29 @@ export function canView(
   if (context.actor.type === 'agent' && ownsKey(context.teams, run.executing_team_uid)) return true;
   return run.team_uid ? ownsKey(context.teams, run.team_uid) : run.creator_uid === context.actor.uid;
 }
+
+/** The decision context of a principal, for `canView`. */
+export const viewerOf = (principal: Principal) => ({
+  actor: { type: principal.type, uid: principal.uid },
+  teams: Object.fromEntries(principal.teams),
+});
+
+const EXTENSIONS: Record<string, string> = {
+  'image/png': '.png',
+  'image/jpeg': '.jpg',
+  'image/gif': '.gif',
+  'image/webp': '.webp',
+  'text/markdown': '.md',
+};
+
+export const mimeOf = (a: ArtifactDoc) =>
+  typeof a.data.mime_type === 'string'
+    ? a.data.mime_type
+    : a.artifact_type === 'PLAN'
+      ? 'text/markdown'
+      : 'application/octet-stream';
+
+export const filenameOf = (a: ArtifactDoc) =>
+  typeof a.data.filename === 'string' && a.data.filename
+    ? a.data.filename
+    : `${a.artifact_uid}${own(EXTENSIONS, mimeOf(a)) ?? ''}`;

@@ -9,7 +9,7 @@ import { commandContext } from '../../src/http/context.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { createRun } from './create.js';
-import { type RunCommand, runDecider } from './decider.js';
+import { type RunCommand, runDecider } from './run-decider.js';
 import { type RunEvent, runStream } from './events.js';
 import { runParams as params, runStateSchema } from './resource.js';
 import { RUN_REQUEST_BODY_LIMIT, runModeSchema, runRequestSchema } from './schema.js';

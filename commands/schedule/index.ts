@@ -1,8 +1,8 @@
 /** Scheduled agents: runs started on a cron line or an RFC 5545 recurrence, each due time once. */
 import { feature } from '../../src/feature.js';
-import { schedulesProjection } from '../../projections/schedules.js';
-import scheduleQueries from '../../queries/schedules.js';
-import { scheduledRunsReactor } from './reactor.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
+import scheduleQueries from '../../queries/schedule/schedules.js';
+import { scheduledRunsReactor } from './scheduled-runs-reactor.js';
 import scheduleRoutes from './routes.js';
 import { startScheduler } from './scheduler.js';
 

@@ -4,11 +4,11 @@
  */
 import { z } from 'zod';
 import type { Actor } from '../../src/kernel/decider.js';
-import { agentConfigSchema, metadataSchema, runModeSchema } from '../run/schema.js';
+import { agentConfigSchema, metadataSchema, runModeSchema } from '../run/public.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import type { ScheduleDoc } from '../../projections/schedules.js';
-import { usersProjection } from '../../projections/users.js';
+import { identitiesProjection } from '../identity/public.js';
+import type { ScheduleDoc } from '../../projections/schedule/schedules.js';
+import { usersProjection } from '../user/public.js';
 import { cronProblem, rruleProblem } from './recurrence.js';
 import { ownsKey } from '../../src/own-keys.js';
 

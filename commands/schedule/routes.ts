@@ -7,14 +7,14 @@ import { timeOrderedId } from '../../src/ids.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { schedulesProjection } from '../../projections/schedules.js';
-import { assertUsableEnvironment, environmentDecider } from '../environment/decider.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
+import { assertUsableEnvironment, environmentDecider } from '../environment/public.js';
 import { environmentStream } from '../environment/events.js';
-import { identityDecider } from '../identity/decider.js';
+import { identityDecider } from '../identity/public.js';
 import { identityStream } from '../identity/events.js';
-import { assertUsableModel, modelDecider } from '../model/decider.js';
+import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
-import { type ScheduleCommand, scheduleDecider } from './decider.js';
+import { type ScheduleCommand, scheduleDecider } from './schedule-decider.js';
 import { type ScheduleFields, scheduleStream } from './events.js';
 import {
   createScheduleBody,

@@ -9,7 +9,7 @@
 import { parse, stringify } from 'yaml';
 import { z } from 'zod';
 import type { FieldError } from '../../src/kernel/errors.js';
-import { scorerProblems } from './decider.js';
+import { scorerProblems } from './scorer-decider.js';
 import type { ScorerFields } from './events.js';
 import { own } from '../../src/own-keys.js';
 

@@ -1,7 +1,7 @@
 /**
  * The self-improvement check, run once a minute (when an agent's failures start a run:
  * docs/features/scorers.md "Self-improvement"). The choice is recorded on the write side
- * (improvement.ts), which lets each failure be reviewed once however many checks race.
+ * (self-improvement-decider.ts), which lets each failure be reviewed once however many checks race.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { v5 as uuidv5 } from 'uuid';
@@ -11,12 +11,12 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { keyringFor } from '../../src/keyring.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { scorersProjection } from '../../projections/scorers.js';
-import { scoringResultsProjection } from '../../projections/scoring-results.js';
-import { type LiveScorer, scorerDecider } from './decider.js';
+import { identitiesProjection } from '../identity/public.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
+import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
+import { type LiveScorer, scorerDecider } from './scorer-decider.js';
 import { scorerKey, scorerStream, selfImprovementStream } from './events.js';
-import { MAX_FAILURES_PER_RUN, OLDEST_FAILURE_MS, selfImprovementDecider } from './improvement.js';
+import { MAX_FAILURES_PER_RUN, OLDEST_FAILURE_MS, selfImprovementDecider } from './self-improvement-decider.js';
 
 const CHECK_MS = 60_000;
 const NAMESPACE = '9c0e2b7a-41d3-4f6e-8a15-3d2c7b9e5f04';

@@ -3,26 +3,25 @@
  * executed by the team's workers, live scores, pass rates, manual dispatch and self-improvement.
  */
 import { feature } from '../../src/feature.js';
-import { scorersProjection } from '../../projections/scorers.js';
-import { scoringResultsProjection } from '../../projections/scoring-results.js';
-import { scoringRollupsProjection } from '../../projections/scoring-rollups.js';
-import { normalizeConversation } from '../../queries/normalized-conversation.js';
-import scorerMetricsQueries from '../../queries/scorer-metrics.js';
-import scorerResultQueries from '../../queries/scorer-results.js';
-import scorerQueries from '../../queries/scorers.js';
+import { scorersProjection } from '../../projections/scorer/scorers.js';
+import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
+import { scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
+import scorerMetricsQueries from '../../queries/scorer/scorer-metrics.js';
+import scorerResultQueries from '../../queries/scorer/scorer-results.js';
+import scorerQueries from '../../queries/scorer/scorers.js';
 import { startSelfImprovementCheck } from './improvement-check.js';
-import { judgeRunsReactor, scorerKeysReactor, scoringTriggersReactor, selfImprovementRunsReactor } from './reactors.js';
+import {
+  judgeRunsReactor,
+  scorerKeysReactor,
+  scoringTriggersReactor,
+  selfImprovementRunsReactor,
+} from './scorer-reactor.js';
 import scorerRoutes from './routes.js';
 
 export const scorerFeature = feature({
   name: 'scorer',
-  routes: [scorerRoutes(normalizeConversation), scorerQueries, scorerResultQueries, scorerMetricsQueries],
+  routes: [scorerRoutes, scorerQueries, scorerResultQueries, scorerMetricsQueries],
   projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
-  reactors: [
-    scoringTriggersReactor(normalizeConversation),
-    judgeRunsReactor(normalizeConversation),
-    selfImprovementRunsReactor,
-    scorerKeysReactor,
-  ],
+  reactors: [scoringTriggersReactor, judgeRunsReactor, selfImprovementRunsReactor, scorerKeysReactor],
   services: [startSelfImprovementCheck],
 });

@@ -11,15 +11,10 @@ import {
   conversationMessagesProjection,
   type MessageDoc,
   type TurnDoc,
-} from '../../projections/conversation-messages.js';
-import { runsProjection } from '../../projections/runs.js';
+  normalizeConversation,
+} from '../conversation/public.js';
+import { runsProjection } from '../run/public.js';
 import type { Classification } from './events.js';
-
-/** The normalizer of the conversation endpoints (queries/normalized-conversation.ts, wired in by the feature's entry). */
-export type Normalize = (
-  conversationId: string,
-  items: ReadonlyArray<TurnDoc | MessageDoc>,
-) => { conversation_id: string; steps: unknown[] };
 
 /** The judged conversation, as JSON, is cut down to this (the prompt holds it too). */
 const MAX_CONVERSATION_BYTES = 384 * 1024;
@@ -41,7 +36,7 @@ export interface JudgedConversation {
 }
 
 /** Reads conversations from the read models, as the conversation endpoints do. */
-export function conversationReader(rt: Runtime, normalize: Normalize) {
+export function conversationReader(rt: Runtime) {
   const messages = rt.readModel(conversationMessagesProjection);
   const turns = rt.readTable(conversationMessagesProjection, 'turns');
   const runs = rt.readModel(runsProjection);
@@ -54,7 +49,7 @@ export function conversationReader(rt: Runtime, normalize: Normalize) {
     const items: Array<TurnDoc | MessageDoc> = [...t, ...m].sort((a, b) =>
       a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0,
     );
-    return normalize(conversationId, items);
+    return normalizeConversation(conversationId, items);
   };
   return {
     /** Whether the run's agent said anything: a message of its worker (the prompt alone is no conversation). */

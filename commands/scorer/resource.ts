@@ -4,9 +4,9 @@
  */
 import { z } from 'zod';
 import { boundedJson } from '../../src/http/schemas.js';
-import type { ScorerDoc } from '../../projections/scorers.js';
-import type { ScoringResultDoc } from '../../projections/scoring-results.js';
-import { isoDuration } from '../run/resource.js';
+import type { ScorerDoc } from '../../projections/scorer/scorers.js';
+import type { ScoringResultDoc } from '../../projections/scorer/scoring-results.js';
+import { isoDuration } from '../run/public.js';
 import type { JudgeConfig, ScopeAgent } from './events.js';
 
 // ---- bounds ------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent, uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { teamSecretsDecider } from './decider.js';
+import { teamSecretsDecider } from './team-secrets-decider.js';
 import { teamSecretsStream } from './events.js';
 import { sealerFor } from '../../src/sealing.js';
 import type { Api } from '../../src/http/api.js';

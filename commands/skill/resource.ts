@@ -1,7 +1,7 @@
 /** `GET /agent`: skills grouped by name (`AgentSkill`), each file a variant with its source and environments. */
 import { z } from 'zod';
-import type { EnvironmentDoc } from '../../projections/environments.js';
-import type { SkillDoc } from '../../projections/skills.js';
+import type { EnvironmentDoc } from '../environment/public.js';
+import type { SkillDoc } from '../../projections/skill/skills.js';
 
 const variant = z.object({
   id: z.string().describe('owner/repo:path/to/SKILL.md, as a run names it in skill_spec'),

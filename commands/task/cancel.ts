@@ -2,21 +2,19 @@
  * POST /factory/{uid}/tasks/{task_uid}/cancel: the task's current top-level run (the newest root
  * run of its conversation) is cancelled here, by the run decider, so that its refusals (400
  * terminal, 409 PENDING, 422 type) come back at once and nothing is written; then the task
- * moves to CANCELLED. The rest of the run tree is cancelled by a reactor (see reactors.ts).
+ * moves to CANCELLED. The rest of the run tree is cancelled by a reactor (see task-reactor.ts).
  */
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { conversationDecider } from '../conversation/decider.js';
+import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
-import { runDecider } from '../run/decider.js';
+import { runDecider, runState, canView } from '../run/public.js';
 import { runStream } from '../run/events.js';
-import { liveFactory } from '../factory/live.js';
+import { liveFactory } from '../factory/public.js';
 import { taskState } from './create.js';
-import { runState } from '../run/state.js';
-import { live, taskDecider } from './decider.js';
+import { live, taskDecider } from './task-decider.js';
 import { taskStream } from './events.js';
-import { canView } from '../run/resource.js';
 
 /** The conversation's newest root run, read from the conversation and run streams. */
 async function currentRootRun(rt: Runtime, conversationId: string): Promise<string | null> {

@@ -5,11 +5,11 @@
  */
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { conversationDecider } from '../conversation/decider.js';
+import { conversationDecider } from '../conversation/public.js';
 import { conversationStream } from '../conversation/events.js';
-import { liveFactory } from '../factory/live.js';
-import { runState } from '../run/state.js';
-import { type LiveTask, taskDecider, type TaskState } from './decider.js';
+import { liveFactory } from '../factory/public.js';
+import { runState } from '../run/public.js';
+import { type LiveTask, taskDecider, type TaskState } from './task-decider.js';
 import { type Stage, taskStream } from './events.js';
 
 export interface NewTask {

@@ -1,6 +1,6 @@
 /**
  * POST /factory/{factory_uid}/runs: a run for the factory's foreman, created like any other run, and
- * marked as a dispatch so that a reactor creates its task asynchronously (see reactors.ts).
+ * marked as a dispatch so that a reactor creates its task asynchronously (see task-reactor.ts).
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
@@ -8,12 +8,11 @@ import { Conflict } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
-import type { IdentityDoc } from '../../projections/identities.js';
-import { identityDecider } from '../identity/decider.js';
+import { type IdentityDoc, identityDecider } from '../identity/public.js';
 import { identityStream } from '../identity/events.js';
-import { createRun } from '../run/create.js';
+import { createRun } from '../run/public.js';
 import { RUN_STATES } from '../run/events.js';
-import { type LiveFactory, liveFactory } from '../factory/live.js';
+import { type LiveFactory, liveFactory } from '../factory/public.js';
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 /** Ticket fields become run metadata, whose values are at most 256 bytes. */

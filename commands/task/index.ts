@@ -1,10 +1,10 @@
 /** Factory tasks: the work items bound to conversations, dispatch to a foreman, cancel, history. */
 import { feature } from '../../src/feature.js';
-import { tasksProjection } from '../../projections/tasks.js';
-import { taskHistoryRoutes } from '../../queries/history.js';
-import { historyCommand } from '../../queries/history-cli.js';
-import taskQueries from '../../queries/tasks.js';
-import { dispatchedTaskReactor, taskCancelReactor } from './reactors.js';
+import { tasksProjection } from '../../projections/task/tasks.js';
+import { taskHistoryRoutes } from '../../queries/task/history.js';
+import { historyCommand } from '../../queries/task/history-cli.js';
+import taskQueries from '../../queries/task/tasks.js';
+import { dispatchedTaskReactor, taskCancelReactor } from './task-reactor.js';
 import taskRoutes from './routes.js';
 
 export const taskFeature = feature({

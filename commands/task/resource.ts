@@ -3,10 +3,10 @@
  * model resolves author, current run and outputs as their events arrive.
  */
 import { z } from 'zod';
-import { artifactItemSchema } from '../run/resource.js';
+import { artifactItemSchema } from '../run/public.js';
 import { RUN_STATES } from '../run/events.js';
 import { uidParam } from '../../src/http/schemas.js';
-import type { TaskDoc, TaskOutput } from '../../projections/tasks.js';
+import type { TaskDoc, TaskOutput } from '../../projections/task/tasks.js';
 import { STAGES } from './events.js';
 
 const taskAuthor = z
@@ -79,7 +79,7 @@ const outputItems = (outputs: readonly TaskOutput[], conversationOnly: boolean) 
     .map(({ artifact_type, created_at, data }) => ({ artifact_type, created_at, data }));
 
 /**
- * A task as the API answers with it, from its one document (projections/tasks.ts resolves its
+ * A task as the API answers with it, from its one document (projections/task/tasks.ts resolves its
  * author, current run and outputs as events arrive): as single reads show it, with current run
  * and the outputs of its whole run tree.
  */

@@ -7,10 +7,9 @@ import { ConcurrencyError } from '../../src/eventstore/port.js';
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { hashApiKey, newApiKey } from '../../src/http/api-key.js';
-import { userDecider } from '../user/decider.js';
+import { userDecider, reserveEmail } from '../user/public.js';
 import { userStream } from '../user/events.js';
-import { reserveEmail } from '../user/register.js';
-import { teamDecider } from './decider.js';
+import { teamDecider } from './team-decider.js';
 import { teamStream } from './events.js';
 import { normalizeEmail } from '../../src/http/schemas.js';
 

@@ -1,7 +1,7 @@
 /**
  * POST /teams, POST /teams/{team_uid}/members (the invitation it issues is redeemed in
  * user/invitation.ts) and DELETE /teams/{team_uid}/members/{user_uid}. GET /teams and
- * /teams/{team_uid}/members are in queries/teams.ts, the audit in queries/team-audit.ts.
+ * /teams/{team_uid}/members are in queries/team/teams.ts, the audit in queries/team/team-audit.ts.
  */
 import { timeOrderedId } from '../../src/ids.js';
 import { z } from 'zod';
@@ -9,12 +9,9 @@ import { commandContext } from '../../src/http/context.js';
 import { Conflict, Forbidden } from '../../src/kernel/errors.js';
 import { noContent, normalizeEmail, uidParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
-import { usersProjection } from '../../projections/users.js';
-import { userDecider } from '../user/decider.js';
+import { usersProjection, userDecider, newInvitation, findOrRegisterUser, ownerOf } from '../user/public.js';
 import { userStream } from '../user/events.js';
-import { newInvitation } from '../user/invitation.js';
-import { findOrRegisterUser, ownerOf } from '../user/register.js';
-import { assertCanManage, teamDecider } from './decider.js';
+import { assertCanManage, teamDecider } from './team-decider.js';
 import { ROLES, teamStream } from './events.js';
 import type { Api } from '../../src/http/api.js';
 import { ownsKey } from '../../src/own-keys.js';

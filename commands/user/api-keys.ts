@@ -1,6 +1,6 @@
 /**
  * A user's own API keys: POST /me/api-keys (shown once) and DELETE /me/api-keys/{key_id}
- * (GET /me/api-keys is in queries/api-keys.ts). Agents' keys are managed under
+ * (GET /me/api-keys is in queries/user/api-keys.ts). Agents' keys are managed under
  * /agent/identities/{agent_uid}/api-keys with the same body and answers.
  */
 import { z } from 'zod';
@@ -12,8 +12,8 @@ import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { apiKeysProjection } from '../../projections/api-keys.js';
-import { userDecider } from './decider.js';
+import { apiKeysProjection } from '../../projections/user/api-keys.js';
+import { userDecider } from './user-decider.js';
 import type { KeyGrant } from './events.js';
 import { userStream } from './events.js';
 import { issuedApiKey, keyIdParam, toApiKeyResource } from './resource.js';

@@ -11,8 +11,8 @@ import type { Api } from '../../src/http/api.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { usersProjection } from '../../projections/users.js';
-import { userDecider } from './decider.js';
+import { usersProjection } from '../../projections/user/users.js';
+import { userDecider } from './user-decider.js';
 import { userStream } from './events.js';
 import { newKeyGrant } from './api-keys.js';
 

@@ -1,6 +1,6 @@
 /**
- * The rules every principal's keys share (users' in user/decider.ts, agents' in
- * identity/decider.ts): how many may be live, when one may expire, which ones still open the door.
+ * The rules every principal's keys share (users' in user/user-decider.ts, agents' in
+ * identity/identity-decider.ts): how many may be live, when one may expire, which ones still open the door.
  */
 import { InvalidRequest, LimitExceeded } from '../../src/kernel/errors.js';
 import type { ApiKeyIssued, ApiKeyRevoked, KeyGrant } from './events.js';

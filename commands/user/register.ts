@@ -8,7 +8,7 @@ import { ConcurrencyError, type EventStore } from '../../src/eventstore/port.js'
 import { type CommandContext, metadataOf } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { normalizeEmail } from '../../src/http/schemas.js';
-import { userDecider } from './decider.js';
+import { userDecider } from './user-decider.js';
 import { type EmailReserved, userStream } from './events.js';
 
 const emailStream = (email: string) => `email-${createHash('sha256').update(email).digest('hex')}`;

@@ -1,6 +1,6 @@
 /** An API key as the API shows it: never the key (but once, when created), nor its hash. */
 import { z } from 'zod';
-import type { ApiKeyDoc } from '../../projections/api-keys.js';
+import type { ApiKeyDoc } from '../../projections/user/api-keys.js';
 
 export const apiKeyResource = z.object({
   key_id: z.string(),

@@ -1,8 +1,8 @@
 /** Custom webhooks: their management, the public ingress and the delivery log. */
 import { feature } from '../../src/feature.js';
-import { webhookDeliveriesProjection } from '../../projections/webhook-deliveries.js';
-import { webhooksProjection } from '../../projections/webhooks.js';
-import webhookQueries from '../../queries/webhooks.js';
+import { webhookDeliveriesProjection } from '../../projections/webhook/webhook-deliveries.js';
+import { webhooksProjection } from '../../projections/webhook/webhooks.js';
+import webhookQueries from '../../queries/webhook/webhooks.js';
 import webhookIngress from './ingress/ingress.js';
 import { BUDGETS } from './ingress/rate-limit.js';
 import webhookRoutes from './routes.js';

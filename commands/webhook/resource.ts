@@ -5,7 +5,7 @@ import type { Config } from '../../src/config.js';
 import { uidParam } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Collection } from '../../src/readstore/port.js';
-import type { WebhookDoc } from '../../projections/webhooks.js';
+import type { WebhookDoc } from '../../projections/webhook/webhooks.js';
 import { signatureSchemes, WEBHOOK_AUTH_MODES } from './events.js';
 
 export const webhookResource = z.object({

@@ -5,13 +5,13 @@ import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { InvalidRequest, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { webhooksProjection } from '../../projections/webhooks.js';
-import { factoryDecider } from '../factory/decider.js';
+import { webhooksProjection } from '../../projections/webhook/webhooks.js';
+import { factoryDecider } from '../factory/public.js';
 import { factoryStream } from '../factory/events.js';
 import { sealerFor } from '../../src/sealing.js';
-import { teamSecretsDecider } from '../secret/decider.js';
+import { teamSecretsDecider } from '../secret/public.js';
 import { teamSecretsStream } from '../secret/events.js';
-import { webhooksDecider } from './decider.js';
+import { webhooksDecider } from './webhooks-decider.js';
 import {
   signatureSchemes,
   type SignatureScheme,

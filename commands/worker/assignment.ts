@@ -6,7 +6,7 @@
 import type { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runDecider } from '../run/decider.js';
+import { runDecider } from '../run/public.js';
 import { type Attachment, runStream, type SealedContext } from '../run/events.js';
 import { keyringFor } from '../../src/keyring.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';

@@ -9,8 +9,8 @@ import { comparePositions, type Position, type RecordedEvent, START } from '../.
 import { DomainError } from '../../src/kernel/errors.js';
 import { findEach } from '../../src/readstore/paging.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runsProjection, type RunDoc } from '../../projections/runs.js';
-import { teamsProjection } from '../../projections/teams.js';
+import { runsProjection, type RunDoc } from '../run/public.js';
+import { teamsProjection } from '../team/public.js';
 import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { PRESENCE, Presences } from './presence-store.js';

@@ -12,9 +12,9 @@ import { DomainError } from '../../src/kernel/errors.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { workersOf } from './presence.js';
-import { runDecider, type RunCommand } from '../run/decider.js';
+import { runDecider, type RunCommand } from '../run/public.js';
 import { type Attachment, runStream, type StatusMessage } from '../run/events.js';
-import { priceReported } from '../analytics/reactor.js';
+import { priceReported } from '../analytics/public.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import {

@@ -10,7 +10,7 @@ import { LimitExceeded } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { MAX_WORKERS_PER_TEAM, MISSED_HEARTBEATS, type Signal } from './registry.js';
 import { runningWorkers } from './presence.js';
-import { skillDecider } from '../skill/decider.js';
+import { skillDecider } from '../skill/public.js';
 import { skillsStream } from '../skill/events.js';
 import { preparedAttachments } from './assignment.js';
 import { claimRoute } from './claim.js';

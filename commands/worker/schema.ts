@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { LONGEST_LONG_POLL_SECONDS } from '../../src/config.js';
 import { booleanParam, boundedJson, uidParam } from '../../src/http/schemas.js';
 import { ACTION_CATEGORIES, FINISH_STATES, RUN_SOURCES, RUN_STATES } from '../run/events.js';
-import { runModeSchema } from '../run/schema.js';
+import { runModeSchema } from '../run/public.js';
 
 /** The idle timeout of every connection is above it (src/config.ts). */
 const MAX_WAIT_SECONDS = LONGEST_LONG_POLL_SECONDS;

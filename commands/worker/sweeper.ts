@@ -14,7 +14,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { timeOrderedId } from '../../src/ids.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
-import { runDecider, type RunCommand, type RunDeciderState } from '../run/decider.js';
+import { runDecider, type RunCommand, type RunDeciderState } from '../run/public.js';
 import { runStream } from '../run/events.js';
 import { PRESENCE, type PresenceDoc, Presences } from './presence-store.js';
 import { type Holding, MISSED_HEARTBEATS, type WorkerRegistry } from './registry.js';

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.js';
-import { makeHook, postToken } from './ingress-helpers.js';
+import { makeHook, postToken } from './webhook/ingress-helpers.js';
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { deliveryLog, makeHook, type Hook } from './ingress-helpers.js';
+import { deliveryLog, makeHook, type Hook } from './webhook/ingress-helpers.js';
 
 let t: TestApp;
 let port: number;

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pullRequestStream } from '../../commands/analytics/events.js';
 import { pullRequestRef } from '../../commands/analytics/github.js';
-import { pullRequestsProjection } from '../../projections/pull-requests.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { manualClock } from '../../src/clock.js';
 import { verifyProjection } from '../../src/projector/rebuild.js';
 import {

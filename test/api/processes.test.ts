@@ -10,7 +10,13 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
-import { deliveryLog, type Hook, makeHook, post as postNow, postToken as postTokenNow } from './ingress-helpers.js';
+import {
+  deliveryLog,
+  type Hook,
+  makeHook,
+  post as postNow,
+  postToken as postTokenNow,
+} from './webhook/ingress-helpers.js';
 
 let a: TestApp;
 let b: TestApp;

@@ -18,7 +18,7 @@ import fc from 'fast-check';
 import { BSON } from 'mongodb';
 import { afterAll, describe, expect, it } from 'vitest';
 import { scheduleStream } from '../../commands/schedule/events.js';
-import { schedulesProjection } from '../../projections/schedules.js';
+import { schedulesProjection } from '../../projections/schedule/schedules.js';
 import { manualClock } from '../../src/clock.js';
 import { comparePositions, type Position, START } from '../../src/eventstore/port.js';
 import { features } from '../../src/features.js';
@@ -184,7 +184,7 @@ async function settle(what: string): Promise<void> {
 /** Event types no request here makes, and where they are applied instead. */
 const ELSEWHERE: Record<string, string> = {
   // Its data is the run and worker ids only (no user content); the sweeper judges presence by the
-  // process's own timers, not the clock: test/api/workers-sweeper.test.ts.
+  // process's own timers, not the clock: test/api/worker/workers-sweeper.test.ts.
   RunWorkerLost: 'a worker silent past its lease, found by the sweeper',
 };
 

@@ -11,7 +11,7 @@ import { createRun } from '../../commands/run/create.js';
 import { runStream } from '../../commands/run/events.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import { ReadModelFailed } from '../../src/kernel/errors.js';
-import { runsProjection } from '../../projections/runs.js';
+import { runsProjection } from '../../projections/run/runs.js';
 import { runCli, parseStatus } from '../e2e/server-process.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { adminContext, newRun } from '../helpers/conversation-fixtures.js';

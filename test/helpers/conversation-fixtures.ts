@@ -5,7 +5,7 @@
 import { v4 as uuidv4 } from 'uuid';
 import { expect } from 'vitest';
 import { createRun } from '../../commands/run/create.js';
-import { type RunCommand, runDecider } from '../../commands/run/decider.js';
+import { type RunCommand, runDecider } from '../../commands/run/run-decider.js';
 import { type Artifact, type FinishState, runStream } from '../../commands/run/events.js';
 import { runRequestSchema } from '../../commands/run/schema.js';
 import type { CommandContext } from '../../src/kernel/handle.js';

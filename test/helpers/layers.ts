@@ -14,7 +14,7 @@ const LAYERS: ReadonlyArray<[name: string, pattern: RegExp]> = [
   ['worker program<br>src/cli/worker', /^src\/cli\/worker\//],
   ['platform<br>src', /^src\//],
   ['feature entries<br>commands/*/index.ts', /^commands\/[^/]+\/index\.ts$/],
-  ['facts and resources<br>commands/*/events.ts, resource.ts', /^commands\/[^/]+\/(events|resource)\.ts$/],
+  ['events and public modules<br>commands/*/events.ts, public.ts', /^commands\/[^/]+\/(events|public)\.ts$/],
   ['write side<br>commands', /^commands\//],
   ['query side<br>queries', /^queries\//],
   ['read models<br>projections', /^projections\//],

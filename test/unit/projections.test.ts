@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { accessAuditProjection } from '../../projections/access-audit.js';
-import { apiKeysProjection } from '../../projections/api-keys.js';
-import { teamMembersProjection } from '../../projections/team-members.js';
-import { factoriesProjection } from '../../projections/factories.js';
-import { identitiesProjection } from '../../projections/identities.js';
-import { teamsProjection } from '../../projections/teams.js';
-import { usersProjection } from '../../projections/users.js';
+import { accessAuditProjection } from '../../projections/team/access-audit.js';
+import { apiKeysProjection } from '../../projections/user/api-keys.js';
+import { teamMembersProjection } from '../../projections/team/team-members.js';
+import { factoriesProjection } from '../../projections/factory/factories.js';
+import { identitiesProjection } from '../../projections/identity/identities.js';
+import { teamsProjection } from '../../projections/team/teams.js';
+import { usersProjection } from '../../projections/user/users.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import { metadata, project, recorded } from '../helpers/projection-spec.js';
 

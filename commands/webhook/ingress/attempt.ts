@@ -9,7 +9,7 @@ import type { FastifyRequest } from 'fastify';
 import type { EventMetadata } from '../../../src/eventstore/port.js';
 import { timeOrderedId } from '../../../src/ids.js';
 import type { Runtime } from '../../../src/runtime.js';
-import type { WebhookState } from '../decider.js';
+import type { WebhookState } from '../webhooks-decider.js';
 import { type DeliveryEvent, type DeliveryRejectionReason, rejectedDeliveriesStream } from '../events.js';
 import type { RateLimiter } from './rate-limit.js';
 

@@ -13,7 +13,7 @@
  */
 import { own } from '../../../src/own-keys.js';
 import { setTimeout as delay } from 'node:timers/promises';
-import { oneAtATime } from '../../../src/kernel/one-at-a-time.js';
+import { oneAtATime } from '../../../src/kernel/per-key-queue.js';
 import type { DocumentStore } from '../../../src/readstore/port.js';
 
 export const BUDGETS = 'webhook_budgets';

@@ -1,0 +1,8 @@
+/**
+ * The model feature's public module: what the other features, and its own read models and
+ * queries, may use of it besides its events. Nothing else of it may be imported from outside
+ * its folders (.dependency-cruiser.cjs).
+ */
+export { assertUsableModel, modelDecider } from './model-decider.js';
+export { modelListResource } from './resource.js';
+export { CATALOGUE_ID, modelsProjection } from '../../projections/model/models.js';

@@ -1,0 +1,15 @@
+/**
+ * The outbound feature's public module: what the other features, and its own read models and
+ * queries, may use of it besides its events. Nothing else of it may be imported from outside
+ * its folders (.dependency-cruiser.cjs).
+ */
+export { outboundWebhookDecider } from './outbound-webhook-decider.js';
+export {
+  deliveriesAnswer,
+  deliveriesQuery,
+  outboundWebhookParams,
+  outboundWebhookResource,
+  teamParams,
+  toDeliveryResource,
+  toOutboundWebhookResource,
+} from './resource.js';

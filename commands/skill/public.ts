@@ -1,0 +1,7 @@
+/**
+ * The skill feature's public module: what the other features, and its own read models and
+ * queries, may use of it besides its events. Nothing else of it may be imported from outside
+ * its folders (.dependency-cruiser.cjs).
+ */
+export { skillDecider } from './skill-decider.js';
+export { agentSkillList, toAgentSkills } from './resource.js';

@@ -1,0 +1,174 @@
+/**
+ * The date range and periods of the metrics and cost operations, and the rollup rows that tile
+ * a range: day rows for its whole UTC days, hour rows for the hours at its edges. A range counts
+ * whole UTC hours: `start_date` from the start of its hour, `end_date` to the end of its hour (a
+ * date on the hour is exact), so the rows sum to it exactly; the answer names the range counted.
+ */
+import { z } from 'zod';
+import { InvalidRequest } from '../../src/kernel/errors.js';
+import { dateTimeParam } from '../../src/http/schemas.js';
+import { findAll } from '../../src/readstore/paging.js';
+import type { Collection } from '../../src/readstore/port.js';
+import type { RollupDoc } from '../../projections/analytics/factory-rollups.js';
+
+const MAX_PERIODS = 365;
+/**
+ * The longest range an answer may span: its work is the rollup rows that tile it (one a day), so a
+ * bound on the range is a bound on the work, checked before anything is read (issue #30).
+ */
+const MAX_RANGE_DAYS = 3 * 366;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** The default range: this long before `end_date`. */
+const DEFAULT_SPAN = 30 * DAY;
+
+export const rangeParams = {
+  start_date: dateTimeParam.optional().describe('Inclusive; default end_date minus 30 days'),
+  end_date: dateTimeParam.optional().describe('Exclusive; default now'),
+};
+export const periodParam = {
+  group_by_period: z
+    .enum(['day', 'week', 'month'])
+    .optional()
+    .describe('Adds period_list and series aligned to it; weeks start on Sunday; at most 365 periods'),
+};
+
+interface Period {
+  /** The period's start date (its label): `YYYY-MM-DD`. */
+  label: string;
+  /** The part of the range it covers (epoch ms). */
+  from: number;
+  to: number;
+}
+
+export interface Range {
+  from: number;
+  to: number;
+  start_date: string;
+  end_date: string;
+  /** With group_by_period: the periods, made when first asked for (a cached answer never asks). */
+  readonly periods: Period[] | null;
+}
+
+const invalid = (param: string, message: string) =>
+  new InvalidRequest(message, [{ path: `querystring.${param}`, message }]);
+
+const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
+const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The start of the period holding `ms`: its UTC day, its week (from Sunday) or its month. */
+function periodStart(ms: number, by: 'day' | 'week' | 'month'): number {
+  const day = floorTo(ms, DAY);
+  if (by === 'day') return day;
+  const d = new Date(day);
+  if (by === 'week') return day - d.getUTCDay() * DAY;
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+
+function nextPeriod(start: number, by: 'day' | 'week' | 'month'): number {
+  if (by === 'day') return start + DAY;
+  if (by === 'week') return start + 7 * DAY;
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+/** How many periods of `by` the range [from, to) touches, without making them. */
+function countPeriods(from: number, to: number, by: 'day' | 'week' | 'month'): number {
+  const first = periodStart(from, by);
+  if (by === 'day') return Math.ceil((to - first) / DAY);
+  if (by === 'week') return Math.ceil((to - first) / (7 * DAY));
+  const a = new Date(first);
+  const b = new Date(to - 1);
+  return (b.getUTCFullYear() - a.getUTCFullYear()) * 12 + b.getUTCMonth() - a.getUTCMonth() + 1;
+}
+
+function makePeriods(from: number, to: number, by: 'day' | 'week' | 'month'): Period[] {
+  const periods: Period[] = [];
+  for (let p = periodStart(from, by); p < to; p = nextPeriod(p, by))
+    periods.push({ label: iso(p).slice(0, 10), from: Math.max(p, from), to: Math.min(nextPeriod(p, by), to) });
+  return periods;
+}
+
+/** The range a query asks for, at `now`: validated, aligned to hours, cut into periods. */
+export function resolveRange(
+  q: { start_date?: string; end_date?: string; group_by_period?: 'day' | 'week' | 'month' },
+  now: Date,
+): Range {
+  const end = q.end_date === undefined ? now.getTime() : Date.parse(q.end_date);
+  const start = q.start_date === undefined ? end - DEFAULT_SPAN : Date.parse(q.start_date);
+  if (!(start < end)) throw invalid('start_date', 'start_date must be before end_date');
+  const from = floorTo(start, HOUR);
+  const to = ceilTo(end, HOUR);
+  if (to - from > MAX_RANGE_DAYS * DAY)
+    throw invalid('start_date', `a range spans at most ${MAX_RANGE_DAYS} days: choose a later start_date`);
+  const by = q.group_by_period;
+  if (by && countPeriods(from, to, by) > MAX_PERIODS)
+    throw invalid('group_by_period', `at most ${MAX_PERIODS} periods: choose a shorter range or a longer period`);
+  let periods: Period[] | null | undefined;
+  return {
+    from,
+    to,
+    start_date: iso(from),
+    end_date: iso(to),
+    get periods() {
+      periods ??= by ? makePeriods(from, to, by) : null;
+      return periods;
+    },
+  };
+}
+
+/** Which period of the range holds `ms`: its index, or -1 outside the range. */
+export function periodIndex(range: Range, ms: number): number {
+  if (ms < range.from || ms >= range.to || !range.periods) return -1;
+  let lo = 0;
+  let hi = range.periods.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (range.periods[mid]!.from <= ms) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+const rowsBetween = (
+  rollups: Collection<RollupDoc>,
+  factory: string,
+  grain: 'hour' | 'day',
+  from: number,
+  to: number,
+) =>
+  from >= to
+    ? Promise.resolve([])
+    : findAll(rollups, {
+        filter: { factory_uid: factory, grain, at: { $gte: iso(from), $lt: iso(to) } },
+        sort: [
+          ['at', 'asc'],
+          ['id', 'asc'],
+        ],
+        limit: 1000,
+      });
+
+/**
+ * The rollup rows of the factory that tile the range exactly: its whole days as day rows (a year
+ * is at most 366 of them), and the hours before its first and after its last midnight as hour rows.
+ */
+export async function rowsOfRange(rollups: Collection<RollupDoc>, factory: string, range: Range): Promise<RollupDoc[]> {
+  const firstMidnight = ceilTo(range.from, DAY);
+  const lastMidnight = floorTo(range.to, DAY);
+  if (firstMidnight >= lastMidnight) return rowsBetween(rollups, factory, 'hour', range.from, range.to);
+  const [head, days, tail] = await Promise.all([
+    rowsBetween(rollups, factory, 'hour', range.from, firstMidnight),
+    rowsBetween(rollups, factory, 'day', firstMidnight, lastMidnight),
+    rowsBetween(rollups, factory, 'hour', lastMidnight, range.to),
+  ]);
+  return [...head, ...days, ...tail];
+}
+
+/** The median of `values`, or null of none (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
