@@ -137,6 +137,7 @@ function Charts({ factoryUid }: { factoryUid: string }) {
             title={`Cost by component (${usd(c.total.total)} in all)`}
             kind="bar"
             stacked
+            dollars
             labels={c.period_list}
             file="cost-by-component.csv"
             series={(['inference', 'compute', 'platform'] as const).map((k) => ({
@@ -157,6 +158,7 @@ function Charts({ factoryUid }: { factoryUid: string }) {
             <ChartView
               title="Mean cost per pull request by size"
               kind="bar"
+              dollars
               labels={s.buckets.map((b) => b.size)}
               file="cost-by-pr-size.csv"
               series={[

@@ -44,13 +44,18 @@ interface ChartProps {
   labels: string[];
   series: Series[];
   stacked?: boolean;
+  /** The values are dollars: the axis says so, to three significant digits. */
+  dollars?: boolean;
   /** The CSV file's name. */
   file: string;
 }
 
 const textColor = () => getComputedStyle(document.documentElement).getPropertyValue('--fg').trim() || '#222';
 
-function configOf({ kind, labels, series, stacked }: ChartProps): ChartConfiguration {
+const dollarTick = (v: string | number) =>
+  `$${Number(v).toLocaleString(undefined, { maximumSignificantDigits: 3 })}`;
+
+function configOf({ kind, labels, series, stacked, dollars }: ChartProps): ChartConfiguration {
   const color = textColor();
   return {
     type: kind,
@@ -70,7 +75,7 @@ function configOf({ kind, labels, series, stacked }: ChartProps): ChartConfigura
       color,
       scales: {
         x: { stacked, ticks: { color } },
-        y: { stacked, beginAtZero: true, ticks: { color } },
+        y: { stacked, beginAtZero: true, ticks: { color, ...(dollars ? { callback: dollarTick } : {}) } },
       },
     },
   };
@@ -86,7 +91,7 @@ export function ChartView(props: ChartProps) {
   useEffect(() => {
     const chart = new Chart(canvas.current!, configOf(props));
     return () => chart.destroy();
-  }, [JSON.stringify([props.labels, props.series, props.kind, props.stacked])]);
+  }, [JSON.stringify([props.labels, props.series, props.kind, props.stacked, props.dollars])]);
   const table = tableOf(props.labels, props.series);
   return (
     <figure class="chart">

@@ -1,1 +1,0 @@
-import{a as o}from"./index-Bz0MHlcr.js";import{P as e}from"./page-F5cTWh--.js";function t(){return o(e,{title:"Page not found",children:o("p",{children:["This address names no page of the console. Go to ",o("a",{href:"/runs",children:"Runs"}),"."]})})}export{t as default};
