@@ -22,13 +22,16 @@ import {
   type RecordedEvent as EsdbRecordedEvent,
 } from '@eventstore/db-client';
 import {
+  type AppendResult,
   ConcurrencyError,
   START,
   comparePositions,
   type EventMetadata,
   type EventStore,
+  type EventToAppend,
   type ExpectedRevision,
   type Position,
+  type ReadStreamOptions,
   type RecordedEvent,
 } from './port.js';
 
@@ -77,145 +80,158 @@ function fromAll(resolved: AllStreamResolvedEvent): RecordedEvent | undefined {
   return toRecorded(event);
 }
 
+type Client = EventStoreDBClient;
+
+async function readAllPage(client: Client, from: ReadPosition, direction: typeof FORWARDS | typeof BACKWARDS) {
+  const page: AllStreamResolvedEvent[] = [];
+  for await (const resolved of client.readAll({ fromPosition: from, direction, maxCount: PAGE })) page.push(resolved);
+  return page;
+}
+
+async function* subscribe(client: Client, after: Position, signal: AbortSignal, batchSize = 1000) {
+  if (signal.aborted) return;
+  const subscription = client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
+  const queue: RecordedEvent[] = [];
+  let failure: unknown;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  subscription.on('data', (resolved: AllStreamResolvedEvent) => {
+    const event = fromAll(resolved);
+    // The filter only sees event types, and `after` itself must not come back.
+    if (event && comparePositions(event.position, after) > 0) queue.push(event);
+    // Back-pressure: stop taking from the server until the consumer takes a batch.
+    if (queue.length >= batchSize) subscription.pause();
+    notify();
+  });
+  subscription.on('error', (error: Error) => {
+    failure ??= error;
+    notify();
+  });
+  signal.addEventListener('abort', notify);
+  try {
+    while (!signal.aborted) {
+      if (failure !== undefined) throw failure;
+      if (queue.length === 0) {
+        await new Promise<void>((resolve) => (wake = resolve));
+        continue;
+      }
+      // Whatever arrived before we woke up (events are pushed synchronously) goes out as one batch.
+      const batch = queue.splice(0, batchSize);
+      subscription.resume();
+      yield batch;
+    }
+  } finally {
+    signal.removeEventListener('abort', notify);
+    subscription.removeAllListeners('data');
+    await subscription.unsubscribe();
+  }
+}
+
+async function append(
+  client: Client,
+  stream: string,
+  events: readonly EventToAppend[],
+  expected: ExpectedRevision,
+): Promise<AppendResult> {
+  try {
+    const result = await client.appendToStream(
+      stream,
+      events.map((e) =>
+        jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } }),
+      ),
+      { expectedRevision: toExpectedRevision(expected) },
+    );
+    // The server answers with the transaction's position; a caller waiting for its events
+    // needs the last one's, which only differs (in `prepare`) when several were written.
+    const position =
+      events.length > 1
+        ? (await readStream(client, stream, { direction: 'backwards', maxCount: 1 }))[0]?.position
+        : result.position;
+    return { nextRevision: result.nextExpectedRevision, position: position ?? START };
+  } catch (error) {
+    if (error instanceof WrongExpectedVersionError) {
+      const actual = error.actualVersion;
+      throw new ConcurrencyError(stream, expected, actual === 'no_stream' || actual < 0n ? 'no_stream' : actual);
+    }
+    throw error;
+  }
+}
+
+async function readStream(client: Client, stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+  const backwards = options.direction === 'backwards';
+  if (options.maxCount !== undefined && options.maxCount <= 0) return [];
+  const events: RecordedEvent[] = [];
+  try {
+    const read = client.readStream(stream, {
+      direction: backwards ? BACKWARDS : FORWARDS,
+      fromRevision: options.fromRevision ?? (backwards ? END : FROM_START),
+      maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
+    });
+    for await (const resolved of read) if (resolved.event) events.push(toRecorded(resolved.event));
+  } catch (error) {
+    if (error instanceof StreamNotFoundError) return [];
+    throw error;
+  }
+  return events;
+}
+
+async function readAll(
+  client: Client,
+  after: Position,
+  maxCount: number,
+  types?: readonly string[],
+): Promise<RecordedEvent[]> {
+  // Filtered here rather than with a server-side filter: one code path for every read.
+  const wanted = types && new Set(types);
+  const events: RecordedEvent[] = [];
+  let from = after;
+  while (events.length < maxCount) {
+    const page = await readAllPage(client, fromPosition(from), FORWARDS);
+    for (const resolved of page) {
+      const event = fromAll(resolved);
+      // A forwards read starts at `from` itself; `after` is exclusive.
+      if (
+        event &&
+        comparePositions(event.position, from) > 0 &&
+        (!wanted || wanted.has(event.type)) &&
+        events.length < maxCount
+      )
+        events.push(event);
+    }
+    const last = page.at(-1)?.event?.position;
+    if (page.length < PAGE || !last) break;
+    from = last;
+  }
+  return events;
+}
+
+async function headPosition(client: Client): Promise<Position> {
+  let from: ReadPosition = END;
+  for (;;) {
+    const page = await readAllPage(client, from, BACKWARDS);
+    for (const resolved of page) {
+      const event = fromAll(resolved);
+      if (event) return event.position;
+    }
+    const last = page.at(-1)?.event?.position;
+    if (page.length < PAGE || !last) return START;
+    from = last;
+  }
+}
+
 export function openEsdbEventStore(connectionString: string): EventStore {
   const client = EventStoreDBClient.connectionString(connectionString);
-
-  async function readAllPage(from: ReadPosition, direction: typeof FORWARDS | typeof BACKWARDS) {
-    const page: AllStreamResolvedEvent[] = [];
-    for await (const resolved of client.readAll({ fromPosition: from, direction, maxCount: PAGE })) page.push(resolved);
-    return page;
-  }
-
-  async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
-    if (signal.aborted) return;
-    const subscription = client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
-    const queue: RecordedEvent[] = [];
-    let failure: unknown;
-    let wake: (() => void) | undefined;
-    const notify = () => {
-      wake?.();
-      wake = undefined;
-    };
-    subscription.on('data', (resolved: AllStreamResolvedEvent) => {
-      const event = fromAll(resolved);
-      // The filter only sees event types, and `after` itself must not come back.
-      if (event && comparePositions(event.position, after) > 0) queue.push(event);
-      // Back-pressure: stop taking from the server until the consumer takes a batch.
-      if (queue.length >= batchSize) subscription.pause();
-      notify();
-    });
-    subscription.on('error', (error: Error) => {
-      failure ??= error;
-      notify();
-    });
-    signal.addEventListener('abort', notify);
-    try {
-      while (!signal.aborted) {
-        if (failure !== undefined) throw failure;
-        if (queue.length === 0) {
-          await new Promise<void>((resolve) => (wake = resolve));
-          continue;
-        }
-        // Whatever arrived before we woke up (events are pushed synchronously) goes out as one batch.
-        const batch = queue.splice(0, batchSize);
-        subscription.resume();
-        yield batch;
-      }
-    } finally {
-      signal.removeEventListener('abort', notify);
-      subscription.removeAllListeners('data');
-      await subscription.unsubscribe();
-    }
-  }
-
-  const store: EventStore = {
-    async append(stream, events, expected) {
-      try {
-        const result = await client.appendToStream(
-          stream,
-          events.map((e) =>
-            jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } }),
-          ),
-          { expectedRevision: toExpectedRevision(expected) },
-        );
-        // The server answers with the transaction's position; a caller waiting for its events
-        // needs the last one's, which only differs (in `prepare`) when several were written.
-        const position =
-          events.length > 1
-            ? (await store.readStream(stream, { direction: 'backwards', maxCount: 1 }))[0]?.position
-            : result.position;
-        return { nextRevision: result.nextExpectedRevision, position: position ?? START };
-      } catch (error) {
-        if (error instanceof WrongExpectedVersionError) {
-          const actual = error.actualVersion;
-          throw new ConcurrencyError(stream, expected, actual === 'no_stream' || actual < 0n ? 'no_stream' : actual);
-        }
-        throw error;
-      }
-    },
-
-    async readStream(stream, options = {}) {
-      const backwards = options.direction === 'backwards';
-      if (options.maxCount !== undefined && options.maxCount <= 0) return [];
-      const events: RecordedEvent[] = [];
-      try {
-        const read = client.readStream(stream, {
-          direction: backwards ? BACKWARDS : FORWARDS,
-          fromRevision: options.fromRevision ?? (backwards ? END : FROM_START),
-          maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
-        });
-        for await (const resolved of read) if (resolved.event) events.push(toRecorded(resolved.event));
-      } catch (error) {
-        if (error instanceof StreamNotFoundError) return [];
-        throw error;
-      }
-      return events;
-    },
-
-    async readAll(after, maxCount, types) {
-      // Filtered here rather than with a server-side filter: one code path for every read.
-      const wanted = types && new Set(types);
-      const events: RecordedEvent[] = [];
-      let from = after;
-      while (events.length < maxCount) {
-        const page = await readAllPage(fromPosition(from), FORWARDS);
-        for (const resolved of page) {
-          const event = fromAll(resolved);
-          // A forwards read starts at `from` itself; `after` is exclusive.
-          if (
-            event &&
-            comparePositions(event.position, from) > 0 &&
-            (!wanted || wanted.has(event.type)) &&
-            events.length < maxCount
-          )
-            events.push(event);
-        }
-        const last = page.at(-1)?.event?.position;
-        if (page.length < PAGE || !last) break;
-        from = last;
-      }
-      return events;
-    },
-
-    subscribe,
-
-    async headPosition() {
-      let from: ReadPosition = END;
-      for (;;) {
-        const page = await readAllPage(from, BACKWARDS);
-        for (const resolved of page) {
-          const event = fromAll(resolved);
-          if (event) return event.position;
-        }
-        const last = page.at(-1)?.event?.position;
-        if (page.length < PAGE || !last) return START;
-        from = last;
-      }
-    },
-
+  return {
+    append: (stream, events, expected) => append(client, stream, events, expected),
+    readStream: (stream, options) => readStream(client, stream, options),
+    readAll: (after, maxCount, types) => readAll(client, after, maxCount, types),
+    subscribe: (after, signal, batchSize) => subscribe(client, after, signal, batchSize),
+    headPosition: () => headPosition(client),
     async close() {
       await client.dispose();
     },
   };
-  return store;
 }

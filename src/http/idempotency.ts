@@ -104,16 +104,15 @@ interface Reserved {
   sealer: ReturnType<typeof answerSealer>;
 }
 
-export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
-  const reserved = new WeakMap<FastifyRequest, Reserved>();
+/** A request that reserved its key: the answer it gets is recorded for the key's retries. */
+type Reservations = WeakMap<FastifyRequest, Reserved>;
 
-  app.addHook('onRoute', (route) => {
-    if (route.config?.idempotent && route.config.public)
-      throw new Error(`${route.url}: an idempotent route needs a principal, whose keys they are`);
-  });
-
-  // After authentication and validation: a request refused before it is checked reserves nothing.
-  app.addHook('preHandler', async (req: FastifyRequest, reply: FastifyReply) => {
+/**
+ * Reserves the request's key, or answers a retry with the answer recorded for it. After
+ * authentication and validation: a request refused before it is checked reserves nothing.
+ */
+function reserveOrReplay(rt: Runtime, reserved: Reservations) {
+  return async (req: FastifyRequest, reply: FastifyReply) => {
     if (!req.routeOptions.config.idempotent) return;
     const header = req.headers[IDEMPOTENCY_HEADER];
     if (header === undefined) return;
@@ -154,10 +153,12 @@ export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
     reply.code(answer.status).header(REPLAYED_HEADER, 'true');
     if (answer.content_type) reply.header('content-type', answer.content_type);
     return reply.send(body === '' ? undefined : body);
-  });
+  };
+}
 
-  // Before the answer leaves, so a retry after it finds it recorded.
-  app.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+/** Records the answer of a request that reserved its key, before it leaves, so a retry after it finds it. */
+function recordAnswer(rt: Runtime, reserved: Reservations) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
     const mine = reserved.get(req);
     if (!mine) return payload;
     reserved.delete(req);
@@ -192,5 +193,15 @@ export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
       req.log.error({ err: error }, 'could not record the answer of an Idempotency-Key');
     }
     return payload;
+  };
+}
+
+export function installIdempotency(app: FastifyInstance, rt: Runtime): void {
+  const reserved: Reservations = new WeakMap();
+  app.addHook('onRoute', (route) => {
+    if (route.config?.idempotent && route.config.public)
+      throw new Error(`${route.url}: an idempotent route needs a principal, whose keys they are`);
   });
+  app.addHook('preHandler', reserveOrReplay(rt, reserved));
+  app.addHook('onSend', recordAnswer(rt, reserved));
 }

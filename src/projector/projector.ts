@@ -27,35 +27,20 @@ import {
 } from '../eventstore/port.js';
 import { setTimeout as delay } from 'node:timers/promises';
 import { CheckpointMoved, type DocumentStore, type Fence, FenceLost, type SetAsideEvent } from '../readstore/port.js';
-import { DomainError, ReadModelFailed } from '../kernel/errors.js';
 import { commitIsolated, type Target } from './isolate.js';
 import { replayInto } from './rebuild.js';
 import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
 import type { Exclusive, Ownership } from './ownership.js';
+import { Waiters } from './waiters.js';
 
 /** Catching up, large batches fold many changes of one document into one write. */
 const BATCH_SIZE = 5000;
 const RETRY_AFTER_FAILURE_MS = 1000;
-const WAIT_FOR_TIMEOUT_MS = 10_000;
-/** Set-aside events kept in memory for waiters: a command waits for its own, recent, events only. */
-const RECENT_SET_ASIDE = 1000;
 /** A follower reads the owner's checkpoints this often while commands wait on them, else seldom. */
 const FOLLOW_WAITING_MS = 5;
 const FOLLOW_IDLE_MS = 250;
 /** The lease of the projector among the processes of one store. */
 const LEASE = 'projector';
-
-interface Waiter {
-  position: Position;
-  /** The metadata of the waiting command's own events (one command context makes them alike). */
-  origin?: EventMetadata;
-  resolve(): void;
-  reject(error: Error): void;
-}
-
-interface Noted extends SetAsideEvent {
-  readModel: string;
-}
 
 /** A read model with events set aside, named by `/readyz`. */
 export interface SetAsideCount {
@@ -67,23 +52,12 @@ export interface SetAsideCount {
 const minPosition = (positions: Position[]): Position =>
   positions.reduce((min, p) => (comparePositions(p, min) < 0 ? p : min), positions[0] ?? START);
 
-/** Whether `e` is one of the waiting command's own events: same request, same moment, same actor. */
-const concerns = ({ origin, position }: Waiter, { metadata: m, position: at }: Noted): boolean =>
-  origin !== undefined &&
-  comparePositions(at, position) <= 0 &&
-  m.occurred_at === origin.occurred_at &&
-  m.request_id === origin.request_id &&
-  m.correlation_id === origin.correlation_id &&
-  m.causation_id === origin.causation_id &&
-  m.actor.uid === origin.actor.uid;
-
 export class Projector {
   private readonly targets: Target[];
   private readonly changeCounts = new Map<AnyProjection, number>();
   private readonly changeListeners = new Set<(p: AnyProjection) => void>();
   private processed: Position = START;
-  private waiters: Waiter[] = [];
-  private recent: Noted[] = [];
+  private readonly waiters = new Waiters();
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
   private readyAt: Position | null = null;
@@ -184,7 +158,7 @@ export class Projector {
           this.failing = true;
         }
       }
-      const ms = this.waiters.length && !this.projecting ? FOLLOW_WAITING_MS : FOLLOW_IDLE_MS;
+      const ms = this.waiters.pending && !this.projecting ? FOLLOW_WAITING_MS : FOLLOW_IDLE_MS;
       const poked = new Promise<void>((resolve) => (this.poke = resolve));
       await Promise.race([delay(ms), poked]);
       this.poke = null;
@@ -203,11 +177,11 @@ export class Projector {
     // Read after the checkpoints: the events set aside up to them are there too.
     const counts = await this.docs.countSetAside();
     for (const t of this.targets) {
-      const known = this.recent.filter((e) => e.readModel === t.projection.name);
+      const known = this.waiters.setAsideBy(t.projection.name);
       if ((counts.get(t.collection) ?? 0) <= known.length) continue;
       const ids = new Set(known.map((e) => e.event_id));
       for (const e of await this.docs.listSetAside(t.collection))
-        if (!ids.has(e.event_id)) this.remember({ ...e, readModel: t.projection.name });
+        if (!ids.has(e.event_id)) this.waiters.remember({ ...e, readModel: t.projection.name });
     }
     for (const t of moved) this.changed(t.projection);
     this.processed = minPosition(this.targets.map((t) => t.position));
@@ -231,31 +205,9 @@ export class Projector {
    */
   waitFor(position: Position | null, origin?: EventMetadata): Promise<void> {
     if (!position) return Promise.resolve();
-    if (comparePositions(this.processed, position) >= 0) {
-      const failed = this.failedFor({ position, origin, resolve() {}, reject() {} });
-      return failed ? Promise.reject(failed) : Promise.resolve();
-    }
+    if (comparePositions(this.processed, position) >= 0) return this.waiters.passed(position, origin);
     this.poke?.();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(
-        () =>
-          reject(
-            new DomainError(
-              503,
-              'resource_unavailable',
-              'Read models lagging',
-              'The read models did not catch up in time; the change was saved',
-            ),
-          ),
-        WAIT_FOR_TIMEOUT_MS,
-      );
-      this.waiters.push({
-        position,
-        origin,
-        resolve: () => (clearTimeout(timer), resolve()),
-        reject: (error) => (clearTimeout(timer), reject(error)),
-      });
-    });
+    return this.waiters.wait(position, origin);
   }
 
   /** The read models with events set aside, read from the store (a retry elsewhere clears them). */
@@ -359,23 +311,7 @@ export class Projector {
       },
       'read model set aside an event it cannot apply; it goes on without it',
     );
-    this.remember({ ...e, readModel: p.name });
-  }
-
-  /** Keeps a set-aside event for the commands waiting on it; those waiting are answered now. */
-  private remember(noted: Noted): void {
-    this.recent.push(noted);
-    if (this.recent.length > RECENT_SET_ASIDE) this.recent = this.recent.slice(-RECENT_SET_ASIDE);
-    const hit = this.waiters.filter((w) => concerns(w, noted));
-    if (hit.length) {
-      this.waiters = this.waiters.filter((w) => !hit.includes(w));
-      for (const w of hit) w.reject(this.failedFor(w)!);
-    }
-  }
-
-  private failedFor(w: Waiter): ReadModelFailed | null {
-    const names = new Set(this.recent.filter((e) => concerns(w, e)).map((e) => e.readModel));
-    return names.size ? new ReadModelFailed([...names]) : null;
+    this.waiters.remember({ ...e, readModel: p.name });
   }
 
   private changed(p: AnyProjection): void {
@@ -399,15 +335,7 @@ export class Projector {
   }
 
   private settle(): void {
-    const reached = this.waiters.filter((w) => comparePositions(this.processed, w.position) >= 0);
-    if (reached.length) {
-      this.waiters = this.waiters.filter((w) => !reached.includes(w));
-      for (const w of reached) {
-        const failed = this.failedFor(w);
-        if (failed) w.reject(failed);
-        else w.resolve();
-      }
-    }
+    this.waiters.settle(this.processed);
     if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) this.ready = true;
     // The owner drops what newer versions replaced, once caught up.
     if (this.ready && this.projecting && !this.dropped) {
