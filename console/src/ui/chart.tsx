@@ -52,8 +52,7 @@ interface ChartProps {
 
 const textColor = () => getComputedStyle(document.documentElement).getPropertyValue('--fg').trim() || '#222';
 
-const dollarTick = (v: string | number) =>
-  `$${Number(v).toLocaleString(undefined, { maximumSignificantDigits: 3 })}`;
+const dollarTick = (v: string | number) => `$${Number(v).toLocaleString(undefined, { maximumSignificantDigits: 3 })}`;
 
 function configOf({ kind, labels, series, stacked, dollars }: ChartProps): ChartConfiguration {
   const color = textColor();
