@@ -9,11 +9,13 @@ import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark
 import benchmarkRunQueries from '../../queries/benchmark/benchmark-runs.js';
 import benchmarkQueries from '../../queries/benchmark/benchmarks.js';
 import { benchmarkTrialsReactor } from './benchmark-trials-reactor.js';
-import benchmarkRoutes from './routes.js';
+import runRoutes from './run-routes.js';
+import suiteRoutes from './suite-routes.js';
+import taskRoutes from './task-routes.js';
 
 export const benchmarkFeature = feature({
   name: 'benchmark',
-  routes: [benchmarkRoutes, benchmarkQueries, benchmarkRunQueries],
+  routes: [suiteRoutes, taskRoutes, runRoutes, benchmarkQueries, benchmarkRunQueries],
   projections: [benchmarkSuitesProjection, benchmarkRunsProjection],
   reactors: [benchmarkTrialsReactor],
 });

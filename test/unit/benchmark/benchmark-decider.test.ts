@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../../commands/benchmark/events.js';
-import { compare, toRunResource } from '../../../commands/benchmark/resource.js';
+import { compare } from '../../../commands/benchmark/comparison.js';
+import { toRunResource } from '../../../commands/benchmark/run-resource.js';
 import type { ScoringEvent } from '../../../commands/scorer/events.js';
 import { suiteDecider } from '../../../commands/benchmark/suite-decider.js';
 import { benchmarkRunDecider } from '../../../commands/benchmark/benchmark-run-decider.js';
