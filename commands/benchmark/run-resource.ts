@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { pageInfoSchema } from '../../src/http/schemas.js';
 import { own } from '../../src/own-keys.js';
 import { BENCHMARK_RUN_STATES, type RunConfiguration, type RunScorer } from './events.js';
-import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-runs.js';
+import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { creditString, elapsedOf, progress, rate, scoreProgressOf, seconds, trialProgressOf } from './run-figures.js';
 import { configurationResource, creatorOf, principal, toConfiguration } from './suite-resource.js';

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { pageInfoSchema } from '../../src/http/schemas.js';
 import type { RunScorer } from './events.js';
-import type { TrialDoc } from '../../projections/benchmark/benchmark-runs.js';
+import type { TrialDoc } from '../../projections/benchmark/benchmark-run-docs.js';
 import { tallyOf } from '../../projections/benchmark/tallies.js';
 import { seconds } from './run-figures.js';
 

@@ -29,7 +29,8 @@ import {
   trialResource,
   trialsPage,
 } from '../../commands/benchmark/public.js';
-import { type BenchmarkRunDoc, benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
+import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
+import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { factoriesProjection } from '../../commands/factory/public.js';

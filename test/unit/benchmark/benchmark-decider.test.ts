@@ -13,11 +13,8 @@ import type { ScoringEvent } from '../../../commands/scorer/events.js';
 import { suiteDecider } from '../../../commands/benchmark/suite-decider.js';
 import { benchmarkRunDecider } from '../../../commands/benchmark/benchmark-run-decider.js';
 import { Conflict } from '../../../src/kernel/errors.js';
-import {
-  type BenchmarkRunDoc,
-  benchmarkRunsProjection,
-  type TrialDoc,
-} from '../../../projections/benchmark/benchmark-runs.js';
+import type { BenchmarkRunDoc, TrialDoc } from '../../../projections/benchmark/benchmark-run-docs.js';
+import { benchmarkRunsProjection } from '../../../projections/benchmark/benchmark-runs.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 import { executionPriced, inferencePriced } from '../../helpers/ledger-fixtures.js';
 import { project, recorded } from '../../helpers/projection-spec.js';
