@@ -16,11 +16,22 @@ import {
   scoringTriggersReactor,
   selfImprovementRunsReactor,
 } from './scorer-reactor.js';
-import scorerRoutes from './routes.js';
+import dispatchRoutes from './dispatch-routes.js';
+import judgementRoutes from './judgement-routes.js';
+import scorerRoutes from './scorer-routes.js';
+import selfImprovementRoutes from './self-improvement-routes.js';
 
 export const scorerFeature = feature({
   name: 'scorer',
-  routes: [scorerRoutes, scorerQueries, scorerResultQueries, scorerMetricsQueries],
+  routes: [
+    scorerRoutes,
+    dispatchRoutes,
+    selfImprovementRoutes,
+    judgementRoutes,
+    scorerQueries,
+    scorerResultQueries,
+    scorerMetricsQueries,
+  ],
   projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
   reactors: [scoringTriggersReactor, judgeRunsReactor, selfImprovementRunsReactor, scorerKeysReactor],
   services: [startSelfImprovementCheck],
