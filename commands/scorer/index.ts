@@ -7,6 +7,8 @@ import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
 import scorerMetricsQueries from '../../queries/scorer/scorer-metrics.js';
+import runScoreQueries from '../../queries/scorer/run-scores.js';
+import scorerHistoryQueries from '../../queries/scorer/scorer-history.js';
 import scorerResultQueries from '../../queries/scorer/scorer-results.js';
 import scorerQueries from '../../queries/scorer/scorers.js';
 import { startSelfImprovementCheck } from './improvement-check.js';
@@ -29,7 +31,9 @@ export const scorerFeature = feature({
     selfImprovementRoutes,
     judgementRoutes,
     scorerQueries,
+    scorerHistoryQueries,
     scorerResultQueries,
+    runScoreQueries,
     scorerMetricsQueries,
   ],
   projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
