@@ -23,7 +23,7 @@ import { type LiveScorer, scorerDecider } from './scorer-decider.js';
 import { scorerStream, scoringStream } from './events.js';
 import { conversationReader } from './judge.js';
 import { inScope, judgedRunOf } from './scorer-reactor.js';
-import { scorerParams, uuid } from './resource.js';
+import { scorerParams, uuid } from './request-schemas.js';
 import { scoringDecider } from './scoring-decider.js';
 import { scorerOfFactory } from './scorer-access.js';
 

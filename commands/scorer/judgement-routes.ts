@@ -16,7 +16,7 @@ import { runStream } from '../run/events.js';
 import { workerPrincipal, executionHeader, runParams as workerRunParams } from '../worker/public.js';
 import { scorerDecider } from './scorer-decider.js';
 import { type ScoringEvent, scorerKey, scorerStream, scoringStream } from './events.js';
-import { MAX_REASON_BYTES } from './resource.js';
+import { MAX_REASON_BYTES } from './request-schemas.js';
 import { scoringDecider } from './scoring-decider.js';
 
 const judgementBody = z

@@ -28,10 +28,9 @@ import {
   type PatchScorerBody,
   scopeAgentsOf,
   scorerParams,
-  scorerResource,
-  toScorerResource,
   type CreateScorerBody,
-} from './resource.js';
+} from './request-schemas.js';
+import { scorerResource, toScorerResource } from './resource.js';
 import { scorerOfFactory } from './scorer-access.js';
 
 const DEFAULT_FAILED_RUN_THRESHOLD = 25;

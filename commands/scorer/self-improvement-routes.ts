@@ -8,7 +8,7 @@ import { commandContext } from '../../src/http/context.js';
 import { DomainError, Forbidden } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { checkSelfImprovement } from './improvement-check.js';
-import { scorerParams } from './resource.js';
+import { scorerParams } from './request-schemas.js';
 import { scorerOfFactory } from './scorer-access.js';
 
 export default function selfImprovementRoutes(api: Api, rt: Runtime): void {
