@@ -19,10 +19,9 @@ import {
   toTrialResource,
 } from '../../commands/benchmark/public.js';
 import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { BY_NUMBER } from './benchmark-trials.js';
-import { idParam, visibleRun } from './visible-run.js';
+import { idParam, type RunReads, runReads, visibleRun } from './visible-run.js';
 
 const tags = ['benchmarks'];
 
@@ -55,9 +54,9 @@ function chosenTasksOf(run: BenchmarkRunDoc, q: ResultsQuery) {
 }
 
 /** The tallies of each configuration over the chosen tasks only: their cells, summed. */
-async function talliesOfTasks(rt: Runtime, run: BenchmarkRunDoc, chosenTasks: Set<string>) {
+async function talliesOfTasks(r: RunReads, run: BenchmarkRunDoc, chosenTasks: Set<string>) {
   const rows = chosenTasks.size
-    ? await findAll(rt.readTable(benchmarkRunsProjection, 'cells'), {
+    ? await findAll(r.cells, {
         filter: { benchmark_run_uid: run.uid, task_uid: { $in: [...chosenTasks] } },
         sort: [['id', 'asc']],
         limit: 1000,
@@ -68,10 +67,10 @@ async function talliesOfTasks(rt: Runtime, run: BenchmarkRunDoc, chosenTasks: Se
   return tallies;
 }
 
-async function results(rt: Runtime, req: FastifyRequest, run: BenchmarkRunDoc, q: ResultsQuery) {
+async function results(r: RunReads, req: FastifyRequest, run: BenchmarkRunDoc, q: ResultsQuery) {
   const chosenTasks = q.task_uid || q.tag ? chosenTasksOf(run, q) : null;
   const tallies = chosenTasks
-    ? await talliesOfTasks(rt, run, chosenTasks)
+    ? await talliesOfTasks(r, run, chosenTasks)
     : new Map(Object.entries(run.by_configuration));
   const answer = resultsOf(run, tallies, req.now, {
     configurations: q.configuration_uid ? new Set(q.configuration_uid) : null,
@@ -82,7 +81,7 @@ async function results(rt: Runtime, req: FastifyRequest, run: BenchmarkRunDoc, q
     benchmark_run_uid: run.uid,
     ...(chosenTasks ? { task_uid: { $in: [...chosenTasks] } } : {}),
   };
-  const used = await findAll(rt.readTable(benchmarkRunsProjection, 'trials'), { filter, sort: BY_NUMBER, limit: 1000 });
+  const used = await findAll(r.trials, { filter, sort: BY_NUMBER, limit: 1000 });
   return {
     ...answer,
     trials: used.map((t) => toTrialResource(t, run.scorers, { scores: true, metrics: true, attempts: true })),
@@ -90,19 +89,20 @@ async function results(rt: Runtime, req: FastifyRequest, run: BenchmarkRunDoc, q
 }
 
 export default function benchmarkResultQueries(api: Api, rt: Runtime): void {
+  const r = runReads(rt);
   const resultsSchema = { querystring: resultsQuery, response: { 200: resultsResource }, tags };
   api.get(
     '/factory/:factory_uid/benchmarks/:suite_uid/runs/:run_uid/results',
     { schema: { ...resultsSchema, params: runParams } },
     async (req) => {
       const { factory_uid, suite_uid, run_uid } = req.params;
-      return results(rt, req, await visibleRun(rt, req, factory_uid, suite_uid, run_uid), req.query);
+      return results(r, req, await visibleRun(r, req, factory_uid, suite_uid, run_uid), req.query);
     },
   );
   api.get(
     '/factory/:factory_uid/benchmarks/runs/:run_uid/results',
     { schema: { ...resultsSchema, params: factoryParams.extend({ run_uid: idParam }) } },
     async (req) =>
-      results(rt, req, await visibleRun(rt, req, req.params.factory_uid, null, req.params.run_uid), req.query),
+      results(r, req, await visibleRun(r, req, req.params.factory_uid, null, req.params.run_uid), req.query),
   );
 }

@@ -21,12 +21,15 @@ import {
   toRunResource,
 } from '../../commands/benchmark/public.js';
 import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { usersProjection } from '../../commands/user/public.js';
-import { idParam, visibleFactory, visibleRun } from './visible-run.js';
+import { idParam, runReads, visibleFactory, visibleRun } from './visible-run.js';
 
 const tags = ['benchmarks'];
+
+/** The run queries' read models, and the users who launched runs. */
+const reads = (rt: Runtime) => ({ ...runReads(rt), users: rt.readModel(usersProjection) });
+type Reads = ReturnType<typeof reads>;
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],
@@ -45,9 +48,13 @@ const listQuery = z
   .strict();
 
 /** The runs as resources, with their creators' names and emails when `creator` is included. */
-async function answers(rt: Runtime, docs: BenchmarkRunDoc[], req: FastifyRequest, include: readonly RunInclude[] = []) {
+async function answers(
+  users: Reads['users'],
+  docs: BenchmarkRunDoc[],
+  req: FastifyRequest,
+  include: readonly RunInclude[] = [],
+) {
   const chosen = new Set(include);
-  const users = rt.readModel(usersProjection);
   const profiles = chosen.has('creator')
     ? new Map(
         [...(await users.getMany([...new Set(docs.map((d) => d.creator.uid))]))].map(([uid, u]) => [
@@ -59,19 +66,19 @@ async function answers(rt: Runtime, docs: BenchmarkRunDoc[], req: FastifyRequest
   return docs.map((d) => toRunResource(d, req.now, chosen, profiles));
 }
 
-async function list(rt: Runtime, req: FastifyRequest, base: Filter, q: z.infer<typeof listQuery>) {
-  const page = await rt.readModel(benchmarkRunsProjection).find({
+async function list(r: Reads, req: FastifyRequest, base: Filter, q: z.infer<typeof listQuery>) {
+  const page = await r.runs.find({
     filter: { ...base, ...(q.state ? { state: { $in: q.state } } : {}) },
     sort: NEWEST_FIRST,
     limit: q.limit,
     after: decodeCursor(q.cursor, NEWEST_FIRST),
-    maxScan: rt.config.LIST_MAX_SCAN,
+    maxScan: r.rt.config.LIST_MAX_SCAN,
   });
-  const data = await answers(rt, page.items, req, q.include);
+  const data = await answers(r.users, page.items, req, q.include);
   return { data, runs: data, page_info: pageInfo(NEWEST_FIRST, page.next) };
 }
 
-function listRoutes(api: Api, rt: Runtime) {
+function listRoutes(api: Api, r: Reads) {
   // A deleted suite's runs stay listed; an unknown suite lists none.
   api.get(
     '/factory/:factory_uid/benchmarks/:suite_uid/runs',
@@ -84,8 +91,8 @@ function listRoutes(api: Api, rt: Runtime) {
       },
     },
     async (req) => {
-      const factory = await visibleFactory(rt, req, req.params.factory_uid);
-      return list(rt, req, { suite_key: suiteKey(factory.uid, req.params.suite_uid) }, req.query);
+      const factory = await visibleFactory(r.factories, req, req.params.factory_uid);
+      return list(r, req, { suite_key: suiteKey(factory.uid, req.params.suite_uid) }, req.query);
     },
   );
   api.get(
@@ -99,15 +106,15 @@ function listRoutes(api: Api, rt: Runtime) {
       },
     },
     async (req) => {
-      const factory = await visibleFactory(rt, req, req.params.factory_uid);
+      const factory = await visibleFactory(r.factories, req, req.params.factory_uid);
       const { suite_uid, ...q } = req.query;
       const filter = suite_uid ? { suite_key: suiteKey(factory.uid, suite_uid) } : { factory_uid: factory.uid };
-      return list(rt, req, filter, q);
+      return list(r, req, filter, q);
     },
   );
 }
 
-function oneRunRoutes(api: Api, rt: Runtime) {
+function oneRunRoutes(api: Api, r: Reads) {
   const oneRunSchema = {
     querystring: z.object({ include: runIncludes }).strict(),
     response: { 200: runResource },
@@ -118,21 +125,22 @@ function oneRunRoutes(api: Api, rt: Runtime) {
     { schema: { ...oneRunSchema, params: runParams } },
     async (req) => {
       const { factory_uid, suite_uid, run_uid } = req.params;
-      const run = await visibleRun(rt, req, factory_uid, suite_uid, run_uid);
-      return (await answers(rt, [run], req, req.query.include))[0]!;
+      const run = await visibleRun(r, req, factory_uid, suite_uid, run_uid);
+      return (await answers(r.users, [run], req, req.query.include))[0]!;
     },
   );
   api.get(
     '/factory/:factory_uid/benchmarks/runs/:run_uid',
     { schema: { ...oneRunSchema, params: factoryParams.extend({ run_uid: idParam }) } },
     async (req) => {
-      const run = await visibleRun(rt, req, req.params.factory_uid, null, req.params.run_uid);
-      return (await answers(rt, [run], req, req.query.include))[0]!;
+      const run = await visibleRun(r, req, req.params.factory_uid, null, req.params.run_uid);
+      return (await answers(r.users, [run], req, req.query.include))[0]!;
     },
   );
 }
 
 export default function benchmarkRunQueries(api: Api, rt: Runtime): void {
-  listRoutes(api, rt);
-  oneRunRoutes(api, rt);
+  const r = reads(rt);
+  listRoutes(api, r);
+  oneRunRoutes(api, r);
 }

@@ -12,8 +12,7 @@ import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import { runParams, toTrialResource, trialResource, trialsPage } from '../../commands/benchmark/public.js';
 import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
-import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
-import { idParam, visibleRun } from './visible-run.js';
+import { idParam, type RunReads, runReads, visibleRun } from './visible-run.js';
 
 const tags = ['benchmarks'];
 
@@ -48,12 +47,9 @@ type TrialsQuery = z.infer<typeof trialsQuery>;
 type Expansions = { scores: boolean; metrics: boolean; attempts: boolean };
 
 /** Zero or one trial: the one whose attempt that agent run was (judge runs match none). */
-async function trialOfAgentRun(rt: Runtime, run: BenchmarkRunDoc, agentRunId: string, expand: Expansions) {
-  const link = await rt.readTable(benchmarkRunsProjection, 'agent_runs').get(agentRunId);
-  const trial =
-    link?.benchmark_run_uid === run.uid
-      ? await rt.readTable(benchmarkRunsProjection, 'trials').get(link.trial_uid)
-      : null;
+async function trialOfAgentRun(r: RunReads, run: BenchmarkRunDoc, agentRunId: string, expand: Expansions) {
+  const link = await r.agentRuns.get(agentRunId);
+  const trial = link?.benchmark_run_uid === run.uid ? await r.trials.get(link.trial_uid) : null;
   return {
     data: trial
       ? [{ ...toTrialResource(trial, run.scorers, expand), matched_attempt_number: link!.attempt_number }]
@@ -62,11 +58,11 @@ async function trialOfAgentRun(rt: Runtime, run: BenchmarkRunDoc, agentRunId: st
   };
 }
 
-async function trialsOf(rt: Runtime, run: BenchmarkRunDoc, q: TrialsQuery) {
+async function trialsOf(r: RunReads, run: BenchmarkRunDoc, q: TrialsQuery) {
   const include = new Set(q.include ?? []);
   const expand = { scores: include.has('scores'), metrics: include.has('metrics'), attempts: include.has('history') };
-  if (q.agent_run_id !== undefined) return trialOfAgentRun(rt, run, q.agent_run_id, expand);
-  const page = await rt.readTable(benchmarkRunsProjection, 'trials').find({
+  if (q.agent_run_id !== undefined) return trialOfAgentRun(r, run, q.agent_run_id, expand);
+  const page = await r.trials.find({
     filter: {
       benchmark_run_uid: run.uid,
       ...(q.configuration_uid ? { configuration_uid: { $in: q.configuration_uid } } : {}),
@@ -75,7 +71,7 @@ async function trialsOf(rt: Runtime, run: BenchmarkRunDoc, q: TrialsQuery) {
     sort: BY_NUMBER,
     limit: q.limit ?? 50,
     after: decodeCursor(q.cursor, BY_NUMBER),
-    maxScan: rt.config.LIST_MAX_SCAN,
+    maxScan: r.rt.config.LIST_MAX_SCAN,
   });
   return {
     data: page.items.map((t) => toTrialResource(t, run.scorers, expand)),
@@ -84,14 +80,14 @@ async function trialsOf(rt: Runtime, run: BenchmarkRunDoc, q: TrialsQuery) {
 }
 
 async function oneTrial(
-  rt: Runtime,
+  r: RunReads,
   req: FastifyRequest,
   params: z.infer<typeof trialParams>,
   q: z.infer<typeof trialQuery>,
 ) {
   const { factory_uid, suite_uid, run_uid, trial_uid } = params;
-  const run = await visibleRun(rt, req, factory_uid, suite_uid, run_uid);
-  const trial = await rt.readTable(benchmarkRunsProjection, 'trials').get(trial_uid);
+  const run = await visibleRun(r, req, factory_uid, suite_uid, run_uid);
+  const trial = await r.trials.get(trial_uid);
   if (!trial || trial.benchmark_run_uid !== run.uid) throw new NotFound('trial', trial_uid);
   const include = new Set(q.include ?? []);
   const results = include.has('results');
@@ -105,17 +101,18 @@ async function oneTrial(
 }
 
 export default function benchmarkTrialQueries(api: Api, rt: Runtime): void {
+  const r = runReads(rt);
   api.get(
     '/factory/:factory_uid/benchmarks/:suite_uid/runs/:run_uid/trials',
     { schema: { params: runParams, querystring: trialsQuery, response: { 200: trialsPage }, tags } },
     async (req) => {
       const { factory_uid, suite_uid, run_uid } = req.params;
-      return trialsOf(rt, await visibleRun(rt, req, factory_uid, suite_uid, run_uid), req.query);
+      return trialsOf(r, await visibleRun(r, req, factory_uid, suite_uid, run_uid), req.query);
     },
   );
   api.get(
     '/factory/:factory_uid/benchmarks/:suite_uid/runs/:run_uid/trials/:trial_uid',
     { schema: { params: trialParams, querystring: trialQuery, response: { 200: trialResource }, tags } },
-    (req) => oneTrial(rt, req, req.params, req.query),
+    (req) => oneTrial(r, req, req.params, req.query),
   );
 }

@@ -23,6 +23,7 @@ import {
   toTaskResource,
 } from '../../commands/benchmark/public.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
+import { factoriesProjection } from '../../commands/factory/public.js';
 import { visibleFactory } from './visible-run.js';
 
 const NEWEST_FIRST: Sort = [
@@ -34,11 +35,12 @@ const listQuery = z.object({ limit: limitParam(100, 50), cursor: z.string().max(
 
 export default function benchmarkQueries(api: Api, rt: Runtime): void {
   const tags = ['benchmarks'];
+  const factories = rt.readModel(factoriesProjection);
   const suites = rt.readModel(benchmarkSuitesProjection);
   const tasks = rt.readTable(benchmarkSuitesProjection, 'tasks');
 
   async function suite(req: FastifyRequest, factoryUid: string, suiteUid: string) {
-    await visibleFactory(rt, req, factoryUid);
+    await visibleFactory(factories, req, factoryUid);
     const key = suiteKey(factoryUid, suiteUid);
     const doc = await suites.get(key);
     if (!doc) throw new NotFound('suite', suiteUid);
@@ -51,7 +53,7 @@ export default function benchmarkQueries(api: Api, rt: Runtime): void {
       path,
       { schema: { params: factoryParams, querystring: listQuery, response: { 200: suitesPage }, tags } },
       async (req) => {
-        const factory = await visibleFactory(rt, req, req.params.factory_uid);
+        const factory = await visibleFactory(factories, req, req.params.factory_uid);
         const page = await suites.find({
           filter: { factory_uid: factory.uid },
           sort: NEWEST_FIRST,
@@ -76,7 +78,7 @@ export default function benchmarkQueries(api: Api, rt: Runtime): void {
     { schema: { params: taskParams, response: { 200: taskResource }, tags } },
     async (req) => {
       const { factory_uid, suite_uid, task_uid } = req.params;
-      await visibleFactory(rt, req, factory_uid);
+      await visibleFactory(factories, req, factory_uid);
       const doc = await tasks.get(task_uid);
       if (!doc || doc.suite_key !== suiteKey(factory_uid, suite_uid) || !(await suites.get(doc.suite_key)))
         throw new NotFound('task', task_uid);

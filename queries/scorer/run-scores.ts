@@ -24,9 +24,17 @@ const scoresAnswer = z.object({
   ),
 });
 
+/** What the run scores query reads, opened once when its route is registered. */
+const reads = (rt: Runtime) => ({
+  runs: rt.readModel(runsProjection),
+  results: rt.readModel(scoringResultsProjection),
+  scorers: rt.readModel(scorersProjection),
+});
+type Reads = ReturnType<typeof reads>;
+
 /** The run, if the caller may read it. */
-async function visibleRun(rt: Runtime, req: FastifyRequest, runId: string) {
-  const run = await rt.readModel(runsProjection).get(runId);
+async function visibleRun(r: Reads, req: FastifyRequest, runId: string) {
+  const run = await r.runs.get(runId);
   const owner = run && {
     team_uid: run.team_uid,
     creator_uid: run.creator.uid,
@@ -36,9 +44,9 @@ async function visibleRun(rt: Runtime, req: FastifyRequest, runId: string) {
   return run;
 }
 
-async function scoresOf(rt: Runtime, req: FastifyRequest, runId: string) {
-  const run = await visibleRun(rt, req, runId);
-  const found = await rt.readModel(scoringResultsProjection).find({
+async function scoresOf(r: Reads, req: FastifyRequest, runId: string) {
+  const run = await visibleRun(r, req, runId);
+  const found = await r.results.find({
     filter: { run_id: run.run_id },
     sort: [
       ['attempted_at', 'desc'],
@@ -46,7 +54,7 @@ async function scoresOf(rt: Runtime, req: FastifyRequest, runId: string) {
     ],
     limit: 200,
   });
-  const live = await rt.readModel(scorersProjection).getMany([...new Set(found.items.map((d) => d.scorer_uid))]);
+  const live = await r.scorers.getMany([...new Set(found.items.map((d) => d.scorer_uid))]);
   return {
     scores: found.items.flatMap((d) => {
       const scorer = live.get(d.scorer_uid);
@@ -66,9 +74,10 @@ async function scoresOf(rt: Runtime, req: FastifyRequest, runId: string) {
 }
 
 export default function runScoreQueries(api: Api, rt: Runtime): void {
+  const r = reads(rt);
   api.get(
     '/factory/runs/:run_id/scores',
     { schema: { params: runParams, response: { 200: scoresAnswer }, tags: ['scorers'] } },
-    (req) => scoresOf(rt, req, req.params.run_id),
+    (req) => scoresOf(r, req, req.params.run_id),
   );
 }

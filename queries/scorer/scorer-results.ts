@@ -67,42 +67,49 @@ const tags = ['scorers'];
 
 type ResultsQuery = z.infer<typeof resultsQuery>;
 
+/** What the results queries read, opened once when their routes are registered. */
+const reads = (rt: Runtime) => ({
+  scorers: rt.readModel(scorersProjection),
+  results: rt.readModel(scoringResultsProjection),
+  keyring: keyringFor(rt.config),
+});
+type Reads = ReturnType<typeof reads>;
+
 /** The live score's reason, opened now: absent when the judge gave none, unavailable when it cannot be read. */
-function reasonOf(rt: Runtime, doc: ScoringResultDoc) {
+function reasonOf(r: Reads, doc: ScoringResultDoc) {
   const sealed = doc.live?.reason_sealed ?? null;
   if (sealed === null) return { reason_status: 'absent' as const, reason: null };
-  const reason = keyringFor(rt.config).open(scorerKey(doc.scorer_uid), sealed);
+  const reason = r.keyring.open(scorerKey(doc.scorer_uid), sealed);
   return reason === null
     ? { reason_status: 'unavailable' as const, reason: null }
     : { reason_status: 'available' as const, reason };
 }
 
 async function visibleScorer(
-  rt: Runtime,
+  r: Reads,
   req: FastifyRequest,
   scorerUid: string,
   factoryUid?: string,
 ): Promise<ScorerDoc> {
-  const doc = await rt.readModel(scorersProjection).get(scorerUid);
+  const doc = await r.scorers.get(scorerUid);
   if (!doc || (factoryUid !== undefined && doc.factory_uid !== factoryUid) || !req.principal!.teams.has(doc.team_uid))
     throw new NotFound('scorer', scorerUid);
   return doc;
 }
 
-async function page(rt: Runtime, scorer: ScorerDoc, q: ResultsQuery) {
-  const results = rt.readModel(scoringResultsProjection);
+async function page(r: Reads, scorer: ScorerDoc, q: ResultsQuery) {
   const render = (d: ScoringResultDoc) => ({
     ...toScoringResult(d, scorer.threshold),
-    ...(q.include_reasons ? reasonOf(rt, d) : {}),
+    ...(q.include_reasons ? reasonOf(r, d) : {}),
   });
   if (q.run_id) {
-    const found = await results.getMany(q.run_id.map((run) => resultKey(scorer.uid, run)));
+    const found = await r.results.getMany(q.run_id.map((run) => resultKey(scorer.uid, run)));
     const docs = [...found.values()].sort(
       (a, b) => b.attempted_at.localeCompare(a.attempted_at) || b.attempt_id.localeCompare(a.attempt_id),
     );
     return { results: docs.map(render), page_info: pageInfo(NEWEST_FIRST, null) };
   }
-  const found = await results.find({
+  const found = await r.results.find({
     filter: { scorer_uid: scorer.uid },
     sort: NEWEST_FIRST,
     limit: q.limit ?? 50,
@@ -112,30 +119,31 @@ async function page(rt: Runtime, scorer: ScorerDoc, q: ResultsQuery) {
 }
 
 /** The hosted SDK's reasons call: one entry per run asked for, even when one cannot be read. */
-async function reasons(rt: Runtime, scorer: ScorerDoc, ids: string[] | undefined) {
+async function reasons(r: Reads, scorer: ScorerDoc, ids: string[] | undefined) {
   if (!ids) throw new InvalidRequest('give run_id', [{ path: 'querystring.run_id', message: 'required' }]);
-  const found = await rt.readModel(scoringResultsProjection).getMany(ids.map((run) => resultKey(scorer.uid, run)));
+  const found = await r.results.getMany(ids.map((run) => resultKey(scorer.uid, run)));
   return {
     reasons: ids.map((run_id) => {
       const doc = found.get(resultKey(scorer.uid, run_id));
       if (!doc) return { run_id, status: 'absent' as const, reason: null };
-      const { reason_status, reason } = reasonOf(rt, doc);
+      const { reason_status, reason } = reasonOf(r, doc);
       return { run_id, status: reason_status, reason };
     }),
   };
 }
 
 export default function scorerResultQueries(api: Api, rt: Runtime): void {
+  const r = reads(rt);
   const schema = { querystring: resultsQuery, response: { 200: resultsAnswer }, tags };
   api.get(
     '/factory/:factory_uid/scorers/:scorer_uid/results',
     { schema: { ...schema, params: scorerParams } },
-    async (req) => page(rt, await visibleScorer(rt, req, req.params.scorer_uid, req.params.factory_uid), req.query),
+    async (req) => page(r, await visibleScorer(r, req, req.params.scorer_uid, req.params.factory_uid), req.query),
   );
   api.get(
     '/factory/scorers/:scorer_uid/results',
     { schema: { ...schema, params: z.object({ scorer_uid: uidParam }) } },
-    async (req) => page(rt, await visibleScorer(rt, req, req.params.scorer_uid), req.query),
+    async (req) => page(r, await visibleScorer(r, req, req.params.scorer_uid), req.query),
   );
   api.get(
     '/factory/scorers/:scorer_uid/results/reasons',
@@ -147,6 +155,6 @@ export default function scorerResultQueries(api: Api, rt: Runtime): void {
         tags,
       },
     },
-    async (req) => reasons(rt, await visibleScorer(rt, req, req.params.scorer_uid), req.query.run_id),
+    async (req) => reasons(r, await visibleScorer(r, req, req.params.scorer_uid), req.query.run_id),
   );
 }

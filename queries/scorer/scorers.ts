@@ -53,22 +53,32 @@ const tags = ['scorers'];
 
 type ListQuery = z.infer<typeof listQuery>;
 
-async function agentNames(rt: Runtime, docs: readonly ScorerDoc[]) {
+/** The read models the scorer queries read, opened once when their routes are registered. */
+const reads = (rt: Runtime) => ({
+  scorers: rt.readModel(scorersProjection),
+  factories: rt.readModel(factoriesProjection),
+  identities: rt.readModel(identitiesProjection),
+  results: rt.readModel(scoringResultsProjection),
+  rollups: rt.readModel(scoringRollupsProjection),
+});
+type Reads = ReturnType<typeof reads>;
+
+async function agentNames(r: Reads, docs: readonly ScorerDoc[]) {
   const ids = [...new Set(docs.flatMap((d) => d.agents.map((a) => a.uid)))];
-  const found = await rt.readModel(identitiesProjection).getMany(ids);
+  const found = await r.identities.getMany(ids);
   return new Map([...found].map(([uid, a]) => [uid, a.name]));
 }
 
 /** The factory, if the caller may see it (one of its teams'). */
-async function visibleFactory(rt: Runtime, req: FastifyRequest, uid: string) {
-  const factory = await rt.readModel(factoriesProjection).get(uid);
+async function visibleFactory(r: Reads, req: FastifyRequest, uid: string) {
+  const factory = await r.factories.get(uid);
   if (!factory || !req.principal!.teams.has(factory.team_uid)) throw new NotFound('factory', uid);
   return factory;
 }
 
 /** The pass-rate summary of the scorer's most recent live scores, judged against its threshold now. */
-async function passRateSummary(rt: Runtime, doc: ScorerDoc, recent: number) {
-  const latest = await rt.readModel(scoringResultsProjection).find({
+async function passRateSummary(r: Reads, doc: ScorerDoc, recent: number) {
+  const latest = await r.results.find({
     filter: { scorer_uid: doc.uid, live_scored_at: { $ne: null } },
     sort: [
       ['live_scored_at', 'desc'],
@@ -86,10 +96,10 @@ async function passRateSummary(rt: Runtime, doc: ScorerDoc, recent: number) {
   };
 }
 
-async function listEntry(rt: Runtime, doc: ScorerDoc, names: Map<string, string>, recent: number) {
+async function listEntry(r: Reads, doc: ScorerDoc, names: Map<string, string>, recent: number) {
   const [total, pass_rate_summary] = await Promise.all([
-    rt.readModel(scoringRollupsProjection).get(rollupKey(doc.uid, 'all', '')),
-    passRateSummary(rt, doc, recent),
+    r.rollups.get(rollupKey(doc.uid, 'all', '')),
+    passRateSummary(r, doc, recent),
   ]);
   return {
     ...toScorerResource(doc, names),
@@ -99,35 +109,36 @@ async function listEntry(rt: Runtime, doc: ScorerDoc, names: Map<string, string>
   };
 }
 
-async function list(rt: Runtime, req: FastifyRequest, filter: Record<string, string>, q: ListQuery) {
-  const docs = await findAll(rt.readModel(scorersProjection), { filter, sort: BY_CREATION, limit: 200 });
+async function list(r: Reads, req: FastifyRequest, filter: Record<string, string>, q: ListQuery) {
+  const docs = await findAll(r.scorers, { filter, sort: BY_CREATION, limit: 200 });
   // Benchmark-managed scorers (the built-in correctness scorer) only when asked for.
   const visible = docs.filter(
     (d) => req.principal!.teams.has(d.team_uid) && (q.include_managed || (d.scorer_kind ?? 'user') === 'user'),
   );
-  const names = await agentNames(rt, visible);
-  return { scorers: await Promise.all(visible.map((d) => listEntry(rt, d, names, q.recent_outcomes_limit))) };
+  const names = await agentNames(r, visible);
+  return { scorers: await Promise.all(visible.map((d) => listEntry(r, d, names, q.recent_outcomes_limit))) };
 }
 
 /** The hosted SDK's form: every scorer of the active team, or of one factory. */
-async function listOfTeam(rt: Runtime, req: FastifyRequest, q: ListQuery & { factory_uid?: string }) {
+async function listOfTeam(r: Reads, req: FastifyRequest, q: ListQuery & { factory_uid?: string }) {
   if (q.factory_uid) {
-    const factory = await visibleFactory(rt, req, q.factory_uid);
-    return list(rt, req, { factory_uid: factory.uid }, q);
+    const factory = await visibleFactory(r, req, q.factory_uid);
+    return list(r, req, { factory_uid: factory.uid }, q);
   }
   if (!req.team) throw new InvalidRequest('the caller belongs to no team');
-  return list(rt, req, { team_uid: req.team.uid }, q);
+  return list(r, req, { team_uid: req.team.uid }, q);
 }
 
 /** The scorer, if it is live, of this factory, and of one of the caller's teams. */
-async function visibleScorer(rt: Runtime, req: FastifyRequest, factoryUid: string, scorerUid: string) {
-  const doc = await rt.readModel(scorersProjection).get(scorerUid);
+async function visibleScorer(r: Reads, req: FastifyRequest, factoryUid: string, scorerUid: string) {
+  const doc = await r.scorers.get(scorerUid);
   if (!doc || doc.factory_uid !== factoryUid || !req.principal!.teams.has(doc.team_uid))
     throw new NotFound('scorer', scorerUid);
   return doc;
 }
 
 export default function scorerQueries(api: Api, rt: Runtime): void {
+  const r = reads(rt);
   api.get(
     '/factory/:factory_uid/scorers',
     {
@@ -139,8 +150,8 @@ export default function scorerQueries(api: Api, rt: Runtime): void {
       },
     },
     async (req) => {
-      const factory = await visibleFactory(rt, req, req.params.factory_uid);
-      return list(rt, req, { factory_uid: factory.uid }, req.query);
+      const factory = await visibleFactory(r, req, req.params.factory_uid);
+      return list(r, req, { factory_uid: factory.uid }, req.query);
     },
   );
   api.get(
@@ -152,14 +163,14 @@ export default function scorerQueries(api: Api, rt: Runtime): void {
         tags,
       },
     },
-    (req) => listOfTeam(rt, req, req.query),
+    (req) => listOfTeam(r, req, req.query),
   );
   api.get(
     '/factory/:factory_uid/scorers/:scorer_uid',
     { schema: { params: scorerParams, response: { 200: scorerResource }, tags } },
     async (req) => {
-      const doc = await visibleScorer(rt, req, req.params.factory_uid, req.params.scorer_uid);
-      return toScorerResource(doc, await agentNames(rt, [doc]));
+      const doc = await visibleScorer(r, req, req.params.factory_uid, req.params.scorer_uid);
+      return toScorerResource(doc, await agentNames(r, [doc]));
     },
   );
 }
