@@ -123,6 +123,143 @@ const REVIEW_KINDS: Record<string, InteractionKind> = {
   commented: 'review_commented',
 };
 
+/** Who acted: their login, and whether they are a person. */
+const who = (user: unknown, via?: unknown) => ({ login: str(obj(user)?.login), human: isHuman(user, via) });
+
+/** How an observation names its pull request: its URL, repository and number. */
+const prFields = (b: Json, pr: Json) => ({
+  url: str(pr.html_url) ?? '',
+  repo_full_name: str(obj(b.repository)?.full_name) ?? '',
+  pr_number: num(pr.number) ?? 0,
+});
+
+/** An action on the pull request itself: opened, a push to its branch (`synchronize`), any other. */
+function pullRequestAction(b: Json, pr: Json, action: string, deliveryKey: string, receivedAt: string): Observation {
+  const snapshot = snapshotOf(pr);
+  const by = who(obj(b.sender));
+  const kind: InteractionKind = action === 'opened' ? 'opened' : action === 'synchronize' ? 'code_push' : 'pr_action';
+  const key =
+    kind === 'opened' ? 'opened' : kind === 'code_push' ? `sha:${str(b.after) ?? str(obj(pr.head)?.sha)}` : deliveryKey;
+  const at =
+    (action === 'opened' ? snapshot.opened_at : action === 'closed' ? snapshot.closed_at : snapshot.updated_at) ??
+    receivedAt;
+  return {
+    event: 'pull_request',
+    action,
+    at,
+    sender: by,
+    snapshot,
+    interaction: by.human ? { kind, key } : null,
+    review: null,
+    ...prFields(b, pr),
+    pr_number: num(pr.number) ?? num(b.number) ?? 0,
+  };
+}
+
+/** A review submitted (a human's counts as an interaction of its kind) or dismissed. */
+function reviewAction(
+  b: Json,
+  pr: Json,
+  review: Json,
+  action: string,
+  deliveryKey: string,
+  receivedAt: string,
+): Observation {
+  const by = who(review.user ?? obj(b.sender));
+  const id = String(review.id ?? deliveryKey);
+  const submitted = time(review.submitted_at);
+  const kind = own(REVIEW_KINDS, String(review.state).toLowerCase());
+  return {
+    event: 'pull_request_review',
+    action,
+    at: submitted ?? receivedAt,
+    sender: by,
+    snapshot: snapshotOf(pr),
+    interaction: action === 'submitted' && by.human && kind ? { kind, key: `review:${id}` } : null,
+    review:
+      action === 'dismissed'
+        ? { id, submitted_at: submitted, dismissed: true }
+        : action === 'submitted' && by.human
+          ? { id, submitted_at: submitted, dismissed: false }
+          : null,
+    ...prFields(b, pr),
+  };
+}
+
+/** A comment on the pull request's code. */
+function reviewComment(b: Json, pr: Json, comment: Json, action: string, receivedAt: string): Observation {
+  const by = who(comment.user ?? obj(b.sender), comment.performed_via_github_app);
+  return {
+    event: 'pull_request_review_comment',
+    action,
+    at: time(comment.created_at) ?? receivedAt,
+    sender: by,
+    snapshot: snapshotOf(pr),
+    interaction:
+      action === 'created' && by.human ? { kind: 'review_comment', key: `review_comment:${comment.id}` } : null,
+    review: null,
+    ...prFields(b, pr),
+  };
+}
+
+/** A comment on the pull request's conversation (GitHub's issue comment on a pull request). */
+function issueComment(
+  b: Json,
+  issue: Json,
+  issuePr: Json,
+  comment: Json,
+  action: string,
+  receivedAt: string,
+): Observation {
+  const by = who(comment.user ?? obj(b.sender), comment.performed_via_github_app);
+  return {
+    event: 'issue_comment',
+    action,
+    at: time(comment.created_at) ?? receivedAt,
+    sender: by,
+    snapshot: null,
+    interaction: action === 'created' && by.human ? { kind: 'comment', key: `comment:${comment.id}` } : null,
+    review: null,
+    url: str(issuePr.html_url) ?? str(issue.html_url) ?? '',
+    repo_full_name: str(obj(b.repository)?.full_name) ?? '',
+    pr_number: num(issue.number) ?? 0,
+  };
+}
+
+/** A push of commits to a branch (not a deletion). */
+function pushTo(b: Json): GithubFacts | null {
+  const ref = str(b.ref);
+  const sha = str(b.after);
+  const repo = str(obj(b.repository)?.full_name);
+  if (!ref?.startsWith('refs/heads/') || !sha || !repo || !Array.isArray(b.commits) || b.deleted === true) return null;
+  if (/^0+$/.test(sha)) return null;
+  const headCommit = obj(b.head_commit);
+  return {
+    kind: 'push',
+    repo_full_name: repo,
+    branch: ref.slice('refs/heads/'.length),
+    sha,
+    at: time(headCommit?.timestamp) ?? time(obj(b.repository)?.pushed_at),
+    sender: who(obj(b.sender) ?? b.pusher),
+  };
+}
+
+/** What a body says of one pull request, by its shape; null when it is of none. */
+function observePullRequest(b: Json, deliveryKey: string, receivedAt: string): Observation | null {
+  const action = str(b.action);
+  if (!action) return null;
+  const pr = obj(b.pull_request);
+  const review = obj(b.review);
+  const comment = obj(b.comment);
+  if (pr && !b.review && !b.comment) return pullRequestAction(b, pr, action, deliveryKey, receivedAt);
+  if (pr && review) return reviewAction(b, pr, review, action, deliveryKey, receivedAt);
+  if (pr && comment) return reviewComment(b, pr, comment, action, receivedAt);
+  const issue = obj(b.issue);
+  const issuePr = obj(issue?.pull_request);
+  if (issue && issuePr && comment) return issueComment(b, issue, issuePr, comment, action, receivedAt);
+  return null;
+}
+
 /**
  * What a GitHub webhook body says: of one pull request (`pull_request`, `pull_request_review`,
  * `pull_request_review_comment`, and `issue_comment` on a pull request), or of a push to a branch;
@@ -132,132 +269,7 @@ const REVIEW_KINDS: Record<string, InteractionKind> = {
 export function observeGithub(body: unknown, deliveryKey: string, receivedAt: string): GithubFacts | null {
   const b = obj(body);
   if (!b) return null;
-  const sender = obj(b.sender);
-  const who = (user: unknown, via?: unknown) => ({ login: str(obj(user)?.login), human: isHuman(user, via) });
-  const action = str(b.action);
-  const pr = obj(b.pull_request);
-  const repo = str(obj(b.repository)?.full_name);
-
-  if (pr && !b.review && !b.comment && action) {
-    const snapshot = snapshotOf(pr);
-    const by = who(sender);
-    const kind: InteractionKind | null =
-      action === 'opened' ? 'opened' : action === 'synchronize' ? 'code_push' : 'pr_action';
-    const key =
-      kind === 'opened'
-        ? 'opened'
-        : kind === 'code_push'
-          ? `sha:${str(b.after) ?? str(obj(pr.head)?.sha)}`
-          : deliveryKey;
-    const at =
-      (action === 'opened' ? snapshot.opened_at : action === 'closed' ? snapshot.closed_at : snapshot.updated_at) ??
-      receivedAt;
-    return {
-      kind: 'pull_request',
-      observation: {
-        event: 'pull_request',
-        action,
-        at,
-        sender: by,
-        snapshot,
-        interaction: by.human ? { kind, key } : null,
-        review: null,
-        url: str(pr.html_url) ?? '',
-        repo_full_name: repo ?? '',
-        pr_number: num(pr.number) ?? num(b.number) ?? 0,
-      },
-    };
-  }
-
-  const review = obj(b.review);
-  if (pr && review && action) {
-    const by = who(review.user ?? sender);
-    const id = String(review.id ?? deliveryKey);
-    const submitted = time(review.submitted_at);
-    const kind = own(REVIEW_KINDS, String(review.state).toLowerCase());
-    return {
-      kind: 'pull_request',
-      observation: {
-        event: 'pull_request_review',
-        action,
-        at: submitted ?? receivedAt,
-        sender: by,
-        snapshot: snapshotOf(pr),
-        interaction: action === 'submitted' && by.human && kind ? { kind, key: `review:${id}` } : null,
-        review:
-          action === 'dismissed'
-            ? { id, submitted_at: submitted, dismissed: true }
-            : action === 'submitted' && by.human
-              ? { id, submitted_at: submitted, dismissed: false }
-              : null,
-        url: str(pr.html_url) ?? '',
-        repo_full_name: repo ?? '',
-        pr_number: num(pr.number) ?? 0,
-      },
-    };
-  }
-
-  const comment = obj(b.comment);
-  if (pr && comment && action) {
-    const by = who(comment.user ?? sender, comment.performed_via_github_app);
-    return {
-      kind: 'pull_request',
-      observation: {
-        event: 'pull_request_review_comment',
-        action,
-        at: time(comment.created_at) ?? receivedAt,
-        sender: by,
-        snapshot: snapshotOf(pr),
-        interaction:
-          action === 'created' && by.human ? { kind: 'review_comment', key: `review_comment:${comment.id}` } : null,
-        review: null,
-        url: str(pr.html_url) ?? '',
-        repo_full_name: repo ?? '',
-        pr_number: num(pr.number) ?? 0,
-      },
-    };
-  }
-
-  const issue = obj(b.issue);
-  const issuePr = obj(issue?.pull_request);
-  if (issue && issuePr && comment && action) {
-    const by = who(comment.user ?? sender, comment.performed_via_github_app);
-    return {
-      kind: 'pull_request',
-      observation: {
-        event: 'issue_comment',
-        action,
-        at: time(comment.created_at) ?? receivedAt,
-        sender: by,
-        snapshot: null,
-        interaction: action === 'created' && by.human ? { kind: 'comment', key: `comment:${comment.id}` } : null,
-        review: null,
-        url: str(issuePr.html_url) ?? str(issue.html_url) ?? '',
-        repo_full_name: repo ?? '',
-        pr_number: num(issue.number) ?? 0,
-      },
-    };
-  }
-
-  const ref = str(b.ref);
-  const sha = str(b.after);
-  if (
-    ref?.startsWith('refs/heads/') &&
-    sha &&
-    repo &&
-    Array.isArray(b.commits) &&
-    b.deleted !== true &&
-    !/^0+$/.test(sha)
-  ) {
-    const headCommit = obj(b.head_commit);
-    return {
-      kind: 'push',
-      repo_full_name: repo,
-      branch: ref.slice('refs/heads/'.length),
-      sha,
-      at: time(headCommit?.timestamp) ?? time(obj(b.repository)?.pushed_at),
-      sender: who(sender ?? b.pusher),
-    };
-  }
-  return null;
+  const observation = observePullRequest(b, deliveryKey, receivedAt);
+  if (observation) return { kind: 'pull_request', observation };
+  return pushTo(b);
 }

@@ -21,7 +21,7 @@ import { type RunEvent, runStream, TERMINAL_STATES } from '../run/events.js';
 import { scorerDecider, inScope, scoringDecider } from '../scorer/public.js';
 import { type ScoringEvent, scorerStream, scoringStream } from '../scorer/events.js';
 import { type LiveSuite, suiteDecider, type SuiteState } from './suite-decider.js';
-import type { HARNESSES } from './resource.js';
+import type { HARNESSES } from './request-schemas.js';
 import {
   type BenchmarkRunEvent,
   benchmarkRunStream,

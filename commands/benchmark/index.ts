@@ -6,14 +6,26 @@
 import { feature } from '../../src/feature.js';
 import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark-suites.js';
+import benchmarkResultQueries from '../../queries/benchmark/benchmark-results.js';
 import benchmarkRunQueries from '../../queries/benchmark/benchmark-runs.js';
+import benchmarkTrialQueries from '../../queries/benchmark/benchmark-trials.js';
 import benchmarkQueries from '../../queries/benchmark/benchmarks.js';
 import { benchmarkTrialsReactor } from './benchmark-trials-reactor.js';
-import benchmarkRoutes from './routes.js';
+import runRoutes from './run-routes.js';
+import suiteRoutes from './suite-routes.js';
+import taskRoutes from './task-routes.js';
 
 export const benchmarkFeature = feature({
   name: 'benchmark',
-  routes: [benchmarkRoutes, benchmarkQueries, benchmarkRunQueries],
+  routes: [
+    suiteRoutes,
+    taskRoutes,
+    runRoutes,
+    benchmarkQueries,
+    benchmarkRunQueries,
+    benchmarkResultQueries,
+    benchmarkTrialQueries,
+  ],
   projections: [benchmarkSuitesProjection, benchmarkRunsProjection],
   reactors: [benchmarkTrialsReactor],
 });

@@ -3,24 +3,8 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export {
-  factoryParams,
-  resultsOf,
-  resultsResource,
-  RUN_INCLUDES,
-  type RunInclude,
-  runParams,
-  runResource,
-  runsPage,
-  suiteParams,
-  suitesPage,
-  suiteWithTasks,
-  taskParams,
-  taskResource,
-  toRunResource,
-  toSuiteResource,
-  toTaskResource,
-  toTrialResource,
-  trialResource,
-  trialsPage,
-} from './resource.js';
+export { factoryParams, runParams, suiteParams, taskParams } from './request-schemas.js';
+export { resultsOf, resultsResource } from './results-resource.js';
+export { RUN_INCLUDES, type RunInclude, runResource, runsPage, toRunResource } from './run-resource.js';
+export { suitesPage, suiteWithTasks, taskResource, toSuiteResource, toTaskResource } from './suite-resource.js';
+export { toTrialResource, trialResource, trialsPage } from './trial-resource.js';

@@ -7,6 +7,8 @@ import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
 import { scoringRollupsProjection } from '../../projections/scorer/scoring-rollups.js';
 import scorerMetricsQueries from '../../queries/scorer/scorer-metrics.js';
+import runScoreQueries from '../../queries/scorer/run-scores.js';
+import scorerHistoryQueries from '../../queries/scorer/scorer-history.js';
 import scorerResultQueries from '../../queries/scorer/scorer-results.js';
 import scorerQueries from '../../queries/scorer/scorers.js';
 import { startSelfImprovementCheck } from './improvement-check.js';
@@ -16,11 +18,24 @@ import {
   scoringTriggersReactor,
   selfImprovementRunsReactor,
 } from './scorer-reactor.js';
-import scorerRoutes from './routes.js';
+import dispatchRoutes from './dispatch-routes.js';
+import judgementRoutes from './judgement-routes.js';
+import scorerRoutes from './scorer-routes.js';
+import selfImprovementRoutes from './self-improvement-routes.js';
 
 export const scorerFeature = feature({
   name: 'scorer',
-  routes: [scorerRoutes, scorerQueries, scorerResultQueries, scorerMetricsQueries],
+  routes: [
+    scorerRoutes,
+    dispatchRoutes,
+    selfImprovementRoutes,
+    judgementRoutes,
+    scorerQueries,
+    scorerHistoryQueries,
+    scorerResultQueries,
+    runScoreQueries,
+    scorerMetricsQueries,
+  ],
   projections: [scorersProjection, scoringResultsProjection, scoringRollupsProjection],
   reactors: [scoringTriggersReactor, judgeRunsReactor, selfImprovementRunsReactor, scorerKeysReactor],
   services: [startSelfImprovementCheck],

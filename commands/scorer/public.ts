@@ -6,10 +6,10 @@
 export { scorerDecider } from './scorer-decider.js';
 export { readScorerFile } from './file-form.js';
 export { inScope } from './scorer-reactor.js';
+export { scorerParams } from './request-schemas.js';
 export {
   outcomeOf,
   scorerListItem,
-  scorerParams,
   scorerResource,
   scoringResult,
   toScorerResource,

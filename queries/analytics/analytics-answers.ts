@@ -1,6 +1,6 @@
 /**
  * What the metrics, cost and pull-request routes share: the factory they answer for, a cache of
- * their answers, CSV for spreadsheets, dollars.
+ * their answers, the order of grouped figures, CSV for spreadsheets, dollars.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
@@ -12,7 +12,7 @@ import type { Usd } from '../../commands/analytics/events.js';
 import type { AnyProjection } from '../../src/projector/projection.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
+import { factoryRollupsProjection, UNKNOWN_KEY } from '../../projections/analytics/factory-rollups.js';
 import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { identitiesProjection } from '../../commands/identity/public.js';
 import { usersProjection } from '../../commands/user/public.js';
@@ -96,6 +96,8 @@ export function answerCache(rt: Runtime) {
   };
 }
 
+export type AnswerCache = ReturnType<typeof answerCache>;
+
 /** The fields every answer of a factory's range begins with (`as_of` is added when sent). */
 export const scopeOf = (factory: FactoryDoc, range: { start_date: string; end_date: string }) => ({
   team_uid: factory.team_uid,
@@ -116,11 +118,19 @@ export const dollarsOf = (usd: Usd): Dollars => ({
   total: round(usd.inference + usd.compute + usd.platform),
 });
 
+export const noUsd = (): Usd => ({ inference: 0, compute: 0, platform: 0 });
+
 export const addUsd = (a: Usd, b: Usd): Usd => ({
   inference: a.inference + b.inference,
   compute: a.compute + b.compute,
   platform: a.platform + b.platform,
 });
+
+/** Largest first, UNKNOWN last, then by key. */
+export const byTotalUnknownLast =
+  <T extends { key: string }>(total: (g: T) => number) =>
+  (a: T, b: T) =>
+    Number(a.key === UNKNOWN_KEY) - Number(b.key === UNKNOWN_KEY) || total(b) - total(a) || a.key.localeCompare(b.key);
 
 /** Whether the client asked for CSV (`Accept: text/csv`) rather than JSON. */
 export function wantsCsv(req: FastifyRequest): boolean {

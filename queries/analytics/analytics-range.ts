@@ -3,6 +3,7 @@
  * a range: day rows for its whole UTC days, hour rows for the hours at its edges. A range counts
  * whole UTC hours: `start_date` from the start of its hour, `end_date` to the end of its hour (a
  * date on the hour is exact), so the rows sum to it exactly; the answer names the range counted.
+ * Also the pull requests whose dates fall in a range, and documents grouped by period.
  */
 import { z } from 'zod';
 import { InvalidRequest } from '../../src/kernel/errors.js';
@@ -10,6 +11,7 @@ import { dateTimeParam } from '../../src/http/schemas.js';
 import { findAll } from '../../src/readstore/paging.js';
 import type { Collection } from '../../src/readstore/port.js';
 import type { RollupDoc } from '../../projections/analytics/factory-rollups.js';
+import type { PullRequestDoc } from '../../projections/analytics/pull-requests.js';
 
 const MAX_PERIODS = 365;
 /**
@@ -171,4 +173,31 @@ export function median(values: readonly number[]): number | null {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** The listed pull requests of the factory whose `field` falls in the range. */
+export const factoryPrsBetween = (
+  prs: Collection<PullRequestDoc>,
+  factory: string,
+  field: 'first_seen_at' | 'merged_at',
+  range: Range,
+) =>
+  findAll(prs, {
+    filter: { factory_uid: factory, listed: true, [field]: { $gte: iso(range.from), $lt: iso(range.to) } },
+    sort: [
+      [field, 'asc'],
+      ['id', 'asc'],
+    ],
+    limit: 1000,
+  });
+
+/** Which period each document falls in by `at`, as lists aligned to the periods. */
+export function byPeriod<T>(range: Range, items: readonly T[], at: (item: T) => string | null): T[][] {
+  const out = range.periods!.map((): T[] => []);
+  for (const item of items) {
+    const t = at(item);
+    const i = t === null ? -1 : periodIndex(range, Date.parse(t));
+    if (i >= 0) out[i]!.push(item);
+  }
+  return out;
 }

@@ -24,6 +24,7 @@ import {
 } from '../../commands/benchmark/public.js';
 import { benchmarkSuitesProjection, suiteKey } from '../../projections/benchmark/benchmark-suites.js';
 import { factoriesProjection } from '../../commands/factory/public.js';
+import { visibleFactory } from './visible-run.js';
 
 const NEWEST_FIRST: Sort = [
   ['created_at', 'desc'],
@@ -38,15 +39,8 @@ export default function benchmarkQueries(api: Api, rt: Runtime): void {
   const suites = rt.readModel(benchmarkSuitesProjection);
   const tasks = rt.readTable(benchmarkSuitesProjection, 'tasks');
 
-  /** The factory, if it is one of the caller's teams'. */
-  async function visibleFactory(req: FastifyRequest, uid: string) {
-    const factory = await factories.get(uid);
-    if (!factory || !req.principal!.teams.has(factory.team_uid)) throw new NotFound('factory', uid);
-    return factory;
-  }
-
   async function suite(req: FastifyRequest, factoryUid: string, suiteUid: string) {
-    await visibleFactory(req, factoryUid);
+    await visibleFactory(factories, req, factoryUid);
     const key = suiteKey(factoryUid, suiteUid);
     const doc = await suites.get(key);
     if (!doc) throw new NotFound('suite', suiteUid);
@@ -59,7 +53,7 @@ export default function benchmarkQueries(api: Api, rt: Runtime): void {
       path,
       { schema: { params: factoryParams, querystring: listQuery, response: { 200: suitesPage }, tags } },
       async (req) => {
-        const factory = await visibleFactory(req, req.params.factory_uid);
+        const factory = await visibleFactory(factories, req, req.params.factory_uid);
         const page = await suites.find({
           filter: { factory_uid: factory.uid },
           sort: NEWEST_FIRST,
@@ -84,7 +78,7 @@ export default function benchmarkQueries(api: Api, rt: Runtime): void {
     { schema: { params: taskParams, response: { 200: taskResource }, tags } },
     async (req) => {
       const { factory_uid, suite_uid, task_uid } = req.params;
-      await visibleFactory(req, factory_uid);
+      await visibleFactory(factories, req, factory_uid);
       const doc = await tasks.get(task_uid);
       if (!doc || doc.suite_key !== suiteKey(factory_uid, suite_uid) || !(await suites.get(doc.suite_key)))
         throw new NotFound('task', task_uid);

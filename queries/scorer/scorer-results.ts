@@ -1,9 +1,9 @@
 /**
  * A scorer's results, newest attempt first (GET /factory/{factory_uid}/scorers/{scorer_uid}/results,
- * and the hosted SDK's /factory/scorers/{scorer_uid}/results and .../results/reasons), and a run's
- * scores (GET /factory/runs/{run_id}/scores). Outcomes are derived now, against the threshold of
- * this moment. Reasons are opened with the scorer's key only when asked for; a deleted scorer's
- * results are answered by nobody (its key is gone, and its documents are found through it).
+ * and the hosted SDK's /factory/scorers/{scorer_uid}/results and .../results/reasons); a run's
+ * scores are in run-scores.ts. Outcomes are derived now, against the threshold of this moment.
+ * Reasons are opened with the scorer's key only when asked for; a deleted scorer's results are
+ * answered by nobody (its key is gone, and its documents are found through it).
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -16,7 +16,6 @@ import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
 import { scorerKey } from '../../commands/scorer/events.js';
 import { scorerParams, scoringResult, toScoringResult } from '../../commands/scorer/public.js';
-import { canView, runParams, viewerOf, runsProjection } from '../../commands/run/public.js';
 import { type ScorerDoc, scorersProjection } from '../../projections/scorer/scorers.js';
 import {
   resultKey,
@@ -64,76 +63,88 @@ const reasonsAnswer = z.object({
   ),
 });
 
-const scoresAnswer = z.object({
-  scores: z.array(
-    scoringResult.extend({
-      scorer_uid: z.string(),
-      scorer_name: z.string(),
-      factory_uid: z.string(),
-      threshold: z.number(),
-    }),
-  ),
+const tags = ['scorers'];
+
+type ResultsQuery = z.infer<typeof resultsQuery>;
+
+/** What the results queries read, opened once when their routes are registered. */
+const reads = (rt: Runtime) => ({
+  scorers: rt.readModel(scorersProjection),
+  results: rt.readModel(scoringResultsProjection),
+  keyring: keyringFor(rt.config),
 });
+type Reads = ReturnType<typeof reads>;
+
+/** The live score's reason, opened now: absent when the judge gave none, unavailable when it cannot be read. */
+function reasonOf(r: Reads, doc: ScoringResultDoc) {
+  const sealed = doc.live?.reason_sealed ?? null;
+  if (sealed === null) return { reason_status: 'absent' as const, reason: null };
+  const reason = r.keyring.open(scorerKey(doc.scorer_uid), sealed);
+  return reason === null
+    ? { reason_status: 'unavailable' as const, reason: null }
+    : { reason_status: 'available' as const, reason };
+}
+
+async function visibleScorer(
+  r: Reads,
+  req: FastifyRequest,
+  scorerUid: string,
+  factoryUid?: string,
+): Promise<ScorerDoc> {
+  const doc = await r.scorers.get(scorerUid);
+  if (!doc || (factoryUid !== undefined && doc.factory_uid !== factoryUid) || !req.principal!.teams.has(doc.team_uid))
+    throw new NotFound('scorer', scorerUid);
+  return doc;
+}
+
+async function page(r: Reads, scorer: ScorerDoc, q: ResultsQuery) {
+  const render = (d: ScoringResultDoc) => ({
+    ...toScoringResult(d, scorer.threshold),
+    ...(q.include_reasons ? reasonOf(r, d) : {}),
+  });
+  if (q.run_id) {
+    const found = await r.results.getMany(q.run_id.map((run) => resultKey(scorer.uid, run)));
+    const docs = [...found.values()].sort(
+      (a, b) => b.attempted_at.localeCompare(a.attempted_at) || b.attempt_id.localeCompare(a.attempt_id),
+    );
+    return { results: docs.map(render), page_info: pageInfo(NEWEST_FIRST, null) };
+  }
+  const found = await r.results.find({
+    filter: { scorer_uid: scorer.uid },
+    sort: NEWEST_FIRST,
+    limit: q.limit ?? 50,
+    after: decodeCursor(q.cursor, NEWEST_FIRST),
+  });
+  return { results: found.items.map(render), page_info: pageInfo(NEWEST_FIRST, found.next) };
+}
+
+/** The hosted SDK's reasons call: one entry per run asked for, even when one cannot be read. */
+async function reasons(r: Reads, scorer: ScorerDoc, ids: string[] | undefined) {
+  if (!ids) throw new InvalidRequest('give run_id', [{ path: 'querystring.run_id', message: 'required' }]);
+  const found = await r.results.getMany(ids.map((run) => resultKey(scorer.uid, run)));
+  return {
+    reasons: ids.map((run_id) => {
+      const doc = found.get(resultKey(scorer.uid, run_id));
+      if (!doc) return { run_id, status: 'absent' as const, reason: null };
+      const { reason_status, reason } = reasonOf(r, doc);
+      return { run_id, status: reason_status, reason };
+    }),
+  };
+}
 
 export default function scorerResultQueries(api: Api, rt: Runtime): void {
-  const tags = ['scorers'];
-  const scorers = rt.readModel(scorersProjection);
-  const results = rt.readModel(scoringResultsProjection);
-  const runs = rt.readModel(runsProjection);
-  const keyring = keyringFor(rt.config);
-
-  /** The live score's reason, opened now: absent when the judge gave none, unavailable when it cannot be read. */
-  const reasonOf = (doc: ScoringResultDoc) => {
-    const sealed = doc.live?.reason_sealed ?? null;
-    if (sealed === null) return { reason_status: 'absent' as const, reason: null };
-    const reason = keyring.open(scorerKey(doc.scorer_uid), sealed);
-    return reason === null
-      ? { reason_status: 'unavailable' as const, reason: null }
-      : { reason_status: 'available' as const, reason };
-  };
-
-  async function visibleScorer(req: FastifyRequest, scorerUid: string, factoryUid?: string): Promise<ScorerDoc> {
-    const doc = await scorers.get(scorerUid);
-    if (!doc || (factoryUid !== undefined && doc.factory_uid !== factoryUid) || !req.principal!.teams.has(doc.team_uid))
-      throw new NotFound('scorer', scorerUid);
-    return doc;
-  }
-
-  async function page(scorer: ScorerDoc, q: z.infer<typeof resultsQuery>) {
-    const render = (d: ScoringResultDoc) => ({
-      ...toScoringResult(d, scorer.threshold),
-      ...(q.include_reasons ? reasonOf(d) : {}),
-    });
-    if (q.run_id) {
-      const found = await results.getMany(q.run_id.map((run) => resultKey(scorer.uid, run)));
-      const docs = [...found.values()].sort(
-        (a, b) => b.attempted_at.localeCompare(a.attempted_at) || b.attempt_id.localeCompare(a.attempt_id),
-      );
-      return { results: docs.map(render), page_info: pageInfo(NEWEST_FIRST, null) };
-    }
-    const limit = q.limit ?? 50;
-    const found = await results.find({
-      filter: { scorer_uid: scorer.uid },
-      sort: NEWEST_FIRST,
-      limit,
-      after: decodeCursor(q.cursor, NEWEST_FIRST),
-    });
-    return { results: found.items.map(render), page_info: pageInfo(NEWEST_FIRST, found.next) };
-  }
-
+  const r = reads(rt);
   const schema = { querystring: resultsQuery, response: { 200: resultsAnswer }, tags };
   api.get(
     '/factory/:factory_uid/scorers/:scorer_uid/results',
     { schema: { ...schema, params: scorerParams } },
-    async (req) => page(await visibleScorer(req, req.params.scorer_uid, req.params.factory_uid), req.query),
+    async (req) => page(r, await visibleScorer(r, req, req.params.scorer_uid, req.params.factory_uid), req.query),
   );
   api.get(
     '/factory/scorers/:scorer_uid/results',
     { schema: { ...schema, params: z.object({ scorer_uid: uidParam }) } },
-    async (req) => page(await visibleScorer(req, req.params.scorer_uid), req.query),
+    async (req) => page(r, await visibleScorer(r, req, req.params.scorer_uid), req.query),
   );
-
-  // The hosted SDK's reasons call: one entry per run asked for, even when one cannot be read.
   api.get(
     '/factory/scorers/:scorer_uid/results/reasons',
     {
@@ -144,59 +155,6 @@ export default function scorerResultQueries(api: Api, rt: Runtime): void {
         tags,
       },
     },
-    async (req) => {
-      const scorer = await visibleScorer(req, req.params.scorer_uid);
-      const ids = req.query.run_id;
-      if (!ids) throw new InvalidRequest('give run_id', [{ path: 'querystring.run_id', message: 'required' }]);
-      const found = await results.getMany(ids.map((run) => resultKey(scorer.uid, run)));
-      return {
-        reasons: ids.map((run_id) => {
-          const doc = found.get(resultKey(scorer.uid, run_id));
-          if (!doc) return { run_id, status: 'absent' as const, reason: null };
-          const { reason_status, reason } = reasonOf(doc);
-          return { run_id, status: reason_status, reason };
-        }),
-      };
-    },
-  );
-
-  api.get(
-    '/factory/runs/:run_id/scores',
-    { schema: { params: runParams, response: { 200: scoresAnswer }, tags } },
-    async (req) => {
-      const run = await runs.get(req.params.run_id);
-      const owner = run && {
-        team_uid: run.team_uid,
-        creator_uid: run.creator.uid,
-        executing_team_uid: run.executing_team_uid,
-      };
-      if (!run || !owner || !canView(owner, viewerOf(req.principal!))) throw new NotFound('run', req.params.run_id);
-      const found = await results.find({
-        filter: { run_id: run.run_id },
-        sort: [
-          ['attempted_at', 'desc'],
-          ['id', 'desc'],
-        ],
-        limit: 200,
-      });
-      // A deleted scorer's documents stay behind; its scorer is gone, and so are they.
-      const live = await scorers.getMany([...new Set(found.items.map((d) => d.scorer_uid))]);
-      return {
-        scores: found.items.flatMap((d) => {
-          const scorer = live.get(d.scorer_uid);
-          return scorer
-            ? [
-                {
-                  ...toScoringResult(d, scorer.threshold),
-                  scorer_uid: scorer.uid,
-                  scorer_name: scorer.name,
-                  factory_uid: scorer.factory_uid,
-                  threshold: scorer.threshold,
-                },
-              ]
-            : [];
-        }),
-      };
-    },
+    async (req) => reasons(r, await visibleScorer(r, req, req.params.scorer_uid), req.query.run_id),
   );
 }

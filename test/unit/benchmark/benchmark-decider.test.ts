@@ -7,16 +7,14 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { BenchmarkRunEvent, RunLaunchedData, SuiteEvent, SuiteTask } from '../../../commands/benchmark/events.js';
-import { compare, toRunResource } from '../../../commands/benchmark/resource.js';
+import { compare } from '../../../commands/benchmark/comparison.js';
+import { toRunResource } from '../../../commands/benchmark/run-resource.js';
 import type { ScoringEvent } from '../../../commands/scorer/events.js';
 import { suiteDecider } from '../../../commands/benchmark/suite-decider.js';
 import { benchmarkRunDecider } from '../../../commands/benchmark/benchmark-run-decider.js';
 import { Conflict } from '../../../src/kernel/errors.js';
-import {
-  type BenchmarkRunDoc,
-  benchmarkRunsProjection,
-  type TrialDoc,
-} from '../../../projections/benchmark/benchmark-runs.js';
+import type { BenchmarkRunDoc, TrialDoc } from '../../../projections/benchmark/benchmark-run-docs.js';
+import { benchmarkRunsProjection } from '../../../projections/benchmark/benchmark-runs.js';
 import { deciderSpec, userContext } from '../../helpers/decider-spec.js';
 import { executionPriced, inferencePriced } from '../../helpers/ledger-fixtures.js';
 import { project, recorded } from '../../helpers/projection-spec.js';

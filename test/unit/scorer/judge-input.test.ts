@@ -1,7 +1,7 @@
 /** What a judge is given: the rubric, the classifications and the conversation, cut to fit. */
 import { describe, expect, it } from 'vitest';
 import { bounded, judgeFiles, judgePrompt } from '../../../commands/scorer/judge.js';
-import { truncateUtf8 } from '../../../commands/scorer/routes.js';
+import { truncateUtf8 } from '../../../commands/scorer/judgement-routes.js';
 
 const message = (text: string) => ({ role: 'assistant', content: [{ type: 'text', text }] });
 const conversation = (steps: number, perStep: number, text: string) => ({
