@@ -24,7 +24,7 @@ import { PROFILE_FIELDS, profileOf, runConfigOf } from './definition-settings.js
 import { own, ownsKey } from '../../src/own-keys.js';
 
 /** What every step is given: the version, its definition, and how a step runs. */
-export interface Carrying {
+interface Carrying {
   rt: Runtime;
   version: AppliedData;
   definition: Definition;

@@ -13,7 +13,7 @@ import { filesOfKind, type Parsed, type RoledFile, valueAt } from './parsed-file
 import type { YamlPath } from './yaml.js';
 
 /** A definition's files: their roles, the parsed ones, and those that failed their schema. */
-export interface ParsedTree {
+interface ParsedTree {
   roles: readonly RoledFile[];
   parsed: readonly Parsed[];
   schemaFailed: ReadonlySet<string>;
