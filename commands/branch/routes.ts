@@ -8,29 +8,16 @@ import type { Api } from '../../src/http/api.js';
 import { commandContext } from '../../src/http/context.js';
 import { noContent } from '../../src/http/schemas.js';
 import { timeOrderedId } from '../../src/ids.js';
-import { Conflict, type FieldError, Forbidden, InvalidRequest, NotFound } from '../../src/kernel/errors.js';
+import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import { branchesProjection } from '../../projections/branch/branches.js';
 import { type LiveFactory, liveFactory } from '../factory/public.js';
-import {
-  canonicalJson,
-  resourceHashes,
-  sha256,
-  type Diagnostic,
-  FILES_BODY_LIMIT,
-  filesSchema,
-  type FactoryFile,
-  validateFiles,
-} from '../factoryfile/public.js';
-import { carryOut } from './definition-carry-out.js';
+import { sha256, FILES_BODY_LIMIT, filesSchema } from '../factoryfile/public.js';
+import { applyBranch } from './apply-branch.js';
+import { contentOf } from './branch-content.js';
 import { branchDecider, branchNameDecider, type BranchState, definitionDecider } from './branch-decider.js';
-import { type BranchContent, branchNameStream, branchStream, definitionStream } from './events.js';
-import { planVersion } from './plan.js';
+import { branchNameStream, branchStream, definitionStream } from './events.js';
 import { assertBranchesEnabled, branchParams, branchStatus, branchStatusOf } from './resource.js';
-
-/** Diagnostics kept in a branch's events (the count says how many there were). */
-const MAX_STORED_DIAGNOSTICS = 100;
-const APPLY_ATTEMPTS = 3;
 
 const branchName = z
   .string()
@@ -42,63 +29,37 @@ const filesBody = z.object({ files: filesSchema }).strict();
 /** Apply takes no target: it applies the branch's current content. */
 const applyBody = z.object({}).strict().nullish();
 
-/** A definition that cannot be applied: 400, its diagnostics in the problem. */
-class InvalidDefinition extends InvalidRequest {
-  constructor(detail: string, diagnostics: Diagnostic[]) {
-    const errors: FieldError[] = diagnostics
-      .slice(0, MAX_STORED_DIAGNOSTICS)
-      .map((d) => ({ path: `${d.path}:${d.line}:${d.column}`, message: `${d.code} ${d.message}` }));
-    super(detail, errors);
-    this.extensions = { diagnostics };
-  }
-}
+const tags = ['factory branches'];
 
-/** Validates files and stores them as blobs: the content a branch event records. */
-async function contentOf(rt: Runtime, files: readonly FactoryFile[], baseVersion: number): Promise<BranchContent> {
-  const validation = validateFiles(files);
-  const stored = [];
-  for (const f of [...files].sort((a, b) => (a.path < b.path ? -1 : 1))) {
-    const bytes = Buffer.from(f.content, 'utf8');
-    stored.push({ path: f.path, sha256: await rt.blobs.put(bytes), size_bytes: bytes.length });
-  }
+/** What the branch routes share: the status they answer, and the factory's branches and versions. */
+function branchRouting(rt: Runtime) {
+  const branches = rt.readModel(branchesProjection);
   return {
-    files: stored,
-    content_hash: sha256(canonicalJson(stored.map((f) => [f.path, f.sha256]))),
-    schema_version: validation.schema_version,
-    valid: validation.valid,
-    diagnostics: validation.diagnostics.slice(0, MAX_STORED_DIAGNOSTICS),
-    diagnostic_count: validation.diagnostics.length,
-    resources: validation.definition ? resourceHashes(validation.definition) : {},
-    base_version: baseVersion,
+    rt,
+    status: async (uid: string) => branchStatusOf(rt, (await branches.get(uid))!),
+    liveVersion: async (factoryUid: string) =>
+      (await rt.state(definitionDecider, definitionStream(factoryUid))).version,
+    nameStream: (factoryUid: string, name: string) => branchNameStream(factoryUid, sha256(name).slice(0, 32)),
+    /** The branch of this factory, live or retired, as its stream tells it; 404 to other teams. */
+    branchOf: async (factory: LiveFactory, uid: string): Promise<Exclude<BranchState, { status: 'none' }>> => {
+      const branch = await rt.state(branchDecider, branchStream(uid));
+      if (branch.status === 'none' || branch.factory_uid !== factory.uid) throw new NotFound('branch', uid);
+      return branch;
+    },
   };
 }
 
-/** The files of a branch, read back from their blobs. */
-async function filesOf(rt: Runtime, content: BranchContent): Promise<FactoryFile[]> {
-  return Promise.all(
-    content.files.map(async (f) => {
-      const bytes = await rt.blobs.read(f.sha256);
-      if (!bytes) throw new Error(`the blob ${f.sha256} of ${f.path} is missing`);
-      return { path: f.path, content: bytes.toString('utf8') };
-    }),
-  );
-}
+type BranchRouting = ReturnType<typeof branchRouting>;
 
 export default function branchRoutes(api: Api, rt: Runtime): void {
-  const tags = ['factory branches'];
-  const branches = rt.readModel(branchesProjection);
-  const status = async (uid: string) => branchStatusOf(rt, (await branches.get(uid))!);
-  const liveVersion = async (factoryUid: string) =>
-    (await rt.state(definitionDecider, definitionStream(factoryUid))).version;
-  const nameStream = (factoryUid: string, name: string) => branchNameStream(factoryUid, sha256(name).slice(0, 32));
+  const routing = branchRouting(rt);
+  createBranchRoute(api, routing);
+  replaceFilesRoute(api, routing);
+  deleteBranchRoute(api, routing);
+  applyBranchRoute(api, routing);
+}
 
-  /** The branch of this factory, live or retired, as its stream tells it; 404 to other teams. */
-  const branchOf = async (factory: LiveFactory, uid: string): Promise<Exclude<BranchState, { status: 'none' }>> => {
-    const branch = await rt.state(branchDecider, branchStream(uid));
-    if (branch.status === 'none' || branch.factory_uid !== factory.uid) throw new NotFound('branch', uid);
-    return branch;
-  };
-
+function createBranchRoute(api: Api, { rt, status, liveVersion, nameStream }: BranchRouting): void {
   api.post(
     '/factory/:factory_uid/branches',
     {
@@ -135,7 +96,9 @@ export default function branchRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send(await status(uid));
     },
   );
+}
 
+function replaceFilesRoute(api: Api, { rt, status, liveVersion, branchOf }: BranchRouting): void {
   api.put(
     '/factory/:factory_uid/branches/:branch_uid/files',
     {
@@ -157,7 +120,9 @@ export default function branchRoutes(api: Api, rt: Runtime): void {
       return status(branch.uid);
     },
   );
+}
 
+function deleteBranchRoute(api: Api, { rt, nameStream, branchOf }: BranchRouting): void {
   api.delete(
     '/factory/:factory_uid/branches/:branch_uid',
     { schema: { params: branchParams, response: { 204: noContent() }, tags } },
@@ -182,7 +147,9 @@ export default function branchRoutes(api: Api, rt: Runtime): void {
       return reply.code(204).send(null);
     },
   );
+}
 
+function applyBranchRoute(api: Api, { rt, status, branchOf }: BranchRouting): void {
   api.post(
     '/factory/:factory_uid/branches/:branch_uid/apply',
     { schema: { params: branchParams, body: applyBody, response: { 200: branchStatus }, tags } },
@@ -194,38 +161,7 @@ export default function branchRoutes(api: Api, rt: Runtime): void {
       if (context.actor.type !== 'user') throw new Forbidden('only users apply a definition');
       if (branch.status === 'deleted')
         throw new Conflict(`branch ${branch.uid} is retired (deleted)`, 'branch_deleted');
-      for (let attempt = 1; ; attempt++) {
-        // A version left pending (a crash, another process) is carried out before the next is planned.
-        await carryOut(rt, factory.uid);
-        const current = await rt.state(definitionDecider, definitionStream(factory.uid));
-        if (current.content_hash === branch.content.content_hash) break; // the same content: nothing changes
-        const validation = validateFiles(await filesOf(rt, branch.content));
-        if (!validation.definition)
-          throw new InvalidDefinition(
-            'the branch is not a valid definition: the factory keeps its definition',
-            validation.diagnostics,
-          );
-        const plan = await planVersion(rt, factory, branch, validation.definition, validation.state_dependent, current);
-        if (!plan.planned)
-          throw new InvalidDefinition(
-            'the definition cannot be applied to this factory: it keeps its definition',
-            plan.diagnostics,
-          );
-        try {
-          await rt.handle(
-            definitionStream(factory.uid),
-            definitionDecider,
-            { type: 'ApplyDefinition', data: plan.planned, base_version: current.version },
-            context,
-          );
-        } catch (error) {
-          // Another apply decided first: plan again against it.
-          if (error instanceof Conflict && error.retryable && attempt < APPLY_ATTEMPTS) continue;
-          throw error;
-        }
-        await carryOut(rt, factory.uid);
-        break;
-      }
+      await applyBranch(rt, factory, branch, context);
       return status(branch.uid);
     },
   );

@@ -29,29 +29,44 @@ import {
 
 const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
-export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
-  const tags = ['outbound webhooks'];
+const tags = ['outbound webhooks'];
+
+/** What the endpoint routes share: the team's stream, the answer, and the reachability check. */
+function outboundRouting(rt: Runtime) {
   const endpoints = rt.readModel(outboundWebhooksProjection);
   const allowed = parseAllowedRanges(rt.config.OUTBOUND_ALLOWED_RANGES);
-  const sealer = sealerFor(rt.config);
-
-  const execute = (team: string, command: OutboundWebhookCommand, context: CommandContext) =>
-    rt.execute(outboundWebhooksStream(team), outboundWebhookDecider, command, context);
-  const current = async (uid: string) => {
-    const doc = await endpoints.get(uid);
-    if (!doc) throw new NotFound('outbound webhook', uid);
-    return toOutboundWebhookResource(doc);
+  return {
+    sealer: sealerFor(rt.config),
+    execute: (team: string, command: OutboundWebhookCommand, context: CommandContext) =>
+      rt.execute(outboundWebhooksStream(team), outboundWebhookDecider, command, context),
+    current: async (uid: string) => {
+      const doc = await endpoints.get(uid);
+      if (!doc) throw new NotFound('outbound webhook', uid);
+      return toOutboundWebhookResource(doc);
+    },
+    /**
+     * An endpoint the server may reach, else a 400 naming `body.url`. Asked only once the caller is
+     * known to manage the team's endpoints: the answer tells whether a name resolves to an address
+     * inside, which is no one else's to learn.
+     */
+    assertReachable: async (url: string | undefined) => {
+      const problem = url === undefined ? null : await urlProblem(url, allowed);
+      if (problem) throw new InvalidRequest(`url: ${problem}`, [{ path: 'body.url', message: problem }]);
+    },
   };
-  /**
-   * An endpoint the server may reach, else a 400 naming `body.url`. Asked only once the caller is
-   * known to manage the team's endpoints: the answer tells whether a name resolves to an address
-   * inside, which is no one else's to learn.
-   */
-  const assertReachable = async (url: string | undefined) => {
-    const problem = url === undefined ? null : await urlProblem(url, allowed);
-    if (problem) throw new InvalidRequest(`url: ${problem}`, [{ path: 'body.url', message: problem }]);
-  };
+}
 
+type OutboundRouting = ReturnType<typeof outboundRouting>;
+
+export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
+  const routing = outboundRouting(rt);
+  createRoute(api, routing);
+  updateRoute(api, routing);
+  deleteRoute(api, routing);
+  rotateSecretRoute(api, routing);
+}
+
+function createRoute(api: Api, { sealer, execute, current, assertReachable }: OutboundRouting): void {
   api.post(
     '/teams/:team_uid/outbound-webhooks',
     {
@@ -85,7 +100,9 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ ...(await current(uid)), secret });
     },
   );
+}
 
+function updateRoute(api: Api, { execute, current, assertReachable }: OutboundRouting): void {
   api.patch(
     '/teams/:team_uid/outbound-webhooks/:webhook_uid',
     {
@@ -109,7 +126,9 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
       return current(webhook_uid);
     },
   );
+}
 
+function deleteRoute(api: Api, { execute }: OutboundRouting): void {
   api.delete(
     '/teams/:team_uid/outbound-webhooks/:webhook_uid',
     { schema: { params: outboundWebhookParams, response: { 204: noContent() }, tags } },
@@ -123,7 +142,9 @@ export default function outboundWebhookRoutes(api: Api, rt: Runtime): void {
       return reply.code(204).send(null);
     },
   );
+}
 
+function rotateSecretRoute(api: Api, { sealer, execute }: OutboundRouting): void {
   api.post(
     '/teams/:team_uid/outbound-webhooks/:webhook_uid/rotate-secret',
     {

@@ -95,38 +95,73 @@ export async function createRun(
 ): Promise<RunView> {
   const run_id = options.run_id ?? timeOrderedId();
   const teamRun = request.team ?? true;
-
-  let parent: RunCreatedData | null = null;
-  if (request.parent_run_id) {
-    parent = (await runState(rt, request.parent_run_id))?.created ?? null;
-    const view = parent && (await rt.state(runDecider, runStream(parent.run_id)));
-    if (!parent || view?.status !== 'live' || !canView(view, context))
-      throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
-    if (parent.depth + 1 > MAX_RUN_DEPTH)
-      throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
-  }
-
+  const parent = request.parent_run_id ? await visibleParent(rt, request.parent_run_id, context) : null;
   const conversation_id = request.conversation_id ?? timeOrderedId();
-  if (request.conversation_id) {
-    const conversation = await rt.state(conversationDecider, conversationStream(conversation_id));
-    const latest = conversation.runs.at(-1);
-    const visible =
-      latest && (latest.team_uid ? ownsKey(context.teams, latest.team_uid) : latest.creator_uid === context.actor.uid);
-    if (!visible) throw new NotFound('conversation', conversation_id);
-  }
-
-  let factory_uid = options.factory_uid ?? null;
-  let agentProfile: AgentProfile | null = null;
-  if (request.agent_identity_uid) {
-    if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
-    const agent = await rt.state(identityDecider, identityStream(request.agent_identity_uid));
-    if (agent.status !== 'live' || agent.team_uid !== options.team_uid)
-      throw invalid('agent_identity_uid', 'no such agent in the active team');
-    factory_uid ??= agent.profile.factory_uid ?? null;
-    agentProfile = agent.profile;
-  }
+  if (request.conversation_id) await assertVisibleConversation(rt, conversation_id, context);
+  const agent = request.agent_identity_uid
+    ? await teamAgent(rt, request.agent_identity_uid, teamRun, options.team_uid)
+    : null;
   if (request.on_behalf_of) throw new Forbidden('on_behalf_of needs an agent API key with on_behalf_of enabled');
+  const attachments = await storedAttachments(rt, request, options);
+  const config = withAgentSettings(request.config ?? null, agent);
+  const catalogue = await rt.state(modelDecider, MODELS_STREAM);
+  assertUsableModel(catalogue, config?.model_id, 'body.config.model_id');
+  const environment = config?.environment_id;
+  if (environment) {
+    const state = await rt.state(environmentDecider, environmentStream(environment));
+    assertUsableEnvironment(state, options.team_uid, environment, 'body.config.environment_id');
+  }
+  const data = createdData(request, context, options, {
+    run_id,
+    conversation_id,
+    parent,
+    agent,
+    config,
+    attachments,
+    factory_uid: options.factory_uid ?? agent?.factory_uid ?? null,
+    default_model_id: catalogue.catalogue?.default_model_id ?? null,
+  });
+  const { state } = await rt.handle(
+    runStream(run_id),
+    runDecider,
+    { type: 'CreateRun', data, artifacts: options.artifacts },
+    context,
+  );
+  await joinConversation(rt, state as RunView, context);
+  return state as RunView;
+}
 
+/** The parent run, when the caller may see it and a child would nest no deeper than MAX_RUN_DEPTH. */
+async function visibleParent(rt: Runtime, parentRunId: string, context: CommandContext): Promise<RunCreatedData> {
+  const parent = (await runState(rt, parentRunId))?.created ?? null;
+  const view = parent && (await rt.state(runDecider, runStream(parent.run_id)));
+  if (!parent || view?.status !== 'live' || !canView(view, context))
+    throw invalid('parent_run_id', 'the parent run does not exist or is not visible');
+  if (parent.depth + 1 > MAX_RUN_DEPTH)
+    throw invalid('parent_run_id', `runs nest at most ${MAX_RUN_DEPTH} levels deep`);
+  return parent;
+}
+
+/** A conversation is continued by whoever may view its newest run. */
+async function assertVisibleConversation(rt: Runtime, conversationId: string, context: CommandContext): Promise<void> {
+  const conversation = await rt.state(conversationDecider, conversationStream(conversationId));
+  const latest = conversation.runs.at(-1);
+  const visible =
+    latest && (latest.team_uid ? ownsKey(context.teams, latest.team_uid) : latest.creator_uid === context.actor.uid);
+  if (!visible) throw new NotFound('conversation', conversationId);
+}
+
+/** The profile of the agent identity executing a team run: a live agent of the active team. */
+async function teamAgent(rt: Runtime, agentUid: string, teamRun: boolean, teamUid: string): Promise<AgentProfile> {
+  if (!teamRun) throw invalid('agent_identity_uid', 'an agent identity executes team runs only');
+  const agent = await rt.state(identityDecider, identityStream(agentUid));
+  if (agent.status !== 'live' || agent.team_uid !== teamUid)
+    throw invalid('agent_identity_uid', 'no such agent in the active team');
+  return agent.profile;
+}
+
+/** The request's attachments (base64) and the options' files, stored as blobs. */
+async function storedAttachments(rt: Runtime, request: RunRequest, options: CreateRunOptions): Promise<Attachment[]> {
   const attachments: Attachment[] = [];
   for (const a of request.attachments ?? []) {
     const bytes = Buffer.from(a.data, 'base64');
@@ -138,33 +173,44 @@ export async function createRun(
       blob: await rt.blobs.put(bytes),
     });
   }
-
   for (const f of options.files ?? []) {
     const { file_name, mime_type, bytes } = f;
     const blob = await rt.blobs.put(bytes);
     attachments.push({ attachment_id: timeOrderedId(), file_name, mime_type, size_bytes: bytes.length, blob });
   }
+  return attachments;
+}
 
-  const config = withAgentSettings(request.config ?? null, agentProfile);
-  const catalogue = await rt.state(modelDecider, MODELS_STREAM);
-  assertUsableModel(catalogue, config?.model_id, 'body.config.model_id');
-  const environment = config?.environment_id;
-  if (environment) {
-    const state = await rt.state(environmentDecider, environmentStream(environment));
-    assertUsableEnvironment(state, options.team_uid, environment, 'body.config.environment_id');
-  }
-  const skill_spec = request.skill ?? config?.skill_spec ?? null;
-  const data: RunCreatedData = {
+/** What createRun resolved before the run is recorded. */
+interface Resolved {
+  run_id: string;
+  conversation_id: string;
+  parent: RunCreatedData | null;
+  agent: AgentProfile | null;
+  config: NonNullable<RunRequest['config']> | null;
+  attachments: Attachment[];
+  factory_uid: string | null;
+  default_model_id: string | null;
+}
+
+/** The data of `RunCreated`: the request, its options and what was resolved for it. */
+function createdData(
+  request: RunRequest,
+  context: CommandContext,
+  options: CreateRunOptions,
+  { run_id, conversation_id, parent, agent, config, attachments, factory_uid, default_model_id }: Resolved,
+): RunCreatedData {
+  return {
     run_id,
     conversation_id,
     title: request.title ?? defaultTitle(request),
     prompt: request.prompt ?? '',
-    skill_spec,
+    skill_spec: request.skill ?? config?.skill_spec ?? null,
     config,
     mode: request.mode,
     interactive: request.interactive,
     metadata: { ...options.automatic_metadata, ...(parent?.metadata ?? {}), ...(request.metadata ?? {}) },
-    team_uid: teamRun ? options.team_uid : null,
+    team_uid: (request.team ?? true) ? options.team_uid : null,
     executing_team_uid: options.team_uid,
     // Agents and the system (reactors) create runs as service accounts; people as users.
     creator: { type: context.actor.type === 'user' ? 'user' : 'service_account', uid: context.actor.uid },
@@ -182,19 +228,11 @@ export async function createRun(
     attachments,
     ...(options.sealed_context ? { sealed_context: options.sealed_context } : {}),
     resolved: {
-      model_id: config?.model_id ?? agentProfile?.base_model ?? catalogue.catalogue?.default_model_id ?? null,
-      harness: harnessOf(config?.harness) ?? harnessOf(agentProfile?.harness) ?? 'oz',
-      agent_type: agentProfile?.agent_type ?? null,
+      model_id: config?.model_id ?? agent?.base_model ?? default_model_id,
+      harness: harnessOf(config?.harness) ?? harnessOf(agent?.harness) ?? 'oz',
+      agent_type: agent?.agent_type ?? null,
     },
   };
-  const { state } = await rt.handle(
-    runStream(run_id),
-    runDecider,
-    { type: 'CreateRun', data, artifacts: options.artifacts },
-    context,
-  );
-  await joinConversation(rt, state as RunView, context);
-  return state as RunView;
 }
 
 /**

@@ -200,41 +200,8 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     const run = visible(state, command.data.run_id, context);
     const run_id = run.run_id;
     switch (command.type) {
-      case 'SendFollowup': {
-        const { message, mode, attachments, execution_id } = command.data;
-        // Own keys only: `constructor` was never prepared.
-        const unknown = attachments.filter((id) => !ownsKey(run.prepared, id));
-        if (unknown.length)
-          throw new Unprocessable(
-            `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
-            'unknown_attachment',
-          );
-        if (run.state === 'QUEUED' || run.state === 'PENDING')
-          return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
-        if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
-          return [
-            {
-              type: 'RunFollowupDelivered',
-              data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' },
-            },
-          ];
-        }
-        const debug = run.status_message;
-        if (
-          run.state === 'FAILED' &&
-          debug?.error_code === 'environment_setup_failed' &&
-          debug.session_debug_until &&
-          debug.session_debug_until > context.now
-        ) {
-          return [
-            {
-              type: 'RunFollowupDelivered',
-              data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
-            },
-          ];
-        }
-        return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
-      }
+      case 'SendFollowup':
+        return followupEvents(run, command.data, context);
       case 'CancelRun':
         if (!run.cancellable_type) throw new Unprocessable('this type of run cannot be cancelled on the server');
         if (isTerminal(run.state))
@@ -248,75 +215,130 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
           : [];
       case 'PrepareAttachment':
         return [{ type: 'RunAttachmentPrepared', data: { run_id, attachment: command.data.attachment } }];
-      case 'LeaseRun':
-        if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
-        return [{ type: 'RunLeased', data: command.data }];
-      case 'ExpireLease':
-        return run.state === 'PENDING' && run.held?.worker_id === command.data.worker_id
-          ? [{ type: 'RunLeaseExpired', data: command.data }]
-          : [];
-      case 'ClaimRun':
-        heldBy(run, command.data, ['PENDING']);
-        return [{ type: 'RunClaimed', data: command.data }];
-      case 'StartRun':
-        heldBy(run, command.data, ['CLAIMED']);
-        return [{ type: 'RunStarted', data: { run_id, execution_id: command.data.execution_id } }];
-      case 'RecordTimeline':
-        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
-        return [
-          { type: 'RunTimelineRecorded', data: { run_id, name: command.data.name, detail: command.data.detail } },
-        ];
-      case 'RecordMessage': {
-        heldBy(run, command.data, ['INPROGRESS']);
-        const { message_id, step_id, parent_step_id, role, content } = command.data;
-        return [
-          {
-            type: 'RunMessageRecorded',
-            data: { run_id, conversation_id: run.conversation_id, message_id, step_id, parent_step_id, role, content },
-          },
-        ];
-      }
-      case 'AddArtifact':
-        heldBy(run, command.data, ['INPROGRESS']);
-        return [{ type: 'RunArtifactAdded', data: { run_id, artifact: command.data.artifact } }];
-      case 'AskQuestion': {
-        heldBy(run, command.data, ['INPROGRESS']);
-        const { ask_id, questions } = command.data;
-        if (run.open_questions.some((q) => q.ask_id === ask_id)) return [];
-        return [{ type: 'RunQuestionAsked', data: { run_id, ask_id, questions } }];
-      }
-      case 'ReportUsage':
-        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
-        return [{ type: 'RunUsageReported', data: { run_id, usage: command.data.usage } }];
-      case 'AddHandoffFile':
-        heldBy(run, command.data, ['INPROGRESS']);
-        return [
-          {
-            type: 'RunHandoffFileAdded',
-            data: { run_id, execution_id: command.data.execution_id, attachment: command.data.attachment },
-          },
-        ];
-      case 'FinishRun':
-        heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
-        return [
-          {
-            type: 'RunFinished',
-            data: {
-              run_id,
-              execution_id: command.data.execution_id,
-              state: command.data.state,
-              status_message: command.data.status_message,
-            },
-          },
-        ];
-      case 'LoseWorker':
-        if (!run.held || run.held.worker_id !== command.data.worker_id || isTerminal(run.state)) return [];
-        return [
-          {
-            type: 'RunWorkerLost',
-            data: { run_id, worker_id: command.data.worker_id, requeued: run.state !== 'INPROGRESS' },
-          },
-        ];
+      default:
+        return workerEvents(run, command);
     }
   },
 };
+
+type FollowupData = Extract<RunCommand, { type: 'SendFollowup' }>['data'];
+
+/**
+ * Where a follow-up goes: into the prompt of a run not yet running, to the execution holding it,
+ * to the debug session of a run whose environment setup failed, else it resumes the ended run.
+ */
+function followupEvents(run: RunView, data: FollowupData, context: DecideContext): RunEvent[] {
+  const run_id = run.run_id;
+  const { message, mode, attachments, execution_id } = data;
+  // Own keys only: `constructor` was never prepared.
+  const unknown = attachments.filter((id) => !ownsKey(run.prepared, id));
+  if (unknown.length)
+    throw new Unprocessable(
+      `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
+      'unknown_attachment',
+    );
+  if (run.state === 'QUEUED' || run.state === 'PENDING')
+    return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
+  if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
+    return [
+      {
+        type: 'RunFollowupDelivered',
+        data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' },
+      },
+    ];
+  }
+  const debug = run.status_message;
+  if (
+    run.state === 'FAILED' &&
+    debug?.error_code === 'environment_setup_failed' &&
+    debug.session_debug_until &&
+    debug.session_debug_until > context.now
+  ) {
+    return [
+      {
+        type: 'RunFollowupDelivered',
+        data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
+      },
+    ];
+  }
+  return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
+}
+
+/** The commands of the execution that holds the run, and of the claims and sweeps around it. */
+type WorkerCommand = Exclude<
+  RunCommand,
+  { type: 'CreateRun' | 'SendFollowup' | 'CancelRun' | 'InterruptRun' | 'PrepareAttachment' }
+>;
+
+function workerEvents(run: RunView, command: WorkerCommand): RunEvent[] {
+  const run_id = run.run_id;
+  switch (command.type) {
+    case 'LeaseRun':
+      if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
+      return [{ type: 'RunLeased', data: command.data }];
+    case 'ExpireLease':
+      return run.state === 'PENDING' && run.held?.worker_id === command.data.worker_id
+        ? [{ type: 'RunLeaseExpired', data: command.data }]
+        : [];
+    case 'ClaimRun':
+      heldBy(run, command.data, ['PENDING']);
+      return [{ type: 'RunClaimed', data: command.data }];
+    case 'StartRun':
+      heldBy(run, command.data, ['CLAIMED']);
+      return [{ type: 'RunStarted', data: { run_id, execution_id: command.data.execution_id } }];
+    case 'RecordTimeline':
+      heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+      return [{ type: 'RunTimelineRecorded', data: { run_id, name: command.data.name, detail: command.data.detail } }];
+    case 'RecordMessage': {
+      heldBy(run, command.data, ['INPROGRESS']);
+      const { message_id, step_id, parent_step_id, role, content } = command.data;
+      return [
+        {
+          type: 'RunMessageRecorded',
+          data: { run_id, conversation_id: run.conversation_id, message_id, step_id, parent_step_id, role, content },
+        },
+      ];
+    }
+    case 'AddArtifact':
+      heldBy(run, command.data, ['INPROGRESS']);
+      return [{ type: 'RunArtifactAdded', data: { run_id, artifact: command.data.artifact } }];
+    case 'AskQuestion': {
+      heldBy(run, command.data, ['INPROGRESS']);
+      const { ask_id, questions } = command.data;
+      if (run.open_questions.some((q) => q.ask_id === ask_id)) return [];
+      return [{ type: 'RunQuestionAsked', data: { run_id, ask_id, questions } }];
+    }
+    case 'ReportUsage':
+      heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+      return [{ type: 'RunUsageReported', data: { run_id, usage: command.data.usage } }];
+    case 'AddHandoffFile':
+      heldBy(run, command.data, ['INPROGRESS']);
+      return [
+        {
+          type: 'RunHandoffFileAdded',
+          data: { run_id, execution_id: command.data.execution_id, attachment: command.data.attachment },
+        },
+      ];
+    case 'FinishRun':
+      heldBy(run, command.data, ['CLAIMED', 'INPROGRESS']);
+      return [
+        {
+          type: 'RunFinished',
+          data: {
+            run_id,
+            execution_id: command.data.execution_id,
+            state: command.data.state,
+            status_message: command.data.status_message,
+          },
+        },
+      ];
+    case 'LoseWorker':
+      if (!run.held || run.held.worker_id !== command.data.worker_id || isTerminal(run.state)) return [];
+      return [
+        {
+          type: 'RunWorkerLost',
+          data: { run_id, worker_id: command.data.worker_id, requeued: run.state !== 'INPROGRESS' },
+        },
+      ];
+  }
+}

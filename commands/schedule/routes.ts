@@ -26,39 +26,55 @@ import {
 
 const invalid = (path: string, message: string) => new InvalidRequest(message, [{ path: `body.${path}`, message }]);
 
-export default function scheduleRoutes(api: Api, rt: Runtime): void {
-  const tags = ['schedules'];
+const tags = ['schedules'];
+
+/** What the schedule routes share: the answer, the schedule's stream, and the checks of its settings. */
+function scheduleRouting(rt: Runtime) {
   const schedules = rt.readModel(schedulesProjection);
   const answers = scheduleAnswers(rt);
-  /** The schedule as the read model shows it now that the command's events are projected. */
-  const current = async (id: string) => {
-    const doc = await schedules.get(id);
-    if (!doc) throw new NotFound('schedule', id);
-    return (await answers([doc]))[0]!;
+  return {
+    rt,
+    /** The schedule as the read model shows it now that the command's events are projected. */
+    current: async (id: string) => {
+      const doc = await schedules.get(id);
+      if (!doc) throw new NotFound('schedule', id);
+      return (await answers([doc]))[0]!;
+    },
+    execute: (id: string, command: ScheduleCommand, context: CommandContext) =>
+      rt.execute(scheduleStream(id), scheduleDecider, command, context),
+    /** A schedule's runs may use only an enabled model of the catalogue, and an environment of its team. */
+    assertConfig: async (fields: ScheduleFields, teamUid: string) => {
+      const config = fields.agent_config ?? {};
+      const model = config.model_id as string | undefined;
+      assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), model, 'body.agent_config.model_id');
+      const environment = config.environment_id as string | undefined;
+      if (environment) {
+        const state = await rt.state(environmentDecider, environmentStream(environment));
+        assertUsableEnvironment(state, teamUid, environment, 'body.agent_config.environment_id');
+      }
+    },
+    /** The executing agent must be a live agent of the schedule's team. */
+    assertAgent: async (agentUid: string | null, teamUid: string | null) => {
+      if (agentUid === null) return;
+      if (teamUid === null) throw invalid('agent_uid', 'an agent executes team schedules only');
+      const agent = await rt.state(identityDecider, identityStream(agentUid));
+      if (agent.status !== 'live' || agent.team_uid !== teamUid)
+        throw invalid('agent_uid', 'no such agent in the team');
+    },
   };
-  const execute = (id: string, command: ScheduleCommand, context: CommandContext) =>
-    rt.execute(scheduleStream(id), scheduleDecider, command, context);
+}
 
-  /** A schedule's runs may use only an enabled model of the catalogue, and an environment of its team. */
-  const assertConfig = async (fields: ScheduleFields, teamUid: string) => {
-    const config = fields.agent_config ?? {};
-    const model = config.model_id as string | undefined;
-    assertUsableModel(await rt.state(modelDecider, MODELS_STREAM), model, 'body.agent_config.model_id');
-    const environment = config.environment_id as string | undefined;
-    if (environment) {
-      const state = await rt.state(environmentDecider, environmentStream(environment));
-      assertUsableEnvironment(state, teamUid, environment, 'body.agent_config.environment_id');
-    }
-  };
+type ScheduleRouting = ReturnType<typeof scheduleRouting>;
 
-  /** The executing agent must be a live agent of the schedule's team. */
-  const assertAgent = async (agentUid: string | null, teamUid: string | null) => {
-    if (agentUid === null) return;
-    if (teamUid === null) throw invalid('agent_uid', 'an agent executes team schedules only');
-    const agent = await rt.state(identityDecider, identityStream(agentUid));
-    if (agent.status !== 'live' || agent.team_uid !== teamUid) throw invalid('agent_uid', 'no such agent in the team');
-  };
+export default function scheduleRoutes(api: Api, rt: Runtime): void {
+  const routing = scheduleRouting(rt);
+  createRoute(api, routing);
+  replaceRoute(api, routing);
+  deleteRoute(api, routing);
+  pauseAndResumeRoutes(api, routing);
+}
 
+function createRoute(api: Api, { current, execute, assertConfig, assertAgent }: ScheduleRouting): void {
   api.post(
     '/agent/schedules',
     { schema: { body: createScheduleBody, response: { 201: scheduleResource }, tags }, config: { idempotent: true } },
@@ -99,7 +115,9 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send(await current(id));
     },
   );
+}
 
+function replaceRoute(api: Api, { rt, current, execute, assertConfig, assertAgent }: ScheduleRouting): void {
   api.put(
     '/agent/schedules/:schedule_id',
     { schema: { params: scheduleParams, body: replaceScheduleBody, response: { 200: scheduleResource }, tags } },
@@ -127,7 +145,9 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
       return current(schedule_id);
     },
   );
+}
 
+function deleteRoute(api: Api, { execute }: ScheduleRouting): void {
   api.delete(
     '/agent/schedules/:schedule_id',
     { schema: { params: scheduleParams, response: { 200: z.object({ success: z.boolean() }) }, tags } },
@@ -137,7 +157,9 @@ export default function scheduleRoutes(api: Api, rt: Runtime): void {
       return { success: true };
     },
   );
+}
 
+function pauseAndResumeRoutes(api: Api, { current, execute }: ScheduleRouting): void {
   for (const [action, type] of [
     ['pause', 'PauseSchedule'],
     ['resume', 'ResumeSchedule'],

@@ -86,16 +86,12 @@ const rotateBody = z.object({ secret: secret.optional(), secretName: secretName.
 const createdWebhook = webhookResource.extend({ secret: shownSecret });
 const rotatedSecret = z.object({ secret: shownSecret });
 
-export default function webhookRoutes(api: Api, rt: Runtime): void {
+const tags = ['webhooks'];
+
+/** What the webhook routes share: the factory's team, the secret to store, and the answer. */
+function webhookRouting(rt: Runtime) {
   const webhooks = rt.readModel(webhooksProjection);
   const sealer = sealerFor(rt.config);
-
-  /** The factory as its own stream tells it (404 unless live and in one of the caller's teams). */
-  const factoryTeam = async (uid: string, teams: { has(team: string): boolean } | undefined) => {
-    const state = await rt.state(factoryDecider, factoryStream(uid));
-    if (state.status !== 'live' || !teams?.has(state.team_uid)) throw new NotFound('factory', uid);
-    return state.team_uid;
-  };
 
   /** A managed team secret must exist when a webhook is tied to it. */
   const assertTeamSecret = async (
@@ -113,29 +109,50 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
     assertUsableSecret(sealer.open(stored.sealed) ?? '', mode, scheme);
   };
 
-  /** Chooses and seals the secret to store; `shown` is the clear text this one answer may carry. */
-  const secretFor = async (
-    teamUid: string,
-    mode: WebhookAuthMode,
-    scheme: SignatureScheme | null,
-    body: { secret?: string | undefined; secretName?: string | undefined },
-  ) => {
-    if (body.secretName !== undefined) {
-      await assertTeamSecret(teamUid, body.secretName, mode, scheme);
-      return { ref: { team_secret: body.secretName } as WebhookSecretRef, shown: null };
-    }
-    if (body.secret !== undefined) assertUsableSecret(body.secret, mode, scheme);
-    const clear = body.secret ?? generatedSecret(mode, scheme);
-    return {
-      ref: clear === null ? null : { sealed: sealer.seal(clear) },
-      shown: body.secret === undefined ? clear : null,
-    };
+  return {
+    rt,
+    webhooks,
+    sealer,
+    /** The factory as its own stream tells it (404 unless live and in one of the caller's teams). */
+    factoryTeam: async (uid: string, teams: { has(team: string): boolean } | undefined) => {
+      const state = await rt.state(factoryDecider, factoryStream(uid));
+      if (state.status !== 'live' || !teams?.has(state.team_uid)) throw new NotFound('factory', uid);
+      return state.team_uid;
+    },
+    /** Chooses and seals the secret to store; `shown` is the clear text this one answer may carry. */
+    secretFor: async (
+      teamUid: string,
+      mode: WebhookAuthMode,
+      scheme: SignatureScheme | null,
+      body: { secret?: string | undefined; secretName?: string | undefined },
+    ) => {
+      if (body.secretName !== undefined) {
+        await assertTeamSecret(teamUid, body.secretName, mode, scheme);
+        return { ref: { team_secret: body.secretName } as WebhookSecretRef, shown: null };
+      }
+      if (body.secret !== undefined) assertUsableSecret(body.secret, mode, scheme);
+      const clear = body.secret ?? generatedSecret(mode, scheme);
+      return {
+        ref: clear === null ? null : { sealed: sealer.seal(clear) },
+        shown: body.secret === undefined ? clear : null,
+      };
+    },
+    current: async (factoryUid: string, uid: string, req: Parameters<typeof visibleWebhook>[1]) =>
+      toWebhookResource(rt.config, await visibleWebhook(webhooks, req, factoryUid, uid)),
   };
+}
 
-  const current = async (factoryUid: string, uid: string, req: Parameters<typeof visibleWebhook>[1]) =>
-    toWebhookResource(rt.config, await visibleWebhook(webhooks, req, factoryUid, uid));
+type WebhookRouting = ReturnType<typeof webhookRouting>;
 
-  const tags = ['webhooks'];
+export default function webhookRoutes(api: Api, rt: Runtime): void {
+  const routing = webhookRouting(rt);
+  createRoute(api, routing);
+  patchRoute(api, routing);
+  deleteRoute(api, routing);
+  rotateSecretRoute(api, routing);
+}
+
+function createRoute(api: Api, { rt, factoryTeam, secretFor, current }: WebhookRouting): void {
   api.post(
     '/factory/:factory_uid/webhooks',
     {
@@ -171,7 +188,9 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ ...(await current(factory_uid, uid, req)), secret: shown });
     },
   );
+}
 
+function patchRoute(api: Api, { rt, webhooks, sealer, current }: WebhookRouting): void {
   api.patch(
     '/factory/:factory_uid/webhooks/:webhook_uid',
     { schema: { params: webhookParams, body: patchBody, response: { 200: webhookResource }, tags } },
@@ -197,7 +216,9 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
       return current(factory_uid, webhook_uid, req);
     },
   );
+}
 
+function deleteRoute(api: Api, { rt, webhooks }: WebhookRouting): void {
   api.delete(
     '/factory/:factory_uid/webhooks/:webhook_uid',
     { schema: { params: webhookParams, response: { 204: noContent() }, tags } },
@@ -213,7 +234,9 @@ export default function webhookRoutes(api: Api, rt: Runtime): void {
       return reply.code(204).send(null);
     },
   );
+}
 
+function rotateSecretRoute(api: Api, { rt, webhooks, secretFor }: WebhookRouting): void {
   api.post(
     '/factory/:factory_uid/webhooks/:webhook_uid/rotate-secret',
     { schema: { params: webhookParams, body: rotateBody, response: { 200: rotatedSecret }, tags } },

@@ -10,7 +10,7 @@ import { runDecider } from '../run/public.js';
 import { type Attachment, runStream, type SealedContext } from '../run/events.js';
 import { keyringFor } from '../../src/keyring.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
-import type { assignmentSchema } from './schema.js';
+import type { assignmentSchema } from './answers.js';
 import { own } from '../../src/own-keys.js';
 
 export type Assignment = z.infer<typeof assignmentSchema>;

@@ -21,7 +21,8 @@ import { type Assignment, assignmentOf } from './assignment.js';
 import type { PresenceDoc } from './presence-store.js';
 import type { Workers } from './presence.js';
 import { presentWorker, workersReady } from './principal.js';
-import { claimAnswer, claimQuery, workerParams } from './schema.js';
+import { claimAnswer } from './answers.js';
+import { claimQuery, workerParams } from './schema.js';
 
 /** Oldest first; the id breaks ties. */
 const QUEUE_ORDER: Sort = [

@@ -18,31 +18,35 @@ import { priceReported } from '../analytics/public.js';
 import { assignmentOf } from './assignment.js';
 import { workerPrincipal } from './principal.js';
 import {
-  artifactBody,
   claimAnswer,
-  executionHeader,
-  fileQuery,
   finishAnswer,
-  finishBody,
   handoffAnswer,
-  handoffQuery,
   messageAnswer,
-  messageBody,
   questionAnswer,
-  questionBody,
   reportedArtifact,
-  runParams,
   startAnswer,
   timelineAnswer,
-  timelineBody,
   uploadedArtifact,
   usageAnswer,
+} from './answers.js';
+import {
+  artifactBody,
+  executionHeader,
+  fileQuery,
+  finishBody,
+  handoffQuery,
+  messageBody,
+  questionBody,
+  runParams,
+  timelineBody,
   usageBody,
 } from './schema.js';
 import type { Api } from '../../src/http/api.js';
 
 type Held = { run_id: string; worker_id: string; execution_id: string };
 type Req = FastifyRequest & { params: { worker_id: string; run_id: string }; headers: { 'x-execution-id': string } };
+
+const schema = { params: runParams, headers: executionHeader, tags: ['workers'] };
 
 /** The body of a raw upload; anything but application/octet-stream is a 415. */
 function uploaded(req: FastifyRequest): Buffer {
@@ -56,11 +60,8 @@ function uploaded(req: FastifyRequest): Buffer {
   return req.body;
 }
 
-export function reportRoutes(api: Api, rt: Runtime): void {
-  const tags = ['workers'];
-  const schema = { params: runParams, headers: executionHeader, tags };
-  const uploadOptions = { bodyLimit: rt.config.WORKER_UPLOAD_MAX_BYTES };
-
+/** How a report reaches the run's decider, as the execution the request names. */
+function reporting(rt: Runtime) {
   /** The holder named by the request, after checking the caller is an agent of a team. */
   function heldOf(req: Req): { held: Held; context: CommandContext } {
     const { team_uid } = workerPrincipal(req);
@@ -88,6 +89,26 @@ export function reportRoutes(api: Api, rt: Runtime): void {
     runDecider.decide(command(held), state, context);
   }
 
+  return { rt, report, priced, checkHeld };
+}
+
+type Reporting = ReturnType<typeof reporting>;
+
+export function reportRoutes(api: Api, rt: Runtime): void {
+  const reports = reporting(rt);
+  claimRoute(api, reports);
+  startRoute(api, reports);
+  timelineRoute(api, reports);
+  messageRoute(api, reports);
+  artifactRoute(api, reports);
+  questionRoute(api, reports);
+  fileRoute(api, reports);
+  usageRoute(api, reports);
+  handoffRoute(api, reports);
+  finishRoute(api, reports);
+}
+
+function claimRoute(api: Api, { rt, report }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/claim',
     { schema: { ...schema, response: { 200: claimAnswer } } },
@@ -97,7 +118,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return { run: await assignmentOf(rt, req.params.run_id) };
     },
   );
+}
 
+function startRoute(api: Api, { report }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/start',
     { schema: { ...schema, response: { 200: startAnswer } } },
@@ -106,7 +129,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return { run_id: req.params.run_id, state: 'INPROGRESS' as const };
     },
   );
+}
 
+function timelineRoute(api: Api, { report }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/timeline',
     { schema: { ...schema, body: timelineBody, response: { 201: timelineAnswer } } },
@@ -115,7 +140,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ run_id: req.params.run_id, ...req.body });
     },
   );
+}
 
+function messageRoute(api: Api, { report }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/messages',
     { schema: { ...schema, body: messageBody, response: { 201: messageAnswer } } },
@@ -131,7 +158,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ run_id: req.params.run_id, ...message });
     },
   );
+}
 
+function artifactRoute(api: Api, { priced }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/artifacts',
     { schema: { ...schema, body: artifactBody, response: { 201: reportedArtifact } } },
@@ -146,7 +175,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send(artifact);
     },
   );
+}
 
+function questionRoute(api: Api, { report }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/questions',
     { schema: { ...schema, body: questionBody, response: { 201: questionAnswer } } },
@@ -157,10 +188,15 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ run_id: req.params.run_id, ask_id, questions });
     },
   );
+}
 
+function fileRoute(api: Api, { rt, report, checkHeld }: Reporting): void {
   api.put(
     '/agent/workers/:worker_id/runs/:run_id/files',
-    { ...uploadOptions, schema: { ...schema, querystring: fileQuery, response: { 201: uploadedArtifact } } },
+    {
+      bodyLimit: rt.config.WORKER_UPLOAD_MAX_BYTES,
+      schema: { ...schema, querystring: fileQuery, response: { 201: uploadedArtifact } },
+    },
     async (req, reply) => {
       const bytes = uploaded(req);
       const { artifact_type, filename, mime_type, filepath, title, description, public: isPublic } = req.query;
@@ -184,7 +220,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send(shown);
     },
   );
+}
 
+function usageRoute(api: Api, { priced }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/usage',
     { schema: { ...schema, body: usageBody, response: { 200: usageAnswer } } },
@@ -193,10 +231,15 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return { run_id: req.params.run_id, usage: req.body };
     },
   );
+}
 
+function handoffRoute(api: Api, { rt, report, checkHeld }: Reporting): void {
   api.put(
     '/agent/workers/:worker_id/runs/:run_id/handoff',
-    { ...uploadOptions, schema: { ...schema, querystring: handoffQuery, response: { 201: handoffAnswer } } },
+    {
+      bodyLimit: rt.config.WORKER_UPLOAD_MAX_BYTES,
+      schema: { ...schema, querystring: handoffQuery, response: { 201: handoffAnswer } },
+    },
     async (req, reply) => {
       const bytes = uploaded(req);
       const attachment: Attachment = {
@@ -214,7 +257,9 @@ export function reportRoutes(api: Api, rt: Runtime): void {
       return reply.code(201).send({ run_id: req.params.run_id, ...shown });
     },
   );
+}
 
+function finishRoute(api: Api, { priced }: Reporting): void {
   api.post(
     '/agent/workers/:worker_id/runs/:run_id/finish',
     { schema: { ...schema, body: finishBody, response: { 200: finishAnswer } } },

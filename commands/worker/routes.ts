@@ -16,15 +16,8 @@ import { preparedAttachments } from './assignment.js';
 import { claimRoute } from './claim.js';
 import { presentWorker, workerPrincipal, workersReady } from './principal.js';
 import { reportRoutes } from './reports.js';
-import {
-  announceBody,
-  announced,
-  heartbeatAnswer,
-  heartbeatBody,
-  type WorkerSignal,
-  workerParams,
-  skillsBody,
-} from './schema.js';
+import { announced, heartbeatAnswer, type WorkerSignal } from './answers.js';
+import { announceBody, heartbeatBody, workerParams, skillsBody } from './schema.js';
 import type { Api } from '../../src/http/api.js';
 
 export default function workerRoutes(api: Api, rt: Runtime): void {

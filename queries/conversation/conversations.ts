@@ -66,53 +66,68 @@ const transcriptOf = (conversationId: string, runId: string | null, items: Array
     })),
 });
 
-export default function conversationQueries(api: Api, rt: Runtime): void {
+const tags = ['conversations'];
+const transcriptResponse = redirect("the transcript (JSON: the conversation's messages)");
+
+/** What the conversation queries share: the items of a conversation, and who may read one. */
+function conversationReading(rt: Runtime) {
   const messages = rt.readModel(conversationMessagesProjection);
   const turns = rt.readTable(conversationMessagesProjection, 'turns');
   const conversations = rt.readTable(conversationMessagesProjection, 'conversations');
   const runs = rt.readModel(runsProjection);
-  const artifacts = rt.readModel(artifactsProjection);
 
-  /** Every turn and message matching `filter`, in log order (a turn before the message that opens it). */
-  async function itemsWhere(filter: Filter): Promise<Array<TurnDoc | MessageDoc>> {
-    const [t, m] = await Promise.all([
-      findAll(turns, { filter, sort: LOG_ORDER, limit: PAGE }),
-      findAll(messages, { filter, sort: LOG_ORDER, limit: PAGE }),
-    ]);
-    return [...t, ...m].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
-  }
+  const conversationRuns = async (id: string): Promise<string[]> => (await conversations.get(id))?.run_ids ?? [];
 
-  async function conversationRuns(id: string): Promise<string[]> {
-    return (await conversations.get(id))?.run_ids ?? [];
-  }
+  return {
+    rt,
+    runs,
+    artifacts: rt.readModel(artifactsProjection),
+    conversationRuns,
+    /** Every turn and message matching `filter`, in log order (a turn before the message that opens it). */
+    itemsWhere: async (filter: Filter): Promise<Array<TurnDoc | MessageDoc>> => {
+      const [t, m] = await Promise.all([
+        findAll(turns, { filter, sort: LOG_ORDER, limit: PAGE }),
+        findAll(messages, { filter, sort: LOG_ORDER, limit: PAGE }),
+      ]);
+      return [...t, ...m].sort((a, b) => (a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0));
+    },
+    visibleRun: async (req: FastifyRequest, runId: string): Promise<RunDoc> => {
+      const run = await runs.get(runId);
+      if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
+      return run;
+    },
+    visibleConversation: async (req: FastifyRequest, id: string): Promise<RunDoc> => {
+      const newestId = (await conversationRuns(id)).at(-1);
+      const newest = newestId ? await runs.get(newestId) : null;
+      if (!newest || !canView(ownerOf(newest), viewerOf(req.principal!))) throw new NotFound('conversation', id);
+      return newest;
+    },
+    jsonFile: async (value: unknown, filename: string) => {
+      const blob = await rt.blobs.put(Buffer.from(JSON.stringify(value, null, 2), 'utf8'));
+      return signedBlobUrl(rt, blob, filename, 'application/json');
+    },
+  };
+}
 
-  async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
-    const run = await runs.get(runId);
-    if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
-    return run;
-  }
+type ConversationReading = ReturnType<typeof conversationReading>;
 
-  async function visibleConversation(req: FastifyRequest, id: string): Promise<RunDoc> {
-    const newestId = (await conversationRuns(id)).at(-1);
-    const newest = newestId ? await runs.get(newestId) : null;
-    if (!newest || !canView(ownerOf(newest), viewerOf(req.principal!))) throw new NotFound('conversation', id);
-    return newest;
-  }
+export default function conversationQueries(api: Api, rt: Runtime): void {
+  const reading = conversationReading(rt);
+  runConversationRoutes(api, reading);
+  conversationRoutes(api, reading);
+  screenshotRoute(api, reading);
+  blockSnapshotRoute(api, reading);
+  publicRedirectRoutes(api, reading);
+}
 
-  async function jsonFile(value: unknown, filename: string) {
-    const blob = await rt.blobs.put(Buffer.from(JSON.stringify(value, null, 2), 'utf8'));
-    return signedBlobUrl(rt, blob, filename, 'application/json');
-  }
-
-  const tags = ['conversations'];
-
+/** A run's own conversation and transcript: that run's turns only. */
+function runConversationRoutes(api: Api, { itemsWhere, visibleRun, jsonFile }: ConversationReading): void {
   const runConversationSchema = { params: runParams, response: conversationResponse, tags };
   api.get('/agent/runs/:run_id/conversation', { schema: runConversationSchema }, async (req) => {
     const run = await visibleRun(req, req.params.run_id);
     return normalizeConversation(run.conversation_id, await itemsWhere({ run_id: run.run_id }));
   });
 
-  const transcriptResponse = redirect("the transcript (JSON: the conversation's messages)");
   const runTranscriptSchema = { params: runParams, response: transcriptResponse, tags };
   api.get('/agent/runs/:run_id/transcript', { schema: runTranscriptSchema }, async (req, reply) => {
     const run = await visibleRun(req, req.params.run_id);
@@ -122,7 +137,9 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
     );
     return reply.redirect(link.url, 302);
   });
+}
 
+function conversationRoutes(api: Api, { itemsWhere, visibleConversation, jsonFile }: ConversationReading): void {
   const conversationSchema = { params: conversationParams, response: conversationResponse, tags };
   api.get('/agent/conversations/:conversation_id', { schema: conversationSchema }, async (req) => {
     const id = req.params.conversation_id;
@@ -140,7 +157,9 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       return reply.redirect(link.url, 302);
     },
   );
+}
 
+function screenshotRoute(api: Api, { rt, artifacts, visibleConversation }: ConversationReading): void {
   api.get(
     '/agent/conversations/:conversation_id/screenshots/:screenshot_uid/download',
     {
@@ -161,7 +180,9 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       return reply.redirect(signedBlobUrl(rt, shot.blob, filenameOf(shot), mime).url, 302);
     },
   );
+}
 
+function blockSnapshotRoute(api: Api, { itemsWhere, visibleConversation, jsonFile }: ConversationReading): void {
   api.get(
     '/agent/conversations/:conversation_id/block-snapshot',
     {
@@ -185,8 +206,10 @@ export default function conversationQueries(api: Api, rt: Runtime): void {
       return req.query.redirect === 'false' ? link : reply.redirect(link.url, 302);
     },
   );
+}
 
-  // Public checks: they tell only whether a session ended or is live, never its content.
+/** Public checks: they tell only whether a session ended or is live, never its content. */
+function publicRedirectRoutes(api: Api, { runs, conversationRuns }: ConversationReading): void {
   const publicRoute = { config: { public: true }, schema: { tags, security: [] } } as const;
 
   const sessionRedirect = z.object({

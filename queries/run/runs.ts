@@ -109,31 +109,48 @@ function readableIn(principal: Principal, teams: string[]): Filter {
   };
 }
 
-export default function runQueries(api: Api, rt: Runtime): void {
+/** What the run queries share: the read models, the answer of a run, and who may read one. */
+function runReading(rt: Runtime) {
   const runs = rt.readModel(runsProjection);
-  const timelines = rt.readModel(runTimelineProjection);
   const factories = rt.readModel(factoriesProjection);
-  const tags = ['runs'];
-  const item = (run: RunDoc, now = new Date().toISOString()) =>
-    toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now });
+  return {
+    rt,
+    runs,
+    timelines: rt.readModel(runTimelineProjection),
+    item: (run: RunDoc, now = new Date().toISOString()) => toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now }),
+    /** The run if the caller may read it; any other answers 404, existing or not. */
+    visibleRun: async (req: FastifyRequest, runId: string): Promise<RunDoc> => {
+      const run = await runs.get(runId);
+      if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
+      return run;
+    },
+    /** The requested factories the caller's teams own: any other matches nothing. */
+    accessibleFactories: async (req: FastifyRequest, uids: string[] | undefined): Promise<string[] | undefined> => {
+      if (!uids) return undefined;
+      const found = await factories.getMany(uids);
+      return uids.filter((uid) => {
+        const factory = found.get(uid);
+        return factory !== undefined && req.principal!.teams.has(factory.team_uid);
+      });
+    },
+  };
+}
 
-  /** The run if the caller may read it; any other answers 404, existing or not. */
-  async function visibleRun(req: FastifyRequest, runId: string): Promise<RunDoc> {
-    const run = await runs.get(runId);
-    if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
-    return run;
-  }
+type RunReading = ReturnType<typeof runReading>;
 
-  /** The requested factories the caller's teams own: any other matches nothing. */
-  async function accessibleFactories(req: FastifyRequest, uids: string[] | undefined): Promise<string[] | undefined> {
-    if (!uids) return undefined;
-    const found = await factories.getMany(uids);
-    return uids.filter((uid) => {
-      const factory = found.get(uid);
-      return factory !== undefined && req.principal!.teams.has(factory.team_uid);
-    });
-  }
+const tags = ['runs'];
 
+export default function runQueries(api: Api, rt: Runtime): void {
+  const reading = runReading(rt);
+  listRunsRoute(api, reading);
+  runRoute(api, reading);
+  timelineRoute(api, reading);
+  harnessUsageRoute(api, reading);
+  handoffRoute(api, reading);
+  runByExternalReferenceRoute(api, reading);
+}
+
+function listRunsRoute(api: Api, { rt, runs, item, visibleRun, accessibleFactories }: RunReading): void {
   const listSchema = { querystring: listRunsQuery, response: { 200: listResponse }, tags };
   api.get('/agent/runs', { schema: listSchema }, async (req) => {
     const q = req.query;
@@ -164,7 +181,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
     const now = new Date().toISOString();
     return { runs: page.items.map((run) => item(run, now)), page_info: pageInfo(sort, page.next) };
   });
+}
 
+function runRoute(api: Api, { rt, item, visibleRun }: RunReading): void {
   api.get(
     '/agent/runs/:run_id',
     {
@@ -189,7 +208,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
       return item(then, new Date(asOf).toISOString());
     },
   );
+}
 
+function timelineRoute(api: Api, { timelines, visibleRun }: RunReading): void {
   const timelineSchema = { params, response: { 200: timelineResponse }, tags };
   api.get('/agent/runs/:run_id/timeline', { schema: timelineSchema }, async (req) => {
     const run = await visibleRun(req, req.params.run_id);
@@ -200,7 +221,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
     }));
     return { events };
   });
+}
 
+function harnessUsageRoute(api: Api, { visibleRun }: RunReading): void {
   const harnessUsageSchema = { params, response: { 200: harnessUsageResponse }, tags };
   api.get('/agent/runs/:run_id/harness-usage', { schema: harnessUsageSchema }, async (req) => {
     const run = await visibleRun(req, req.params.run_id);
@@ -215,7 +238,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
           usage: null,
         };
   });
+}
 
+function handoffRoute(api: Api, { rt, visibleRun }: RunReading): void {
   const handoffSchema = { params, response: { 200: handoffResponse }, tags };
   api.get('/agent/runs/:run_id/handoff/attachments', { schema: handoffSchema }, async (req) => {
     const run = await visibleRun(req, req.params.run_id);
@@ -229,7 +254,9 @@ export default function runQueries(api: Api, rt: Runtime): void {
       })),
     };
   });
+}
 
+function runByExternalReferenceRoute(api: Api, { runs }: RunReading): void {
   api.get(
     '/agent/run-by-external-reference',
     {

@@ -84,32 +84,48 @@ export function taskListFilters(
   return stages ? stages.map((stage) => ({ ...rest, stage })) : [rest];
 }
 
-export default function taskQueries(api: Api, rt: Runtime): void {
-  const factories = rt.readModel(factoriesProjection);
+const tags = ['tasks'];
+
+/** What the task queries share: the read models, and the task bound to a conversation. */
+function taskReading(rt: Runtime) {
   const tasks = rt.readModel(tasksProjection);
   const conversations = rt.readTable(tasksProjection, 'conversations');
-  const runs = rt.readModel(runsProjection);
   const users = rt.readModel(usersProjection);
-  const principals = rt.readTable(tasksProjection, 'principals');
+  return {
+    rt,
+    tasks,
+    factories: rt.readModel(factoriesProjection),
+    runs: rt.readModel(runsProjection),
+    principals: rt.readTable(tasksProjection, 'principals'),
+    /** The live task bound to the conversation, if it belongs to this factory. */
+    taskOfConversation: async (factoryUid: string, conversationId: string): Promise<TaskDoc | null> => {
+      const link = await conversations.get(conversationId);
+      const task = link?.task_uid ? await tasks.get(link.task_uid) : null;
+      return task?.factory_uid === factoryUid ? task : null;
+    },
+    /** Uids of the users with these emails; unknown emails match no one. */
+    userUids: async (emails: readonly string[]): Promise<string[]> => {
+      const page = await users.find({
+        filter: { email: { $in: emails.map(normalizeEmail) } },
+        sort: [['id', 'asc']],
+        limit: MAX_FILTER_VALUES,
+      });
+      return page.items.map((u) => u.uid);
+    },
+  };
+}
 
-  /** The live task bound to the conversation, if it belongs to this factory. */
-  async function taskOfConversation(factoryUid: string, conversationId: string): Promise<TaskDoc | null> {
-    const link = await conversations.get(conversationId);
-    const task = link?.task_uid ? await tasks.get(link.task_uid) : null;
-    return task?.factory_uid === factoryUid ? task : null;
-  }
+type TaskReading = ReturnType<typeof taskReading>;
 
-  /** Uids of the users with these emails; unknown emails match no one. */
-  async function userUids(emails: readonly string[]): Promise<string[]> {
-    const page = await users.find({
-      filter: { email: { $in: emails.map(normalizeEmail) } },
-      sort: [['id', 'asc']],
-      limit: MAX_FILTER_VALUES,
-    });
-    return page.items.map((u) => u.uid);
-  }
+export default function taskQueries(api: Api, rt: Runtime): void {
+  const reading = taskReading(rt);
+  listTasksRoute(api, reading);
+  taskRoute(api, reading);
+  taskByConversationRoute(api, reading);
+  taskByRunRoute(api, reading);
+}
 
-  const tags = ['tasks'];
+function listTasksRoute(api: Api, { rt, tasks, factories, userUids }: TaskReading): void {
   api.get(
     '/factory/:factory_uid/tasks',
     { schema: { params: taskFactoryParams, querystring: listQuery, response: { 200: listResponse }, tags } },
@@ -129,7 +145,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       return { tasks: page.items.map((t) => taskListItem(t, q)), page_info: pageInfo(sort, page.next) };
     },
   );
+}
 
+function taskRoute(api: Api, { rt, tasks, factories, principals }: TaskReading): void {
   api.get(
     '/factory/:factory_uid/tasks/:task_uid',
     {
@@ -165,7 +183,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       return taskListItem({ ...then, author }, { full_list: false, include_current_run: false });
     },
   );
+}
 
+function taskByConversationRoute(api: Api, { factories, taskOfConversation }: TaskReading): void {
   api.get(
     '/factory/:factory_uid/task-by-conversation',
     {
@@ -183,7 +203,9 @@ export default function taskQueries(api: Api, rt: Runtime): void {
       return taskDetail(task);
     },
   );
+}
 
+function taskByRunRoute(api: Api, { factories, runs, taskOfConversation }: TaskReading): void {
   api.get(
     '/factory/:factory_uid/task-by-run',
     {
