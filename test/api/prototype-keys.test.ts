@@ -14,8 +14,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../src/clock.js';
-import { ADMIN_KEY, expectProblem, expectRefused, newEnvironment, startTestApp } from '../helpers/app.js';
-import { factoryAgent, newScorer, quiet } from '../helpers/scorer-fixtures.js';
+import { ADMIN_KEY, expectProblem, expectRefused, newEnvironment, quiet, startTestApp } from '../helpers/app.js';
+import { factoryAgent, newScorer } from '../helpers/scorer-fixtures.js';
 import { eventually, newMember } from '../helpers/task-fixtures.js';
 
 const NAMES = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty'];

@@ -11,10 +11,12 @@ import { expect } from 'vitest';
 import type { Bootstrapped } from '../../commands/team/bootstrap.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
+import { comparePositions } from '../../src/eventstore/port.js';
 import type { Feature } from '../../src/feature.js';
 import { features } from '../../src/features.js';
 import { createLogger } from '../../src/log.js';
 import { openServer } from '../../src/server.js';
+import { eventually } from './task-fixtures.js';
 
 export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 
@@ -122,13 +124,27 @@ export function expectProblem(res: LightMyRequestResponse, status: number, code?
   return body;
 }
 
-/** Runs `request` and asserts it was refused with `status` and wrote no event. */
+/** Waits until every reactor has reacted to the whole log, so nothing more is written in the background. */
+export async function quiet(t: TestApp): Promise<void> {
+  await eventually(async () => {
+    const head = await t.rt.events.headPosition();
+    const reactors = (await t.rt.docs.listCheckpoints()).filter((c) => c.name.startsWith('reactor_'));
+    if (reactors.some((c) => comparePositions(c.position, head) < 0)) return undefined;
+    return comparePositions(await t.rt.events.headPosition(), head) === 0 ? true : undefined;
+  });
+}
+
+/**
+ * Runs `request` and asserts it was refused with `status` and wrote no event. Reactions to what
+ * came before end first: the head must not move for their sake while the request is judged.
+ */
 export async function expectRefused(
   t: TestApp,
   request: () => Promise<LightMyRequestResponse>,
   status: number,
   code?: string,
 ) {
+  await quiet(t);
   const before = await t.head();
   const res = await request();
   const body = expectProblem(res, status, code);

@@ -6,7 +6,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { comparePositions } from '../../src/eventstore/port.js';
 import type { TestApp } from './app.js';
 import { eventually } from './task-fixtures.js';
 
@@ -139,13 +138,3 @@ export function simulatedWorker(t: TestApp, key: string) {
 /** The judge run of `runId`, once the reactor created it and a worker may claim it. */
 export const judgeOf = (worker: ReturnType<typeof simulatedWorker>, runId: string) =>
   worker.claimWhere((r) => r.source === 'RUN_SCORER' && r.metadata.scored_run_id === runId);
-
-/** Waits until every reactor has reacted to the whole log, so nothing more is written in the background. */
-export async function quiet(t: TestApp): Promise<void> {
-  await eventually(async () => {
-    const head = await t.rt.events.headPosition();
-    const reactors = (await t.rt.docs.listCheckpoints()).filter((c) => c.name.startsWith('reactor_'));
-    if (reactors.some((c) => comparePositions(c.position, head) < 0)) return undefined;
-    return comparePositions(await t.rt.events.headPosition(), head) === 0 ? true : undefined;
-  });
-}

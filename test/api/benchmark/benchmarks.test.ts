@@ -12,8 +12,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/clock.js';
 import { tokens } from '../../helpers/analytics-fixtures.js';
-import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
-import { type Assigned, factoryAgent, quiet, roundPriceList, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { expectRefused, quiet, startTestApp, type TestApp } from '../../helpers/app.js';
+import { type Assigned, factoryAgent, roundPriceList, simulatedWorker } from '../../helpers/scorer-fixtures.js';
 import { eventually, newFactory, newMember } from '../../helpers/task-fixtures.js';
 
 const clock = manualClock('2026-05-04T09:00:00Z');

@@ -4,8 +4,8 @@
  * the run; and an automatic and a manual judge racing on one run leave one live score.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { expectProblem, expectRefused, quiet, startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../../helpers/scorer-fixtures.js';
 import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 let t: TestApp;

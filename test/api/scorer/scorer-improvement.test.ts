@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkSelfImprovement } from '../../../commands/scorer/improvement-check.js';
 import { manualClock } from '../../../src/clock.js';
-import { expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
-import { agentRun, factoryAgent, judgeOf, newScorer, quiet, simulatedWorker } from '../../helpers/scorer-fixtures.js';
+import { expectRefused, quiet, startTestApp, type TestApp } from '../../helpers/app.js';
+import { agentRun, factoryAgent, judgeOf, newScorer, simulatedWorker } from '../../helpers/scorer-fixtures.js';
 import { eventually, newFactory } from '../../helpers/task-fixtures.js';
 
 const DAY = 24 * 60 * 60 * 1000;
