@@ -4,6 +4,7 @@
  * request held open (played by a probe route, as an event stream will be) ends with the 401 or 403
  * its next request would get: key revoked or expired, member removed from the team it acts for.
  */
+import { v4 as uuidv4 } from 'uuid';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -47,7 +48,7 @@ afterAll(() => t.close());
 
 /** A team of its own (no queued runs of other tests), with an agent and the agent's key. */
 async function teamWithAgent(app: TestApp, keyBody?: unknown) {
-  const team = (await app.call('POST', '/teams', { name: `Team ${Math.random()}` })).json().uid as string;
+  const team = (await app.call('POST', '/teams', { name: `Team ${uuidv4()}` })).json().uid as string;
   const inTeam = { 'x-service-team-uid': team };
   const agent = (await app.call('POST', '/agent/identities', { name: 'Runner' }, undefined, inTeam)).json();
   const key = await app.call('POST', `/agent/identities/${agent.uid}/api-keys`, keyBody, undefined, inTeam);
@@ -153,7 +154,7 @@ describe('a request held open', () => {
     const teams = [];
     for (const name of ['Kept', 'Left']) teams.push((await t.call('POST', '/teams', { name })).json().uid as string);
     const [kept, left] = teams as [string, string];
-    const member = await t.addMember(left, { email: `held-${Math.random()}@example.com` });
+    const member = await t.addMember(left, { email: `held-${uuidv4()}@example.com` });
     expect((await t.call('POST', `/teams/${kept}/members`, { email: member.user.email })).statusCode).toBe(201);
     const before = heldOpen;
     const inKept = hold(member.api_key, kept);
@@ -171,7 +172,7 @@ describe('a request held open', () => {
   });
 
   it('ends with 401 when its key expires', async () => {
-    const member = await t.addMember(t.teamUid, { email: `expiring-${Math.random()}@example.com` });
+    const member = await t.addMember(t.teamUid, { email: `expiring-${uuidv4()}@example.com` });
     const expires_at = new Date(Date.now() + 1500).toISOString();
     const expiring = await t.call('POST', '/me/api-keys', { expires_at }, member.api_key);
     expect(expiring.statusCode, expiring.body).toBe(201);

@@ -3,6 +3,7 @@
  * a worker through the worker protocol (claim, start, usage, artifacts, finish) at chosen times,
  * and GitHub webhook deliveries signed as GitHub signs them.
  */
+import { v4 as uuidv4 } from 'uuid';
 import fs from 'node:fs';
 import path from 'node:path';
 import { sign as signGithub } from '@octokit/webhooks-methods';
@@ -165,7 +166,7 @@ export async function deliver(t: TestApp, hook: GithubHook, body: Record<string,
     headers: {
       'content-type': 'application/json',
       'x-hub-signature-256': await signGithub(hook.secret, payload),
-      'x-github-delivery': `gh-${Math.random()}`,
+      'x-github-delivery': `gh-${uuidv4()}`,
     },
   });
   expect(res.statusCode, res.body).toBe(202);

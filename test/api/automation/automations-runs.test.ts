@@ -1,4 +1,5 @@
 /** Deliveries that start automation runs, test-filter, replay, and the reactor's idempotency. */
+import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecordedEvent } from '../../../src/eventstore/port.js';
 import { startAutomationRuns } from '../../../commands/automation/automation-runs-reactor.js';
@@ -15,7 +16,7 @@ afterAll(() => t.close());
 type Hook = { uid: string; secret: string; factory: string };
 
 async function setup(withForeman = true) {
-  const factory = (await t.call('POST', '/factory', { name: `F ${Math.random()}` })).json().uid as string;
+  const factory = (await t.call('POST', '/factory', { name: `F ${uuidv4()}` })).json().uid as string;
   const foreman = withForeman
     ? ((
         await t.call('POST', '/agent/identities', { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory })
@@ -273,7 +274,7 @@ describe('replay', () => {
     await automation(hook);
     const delivery_id = await accepted(hook, { y: 1 });
     const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-    const stranger = (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
+    const stranger = (await t.addMember(team, { email: `s${uuidv4()}@example.com` })).api_key;
     const url = (w: string, d: string) => `/factory/${factory}/webhooks/${w}/deliveries/${d}/replay`;
     await expectRefused(t, () => t.call('POST', url(hook.uid, 'nope')), 404);
     await expectRefused(t, () => t.call('POST', url('nope', delivery_id)), 404);

@@ -1,3 +1,4 @@
+import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_TRIGGERS } from '../../../commands/automation/triggers.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
@@ -27,7 +28,7 @@ const create = (b: unknown, f = factory, key?: string) => t.call('POST', `/facto
 
 async function strangerKey() {
   const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-  return (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
+  return (await t.addMember(team, { email: `s${uuidv4()}@example.com` })).api_key;
 }
 
 describe('automations: create, read, update, delete', () => {

@@ -1,10 +1,11 @@
 /** Creating webhooks and posting to their ingress in the ingress tests. */
+import { v4 as uuidv4 } from 'uuid';
 import type { TestApp } from '../../helpers/app.js';
 
 export type Hook = { uid: string; factory: string; secret: string | null; ingress_url: string };
 
 export async function makeHook(t: TestApp, body: Record<string, unknown> = {}): Promise<Hook> {
-  const factory = (await t.call('POST', '/factory', { name: `F ${Math.random()}` })).json().uid as string;
+  const factory = (await t.call('POST', '/factory', { name: `F ${uuidv4()}` })).json().uid as string;
   const res = await t.call('POST', `/factory/${factory}/webhooks`, { name: 'hook', ...body });
   if (res.statusCode !== 201) throw new Error(res.body);
   return { ...res.json(), factory };

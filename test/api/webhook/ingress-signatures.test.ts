@@ -2,6 +2,7 @@
  * Each provider's real signing code: the Standard Webhooks and GitHub libraries, and the documented
  * algorithms of Stripe (as stripe-node's generateTestHeaderString signs), Sentry, PagerDuty, Vercel.
  */
+import { v4 as uuidv4 } from 'uuid';
 import { createHmac } from 'node:crypto';
 import { sign as signGithub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
@@ -24,7 +25,7 @@ type Signer = (secret: string, payload: string, at: number) => Promise<Record<st
 
 const signers: Record<string, Signer> = {
   standard_webhooks: async (secret, payload, at) => {
-    const id = `msg_${Math.random()}`;
+    const id = `msg_${uuidv4()}`;
     return {
       'webhook-id': id,
       'webhook-timestamp': String(at),
@@ -36,7 +37,7 @@ const signers: Record<string, Signer> = {
   }),
   github: async (secret, payload) => ({
     'x-hub-signature-256': await signGithub(secret, payload),
-    'x-github-delivery': `gh-${Math.random()}`,
+    'x-github-delivery': `gh-${uuidv4()}`,
   }),
   sentry: async (secret, payload, at) => ({
     'sentry-hook-signature': hex('sha256', secret, payload),
@@ -178,7 +179,7 @@ describe('signature age and provider specifics', () => {
 describe('a signed delivery sent again is a Duplicate, whatever delivery headers come with it', () => {
   /** Every header that would name the delivery were it not signed, with fresh values each time. */
   const freshIds = () => {
-    const n = Math.random();
+    const n = uuidv4();
     return { 'x-event-id': `cfg-${n}`, 'x-service-delivery-id': `svc-${n}`, 'x-github-delivery': `gh-${n}` };
   };
   const statusesOf = async (hook: Hook, ids: string[]) => {

@@ -1,3 +1,4 @@
+import { v4 as uuidv4 } from 'uuid';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 
@@ -7,13 +8,13 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const newFactory = async () => (await t.call('POST', '/factory', { name: `F ${Math.random()}` })).json().uid as string;
+const newFactory = async () => (await t.call('POST', '/factory', { name: `F ${uuidv4()}` })).json().uid as string;
 const create = (factory: string, body: Record<string, unknown>) => t.call('POST', `/factory/${factory}/webhooks`, body);
 
 /** A user who belongs to another team only. */
 async function strangerKey() {
   const team = (await t.call('POST', '/teams', { name: 'Other' })).json().uid as string;
-  return (await t.addMember(team, { email: `s${Math.random()}@example.com` })).api_key;
+  return (await t.addMember(team, { email: `s${uuidv4()}@example.com` })).api_key;
 }
 
 describe('webhook management', () => {
