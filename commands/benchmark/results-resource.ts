@@ -8,7 +8,16 @@ import { own } from '../../src/own-keys.js';
 import { BENCHMARK_RUN_STATES, type RunConfiguration, type RunScorer } from './events.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
 import { compare, comparisonResource } from './comparison.js';
-import { creditString, elapsedOf, progress, rate, scoreProgressOf, seconds, trialProgressOf } from './run-figures.js';
+import {
+  configurationNames,
+  creditString,
+  elapsedOf,
+  progress,
+  rate,
+  scoreProgressOf,
+  seconds,
+  trialProgressOf,
+} from './run-figures.js';
 import { trialResource } from './trial-resource.js';
 
 const scorerRate = z.object({
@@ -103,12 +112,7 @@ const incompleteReasonOf = (run: ResultsRun) =>
       : null;
 
 const configurationRowOf = (c: RunConfiguration, t: Tally) => ({
-  uid: c.uid,
-  id: c.id,
-  display_name: c.display_name ?? '',
-  role: c.role,
-  model: c.model ?? '',
-  harness: c.harness ?? '',
+  ...configurationNames(c),
   scoring: {
     pass_count: t.pass,
     fail_count: t.fail,

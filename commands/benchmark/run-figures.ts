@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { Tally } from '../../projections/benchmark/tallies.js';
+import type { RunConfiguration } from './events.js';
 
 export const progress = z.object({
   trials: z.object({
@@ -52,3 +53,13 @@ export const creditString = (credits: number) => String(Math.round(credits * 1e6
 /** The elapsed time of a run: from its start to its end, or to `now` while in flight. */
 export const elapsedOf = (run: { started_at: string | null; completed_at: string | null }, now: string) =>
   run.started_at ? Math.max(0, Date.parse(run.completed_at ?? now) - Date.parse(run.started_at)) / 1000 : null;
+
+/** What names a configuration in a run's answers: the start of its row in the results and the stats. */
+export const configurationNames = (c: RunConfiguration) => ({
+  uid: c.uid,
+  id: c.id,
+  display_name: c.display_name ?? '',
+  role: c.role,
+  model: c.model ?? '',
+  harness: c.harness ?? '',
+});

@@ -8,7 +8,16 @@ import { own } from '../../src/own-keys.js';
 import { BENCHMARK_RUN_STATES, type RunConfiguration, type RunScorer } from './events.js';
 import type { BenchmarkRunDoc } from '../../projections/benchmark/benchmark-run-docs.js';
 import { addTally, type Tally } from '../../projections/benchmark/tallies.js';
-import { creditString, elapsedOf, progress, rate, scoreProgressOf, seconds, trialProgressOf } from './run-figures.js';
+import {
+  configurationNames,
+  creditString,
+  elapsedOf,
+  progress,
+  rate,
+  scoreProgressOf,
+  seconds,
+  trialProgressOf,
+} from './run-figures.js';
 import { configurationResource, creatorOf, principal, toConfiguration } from './suite-resource.js';
 
 const configurationStat = z.object({
@@ -32,12 +41,7 @@ const configurationStat = z.object({
 });
 
 const configurationStatOf = (c: RunConfiguration, t: Tally) => ({
-  uid: c.uid,
-  id: c.id,
-  display_name: c.display_name ?? '',
-  role: c.role,
-  model: c.model ?? '',
-  harness: c.harness ?? '',
+  ...configurationNames(c),
   runner_id: c.runner_id ?? '',
   trial_count: t.trials,
   pass_count: t.pass,
