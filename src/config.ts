@@ -126,6 +126,10 @@ const schema = z.object({
     .default(12),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
+  /** `/metrics` asks for this bearer token (docs/operations.md, Metrics). */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** `/metrics` is served on this port of HOST instead of the API's (0 picks a free one). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

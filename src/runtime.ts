@@ -23,6 +23,9 @@ import { type UrlSigner, urlSigner } from './http/signed-url.js';
 import { type AnyReactor, reactorCheckpoint, runReactor } from './projector/reactor.js';
 import { type Exclusive, Ownership, type Work } from './projector/ownership.js';
 import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import { measuredAppends } from './metrics/appends.js';
+import { measureLag } from './metrics/lag.js';
 
 export interface Runtime {
   config: Config;
@@ -76,6 +79,8 @@ export interface Runtime {
   exclusive(name: string, work: Work): Exclusive;
   /** The leases of this process (projector, reactors, exclusive work). */
   ownership: Ownership;
+  /** The Prometheus metrics of this process (`/metrics`). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -105,7 +110,12 @@ export async function openRuntime(
   projections: readonly AnyProjection[],
   clock: Clock = systemClock,
 ): Promise<Runtime> {
-  const { events, docs } = await openStores(config);
+  const stores = await openStores(config);
+  const metrics = createMetrics();
+  const events = measuredAppends(stores.events, metrics);
+  const docs = stores.docs;
+  const followers = { projections: new Map(projections.map((p) => [p.name, collectionOf(p)])), reactors: new Map() };
+  measureLag(metrics, events, docs, clock, followers);
   const ownership = new Ownership(docs, log, config.OWNERSHIP_LEASE_SECONDS * 1000);
   await ownership.start();
   const projector = new Projector(events, docs, projections, log, ownership);
@@ -138,6 +148,7 @@ export async function openRuntime(
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {
+        followers.reactors.set(r.name, reactorCheckpoint(r));
         reacting.push(
           ownership.exclusive(reactorCheckpoint(r), ({ signal, fence }) =>
             runReactor(r, rt, events, docs, log, signal, (e) => projector.waitFor(e.position), fence),
@@ -147,6 +158,7 @@ export async function openRuntime(
     },
     exclusive: (name, work) => ownership.exclusive(name, work),
     ownership,
+    metrics,
     async close() {
       // Reactors stop while the projector still answers their waits; every lease this process
       // held is released, for another process to take at once.
