@@ -21,6 +21,7 @@ import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
+import { countEndpointDisabled, countOutboundAttempt } from './metrics.js';
 
 const TICK_MS = 500;
 const DUE_PAGE = 200;
@@ -73,6 +74,7 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
       { type: 'AbandonDelivery', data: { delivery_id: deliveryId, reason } },
       context,
     );
+    countOutboundAttempt(rt, 'abandoned');
     return;
   }
   const secret = sealerFor(rt.config).open(endpoint.secret);
@@ -126,7 +128,8 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
     },
     context,
   );
-  await rt.execute(
+  countOutboundAttempt(rt, outcome);
+  const health = await rt.execute(
     webhooks,
     outboundWebhookDecider,
     {
@@ -142,6 +145,7 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
     },
     context,
   );
+  if (health.events.some((e) => e.type === 'OutboundWebhookDisabled')) countEndpointDisabled(rt);
 }
 
 export function startDispatcher(rt: Runtime): Service {
