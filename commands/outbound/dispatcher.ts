@@ -21,7 +21,7 @@ import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
-import { countEndpointDisabled, countOutboundAttempt } from './metrics.js';
+import { countEndpointDisabled, countOutboundAttempt, declareOutboundMetrics } from './metrics.js';
 
 const TICK_MS = 500;
 const DUE_PAGE = 200;
@@ -150,6 +150,7 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
 
 export function startDispatcher(rt: Runtime): Service {
   const allowed = parseAllowedRanges(rt.config.OUTBOUND_ALLOWED_RANGES);
+  declareOutboundMetrics(rt);
   const deliveries = rt.readModel(outboundDeliveriesProjection);
   const queue = new PQueue({ concurrency: rt.config.OUTBOUND_CONCURRENCY });
   const inFlight = new Set<string>();
