@@ -14,6 +14,11 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   DATA_DIR: z.string().default('./data'),
   EVENTSTORE_URL: z.string().optional(),
+  /** This store's streams on an EventStoreDB shared with other stores (the API tests in CI): only those named with it. */
+  EVENTSTORE_STREAM_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]*$/)
+    .default(''),
   MONGODB_URL: z.string().optional(),
   MONGODB_DB: z.string().default('shopfloor'),
   PUBLIC_BASE_URL: z.string().url().optional(),

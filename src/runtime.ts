@@ -96,7 +96,7 @@ function signingSecret(config: Config): string {
 export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
   ownerOnlyDir(config.DATA_DIR);
   const events = config.EVENTSTORE_URL
-    ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL)
+    ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL, config.EVENTSTORE_STREAM_PREFIX)
     : openSqliteEventStore(path.join(config.DATA_DIR, 'events.db'));
   const docs = config.MONGODB_URL
     ? await (await import('./readstore/mongo.js')).openMongoDocumentStore(config.MONGODB_URL, config.MONGODB_DB)
