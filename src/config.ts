@@ -135,6 +135,12 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   /** `/metrics` is served on this port of HOST instead of the API's (0 picks a free one). */
   METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** OpenTelemetry tracing (docs/operations.md, Tracing): off unless these name an exporter. */
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -26,6 +26,8 @@ import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
 import { measuredAppends } from './metrics/appends.js';
 import { measureLag } from './metrics/lag.js';
+import { openTracing, type Tracing } from './tracing/tracing.js';
+import { tracedCommand, tracedReactor } from './tracing/traced.js';
 
 export interface Runtime {
   config: Config;
@@ -81,6 +83,8 @@ export interface Runtime {
   ownership: Ownership;
   /** The Prometheus metrics of this process (`/metrics`). */
   metrics: Metrics;
+  /** OpenTelemetry tracing of this process (off unless OTEL_* name an exporter). */
+  tracing: Tracing;
   close(): Promise<void>;
 }
 
@@ -116,15 +120,18 @@ export async function openRuntime(
   const docs = stores.docs;
   const followers = { projections: new Map(projections.map((p) => [p.name, collectionOf(p)])), reactors: new Map() };
   measureLag(metrics, events, docs, clock, followers);
+  const tracing = openTracing(config);
   const ownership = new Ownership(docs, log, config.OWNERSHIP_LEASE_SECONDS * 1000);
   await ownership.start();
-  const projector = new Projector(events, docs, projections, log, ownership);
+  const projector = new Projector(events, docs, projections, log, ownership, tracing);
   await projector.start();
   const reacting: Exclusive[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
   const handle: Runtime['handle'] = (stream, decider, command, context) =>
-    inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
+    inTurn(stream, () =>
+      tracedCommand(tracing, stream, command, () => handleCommand(events, folded, stream, decider, command, context)),
+    );
   const rt: Runtime = {
     config,
     clock,
@@ -151,7 +158,16 @@ export async function openRuntime(
         followers.reactors.set(r.name, reactorCheckpoint(r));
         reacting.push(
           ownership.exclusive(reactorCheckpoint(r), ({ signal, fence }) =>
-            runReactor(r, rt, events, docs, log, signal, (e) => projector.waitFor(e.position), fence),
+            runReactor(
+              tracedReactor(r, tracing),
+              rt,
+              events,
+              docs,
+              log,
+              signal,
+              (e) => projector.waitFor(e.position),
+              fence,
+            ),
           ),
         );
       }
@@ -159,6 +175,7 @@ export async function openRuntime(
     exclusive: (name, work) => ownership.exclusive(name, work),
     ownership,
     metrics,
+    tracing,
     async close() {
       // Reactors stop while the projector still answers their waits; every lease this process
       // held is released, for another process to take at once.
@@ -167,6 +184,7 @@ export async function openRuntime(
       await ownership.stop();
       await events.close();
       await docs.close();
+      await tracing.shutdown();
     },
   };
   return rt;

@@ -21,6 +21,7 @@ import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { countEndpointDisabled, countOutboundAttempt, declareOutboundMetrics } from './metrics.js';
 
 const TICK_MS = 500;
@@ -57,7 +58,16 @@ const running = new WeakMap<Runtime, Dispatcher>();
 export const wakeDispatcher = (rt: Runtime) => running.get(rt)?.wake();
 
 /** Sends one delivery if it is still pending and due, and records the attempt. */
-async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> {
+/** One delivery attempt, in a span of its own while tracing is on (a dispatcher pass is no request's). */
+const attempt = (rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> =>
+  rt.tracing.inSpan(
+    'outbound delivery',
+    { 'shopfloor.delivery.id': deliveryId },
+    () => attemptOnce(rt, allowed, deliveryId),
+    ROOT_CONTEXT,
+  );
+
+async function attemptOnce(rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> {
   const stream = outboundDeliveryStream(deliveryId);
   const d = await rt.state(deliveryDecider, stream);
   const now = rt.clock.now();

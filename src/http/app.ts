@@ -27,6 +27,7 @@ import { healthRoutes } from './health-routes.js';
 import { answerNotFound, rememberRoutes } from './not-found.js';
 import { measureRequests } from '../metrics/http.js';
 import { metricsRoute } from '../metrics/routes.js';
+import { traceRequests } from '../tracing/http.js';
 import './principal.js';
 
 const API_PREFIX = '/api/v1';
@@ -87,6 +88,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   });
   const app = createFastify(rt);
   measureRequests(app, rt.metrics);
+  traceRequests(app, rt.tracing);
   await shedLoad(app, rt.config, rt.log, rt.metrics);
   const allowedMethods = rememberRoutes(app);
 

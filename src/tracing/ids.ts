@@ -17,5 +17,9 @@ export const runSpanIdOf = (runId: string): string => nonZero(digest(`shopfloor-
 /** 16 hex digits for the span an event opens. */
 export const eventSpanIdOf = (eventId: string): string => nonZero(digest(`shopfloor-event:${eventId}`).slice(0, 16));
 
+/** The W3C `traceparent` of a run's span (sampled): a worker's spans for the run are its children. */
+export const runTraceparent = (runId: string, rootRunId: string): string =>
+  `00-${traceIdOf(rootRunId)}-${runSpanIdOf(runId)}-01`;
+
 /** An all-zero id is invalid in W3C trace context; a digest gives one once in 2^64, mended anyway. */
 const nonZero = (id: string) => (/^0+$/.test(id) ? `${id.slice(0, -1)}1` : id);
