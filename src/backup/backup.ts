@@ -23,6 +23,7 @@ import {
   sha256Of,
 } from './manifest.js';
 import { filesUnder } from './manifest.js';
+import { putOwn } from '../own-keys.js';
 
 /** What DATA_DIR holds that a backup leaves out: the databases (copied by SQLite, or rebuilt) and files being written. */
 const LEFT_OUT = /^(events\.db|read\.db)(-wal|-shm|-journal)?$|\.tmp$/;
@@ -67,7 +68,7 @@ export async function backup(
   const checkpoints: Record<string, string> = {};
   for (const name of reactors) {
     const at = await docs.readCheckpoint(reactorCheckpoint({ name }));
-    if (at) checkpoints[name] = at.commit.toString();
+    if (at) putOwn(checkpoints, name, at.commit.toString());
   }
   const logPosition = snapshotLog(dataDir, path.join(target, EVENTS_FILE));
   const eventsFile = path.join(target, EVENTS_FILE);

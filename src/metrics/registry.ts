@@ -6,10 +6,17 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** Buckets of request and append latency, in seconds: 1 ms to 10 s. */
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+export const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 type Labels<L extends string> = { name: string; help: string; labelNames?: readonly L[] };
 type Collect = (this: Gauge) => void | Promise<void>;
+
+interface CustomMetric {
+  name: string;
+  help: string;
+  type: 'counter' | 'histogram';
+  values(): Array<{ labels: Record<string, string | number>; value: number; metricName?: string }>;
+}
 
 export interface Metrics {
   registry: Registry;
@@ -18,6 +25,8 @@ export interface Metrics {
   /** A gauge whose value `collect` sets when Prometheus scrapes. */
   gauge<L extends string>(spec: Labels<L> & { collect?: Collect }): Gauge<L>;
   histogram<L extends string>(spec: Labels<L>): Histogram<L>;
+  /** A metric whose samples `values` computes at each scrape, from tallies kept elsewhere (http.ts). */
+  custom(spec: CustomMetric): void;
   appends: { events: Counter<'outcome'>; seconds: Histogram<'outcome'> };
   loadShed: Counter<never>;
 }
@@ -43,6 +52,14 @@ export function createMetrics(): Metrics {
             registers: [registry],
           }),
       ),
+    custom: (spec) => {
+      // What prom-client asks of a metric it exposes (Registry.registerMetric): `get()` in its shape.
+      const metric = {
+        name: spec.name,
+        get: async () => ({ ...spec, values: spec.values(), aggregator: 'sum' as const }),
+      };
+      registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
+    },
     appends: undefined as never,
     loadShed: undefined as never,
   };

@@ -2,11 +2,15 @@
 import type { NewEvent, RecordedEvent } from '../eventstore/port.js';
 import type { AnyReactor } from '../projector/reactor.js';
 import type { Tracing } from './tracing.js';
+import { own } from '../own-keys.js';
 
 /** Whatever a command or an event says about the run, task and factory it concerns. */
 function subjectOf(data: object | undefined): Record<string, string | undefined> {
   const d = (data ?? {}) as Record<string, unknown>;
-  const text = (k: string) => (typeof d[k] === 'string' ? (d[k] as string) : undefined);
+  const text = (k: string) => {
+    const value = own(d, k);
+    return typeof value === 'string' ? value : undefined;
+  };
   return {
     'shopfloor.run.id': text('run_id'),
     'shopfloor.task.uid': text('task_uid') ?? text('task_id'),

@@ -58,7 +58,27 @@ describe('/metrics', () => {
     expect(
       sample(s, 'shopfloor_http_requests_total', { route: '/api/v1/factory', method: 'POST', status: '201' }),
     ).toBe(1);
-    expect(s.get('shopfloor_http_request_duration_seconds')?.type).toBe('HISTOGRAM');
+    const latency = s.get('shopfloor_http_request_duration_seconds')!;
+    expect(latency.type).toBe('HISTOGRAM');
+    // The text parser folds a labelled histogram's series together (it handles unlabelled ones
+    // only): the series are read from prom-client's registry instead, as it exposes them.
+    const histogram = (await t.rt.metrics.registry.getMetricsAsJSON()).find((m) => m.name === latency.name)!;
+    const posted = (histogram.values as Array<{ labels: Record<string, unknown>; value: number; metricName?: string }>)
+      .filter((v) => v.labels.route === '/api/v1/factory' && v.labels.method === 'POST')
+      .map((v) => [
+        v.metricName?.replace(latency.name, ''),
+        v.labels.le ?? '',
+        v.metricName?.endsWith('_sum') ? v.value > 0 : v.value,
+      ]);
+    // Cumulative buckets: the widest and +Inf hold the one request, as does the count; the sum is its time.
+    expect(posted).toEqual(
+      expect.arrayContaining([
+        ['_bucket', 10, 1],
+        ['_bucket', '+Inf', 1],
+        ['_count', '', 1],
+        ['_sum', '', true],
+      ]),
+    );
     expect(sample(s, 'shopfloor_events_appended_total', { outcome: 'ok' })).toBeGreaterThan(0);
     expect(s.get('shopfloor_append_duration_seconds')?.type).toBe('HISTOGRAM');
     expect(sample(s, 'shopfloor_projection_lag_events', { projection: 'factories' })).toBe(0);
