@@ -15,6 +15,7 @@ import {
   StreamNotFoundError,
   WrongExpectedVersionError,
   excludeSystemEvents,
+  streamNameFilter,
   jsonEvent,
   type AllStreamResolvedEvent,
   type AppendExpectedRevision,
@@ -96,7 +97,9 @@ async function readAllPage(client: Client, from: ReadPosition, direction: typeof
 
 async function* subscribe(client: Client, after: Position, signal: AbortSignal, batchSize = 1000) {
   if (signal.aborted) return;
-  const subscription = client.esdb.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
+  // A store of its own on a shared server asks the server for its streams only.
+  const filter = client.prefix ? streamNameFilter({ prefixes: [client.prefix] }) : excludeSystemEvents();
+  const subscription = client.esdb.subscribeToAll({ fromPosition: fromPosition(after), filter });
   const queue: RecordedEvent[] = [];
   let failure: unknown;
   let wake: (() => void) | undefined;
