@@ -14,6 +14,11 @@ const schema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   DATA_DIR: z.string().default('./data'),
   EVENTSTORE_URL: z.string().optional(),
+  /** This store's streams on an EventStoreDB shared with other stores (the API tests in CI): only those named with it. */
+  EVENTSTORE_STREAM_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]*$/)
+    .default(''),
   MONGODB_URL: z.string().optional(),
   MONGODB_DB: z.string().default('shopfloor'),
   PUBLIC_BASE_URL: z.string().url().optional(),
@@ -126,6 +131,16 @@ const schema = z.object({
     .default(12),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
+  /** `/metrics` asks for this bearer token (docs/operations.md, Metrics). */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** `/metrics` is served on this port of HOST instead of the API's (0 picks a free one). */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
+  /** OpenTelemetry tracing (docs/operations.md, Tracing): off unless these name an exporter. */
+  OTEL_SDK_DISABLED: z.string().optional(),
+  OTEL_TRACES_EXPORTER: z.string().optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.string().url().optional(),
+  OTEL_SERVICE_NAME: z.string().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

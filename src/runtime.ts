@@ -23,6 +23,11 @@ import { type UrlSigner, urlSigner } from './http/signed-url.js';
 import { type AnyReactor, reactorCheckpoint, runReactor } from './projector/reactor.js';
 import { type Exclusive, Ownership, type Work } from './projector/ownership.js';
 import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
+import { createMetrics, type Metrics } from './metrics/registry.js';
+import { measuredAppends } from './metrics/appends.js';
+import { measureLag } from './metrics/lag.js';
+import { openTracing, type Tracing } from './tracing/tracing.js';
+import { tracedCommand, tracedReactor } from './tracing/traced.js';
 
 export interface Runtime {
   config: Config;
@@ -76,6 +81,10 @@ export interface Runtime {
   exclusive(name: string, work: Work): Exclusive;
   /** The leases of this process (projector, reactors, exclusive work). */
   ownership: Ownership;
+  /** The Prometheus metrics of this process (`/metrics`). */
+  metrics: Metrics;
+  /** OpenTelemetry tracing of this process (off unless OTEL_* name an exporter). */
+  tracing: Tracing;
   close(): Promise<void>;
 }
 
@@ -91,7 +100,7 @@ function signingSecret(config: Config): string {
 export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
   ownerOnlyDir(config.DATA_DIR);
   const events = config.EVENTSTORE_URL
-    ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL)
+    ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL, config.EVENTSTORE_STREAM_PREFIX)
     : openSqliteEventStore(path.join(config.DATA_DIR, 'events.db'));
   const docs = config.MONGODB_URL
     ? await (await import('./readstore/mongo.js')).openMongoDocumentStore(config.MONGODB_URL, config.MONGODB_DB)
@@ -105,16 +114,24 @@ export async function openRuntime(
   projections: readonly AnyProjection[],
   clock: Clock = systemClock,
 ): Promise<Runtime> {
-  const { events, docs } = await openStores(config);
+  const stores = await openStores(config);
+  const metrics = createMetrics();
+  const events = measuredAppends(stores.events, metrics);
+  const docs = stores.docs;
+  const followers = { projections: new Map(projections.map((p) => [p.name, collectionOf(p)])), reactors: new Map() };
+  measureLag(metrics, events, docs, clock, followers);
+  const tracing = openTracing(config);
   const ownership = new Ownership(docs, log, config.OWNERSHIP_LEASE_SECONDS * 1000);
   await ownership.start();
-  const projector = new Projector(events, docs, projections, log, ownership);
+  const projector = new Projector(events, docs, projections, log, ownership, tracing);
   await projector.start();
   const reacting: Exclusive[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
   const handle: Runtime['handle'] = (stream, decider, command, context) =>
-    inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
+    inTurn(stream, () =>
+      tracedCommand(tracing, stream, command, () => handleCommand(events, folded, stream, decider, command, context)),
+    );
   const rt: Runtime = {
     config,
     clock,
@@ -138,15 +155,27 @@ export async function openRuntime(
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
       for (const r of reactors) {
+        followers.reactors.set(r.name, reactorCheckpoint(r));
         reacting.push(
           ownership.exclusive(reactorCheckpoint(r), ({ signal, fence }) =>
-            runReactor(r, rt, events, docs, log, signal, (e) => projector.waitFor(e.position), fence),
+            runReactor(
+              tracedReactor(r, tracing),
+              rt,
+              events,
+              docs,
+              log,
+              signal,
+              (e) => projector.waitFor(e.position),
+              fence,
+            ),
           ),
         );
       }
     },
     exclusive: (name, work) => ownership.exclusive(name, work),
     ownership,
+    metrics,
+    tracing,
     async close() {
       // Reactors stop while the projector still answers their waits; every lease this process
       // held is released, for another process to take at once.
@@ -155,6 +184,7 @@ export async function openRuntime(
       await ownership.stop();
       await events.close();
       await docs.close();
+      await tracing.shutdown();
     },
   };
   return rt;

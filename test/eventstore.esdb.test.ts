@@ -8,4 +8,7 @@ const url = process.env.EVENTSTORE_URL;
 
 describe.skipIf(!url)('EventStoreDB adapter', () => {
   eventStoreContract('esdb', async () => openEsdbEventStore(url!));
+  // A store of its own on a shared server, as each API test app gets in CI (EVENTSTORE_STREAM_PREFIX).
+  let n = 0;
+  eventStoreContract('esdb, prefixed', async () => openEsdbEventStore(url!, `contract${process.pid}x${n++}-`));
 });

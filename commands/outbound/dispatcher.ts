@@ -21,6 +21,8 @@ import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { deliveryDecider } from './outbound-delivery-decider.js';
 import { outboundDeliveryStream, outboundWebhooksStream } from './events.js';
 import { own } from '../../src/own-keys.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import { countEndpointDisabled, countOutboundAttempt, declareOutboundMetrics } from './metrics.js';
 
 const TICK_MS = 500;
 const DUE_PAGE = 200;
@@ -56,7 +58,16 @@ const running = new WeakMap<Runtime, Dispatcher>();
 export const wakeDispatcher = (rt: Runtime) => running.get(rt)?.wake();
 
 /** Sends one delivery if it is still pending and due, and records the attempt. */
-async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> {
+/** One delivery attempt, in a span of its own while tracing is on (a dispatcher pass is no request's). */
+const attempt = (rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> =>
+  rt.tracing.inSpan(
+    'outbound delivery',
+    { 'shopfloor.delivery.id': deliveryId },
+    () => attemptOnce(rt, allowed, deliveryId),
+    ROOT_CONTEXT,
+  );
+
+async function attemptOnce(rt: Runtime, allowed: AllowedRanges, deliveryId: string): Promise<void> {
   const stream = outboundDeliveryStream(deliveryId);
   const d = await rt.state(deliveryDecider, stream);
   const now = rt.clock.now();
@@ -73,6 +84,7 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
       { type: 'AbandonDelivery', data: { delivery_id: deliveryId, reason } },
       context,
     );
+    countOutboundAttempt(rt, 'abandoned');
     return;
   }
   const secret = sealerFor(rt.config).open(endpoint.secret);
@@ -126,7 +138,8 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
     },
     context,
   );
-  await rt.execute(
+  countOutboundAttempt(rt, outcome);
+  const health = await rt.execute(
     webhooks,
     outboundWebhookDecider,
     {
@@ -142,10 +155,12 @@ async function attempt(rt: Runtime, allowed: AllowedRanges, deliveryId: string):
     },
     context,
   );
+  if (health.events.some((e) => e.type === 'OutboundWebhookDisabled')) countEndpointDisabled(rt);
 }
 
 export function startDispatcher(rt: Runtime): Service {
   const allowed = parseAllowedRanges(rt.config.OUTBOUND_ALLOWED_RANGES);
+  declareOutboundMetrics(rt);
   const deliveries = rt.readModel(outboundDeliveriesProjection);
   const queue = new PQueue({ concurrency: rt.config.OUTBOUND_CONCURRENCY });
   const inFlight = new Set<string>();

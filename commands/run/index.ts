@@ -6,11 +6,14 @@ import { runsProjection } from '../../projections/run/runs.js';
 import artifactQueries from '../../queries/run/artifacts.js';
 import { runHistoryRoutes } from '../../queries/run/history.js';
 import runQueries from '../../queries/run/runs.js';
+import { runTraceRoutes } from '../../queries/run/trace.js';
+import { runsCommand } from '../../queries/run/trace-cli.js';
 import runAttachmentRoutes from './attachments.js';
 import runRoutes from './routes.js';
 
 export const runFeature = feature({
   name: 'run',
-  routes: [runAttachmentRoutes, runRoutes, runQueries, artifactQueries, runHistoryRoutes],
+  routes: [runAttachmentRoutes, runRoutes, runQueries, artifactQueries, runHistoryRoutes, runTraceRoutes],
   projections: [runsProjection, runTimelineProjection, artifactsProjection],
+  cli: [runsCommand],
 });

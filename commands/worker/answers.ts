@@ -50,6 +50,11 @@ export const assignmentSchema = z
     interactive: z.boolean(),
     metadata: z.record(z.string(), z.string()),
     attachments: z.array(preparedAttachment).describe("The files of this execution's prompt"),
+    traceparent: z
+      .string()
+      .describe(
+        "W3C trace context of the run's span: send it as `traceparent` with the run's reports, and give it to what executes the run (the reference worker sets TRACEPARENT), so their spans join the run's trace",
+      ),
   })
   .describe('A run handed to a worker: everything it needs to execute it');
 

@@ -12,6 +12,7 @@ import { keyringFor } from '../../src/keyring.js';
 import { signedBlobUrl } from '../../src/blobs/routes.js';
 import type { assignmentSchema } from './answers.js';
 import { own } from '../../src/own-keys.js';
+import { runTraceparent } from '../../src/tracing/ids.js';
 
 export type Assignment = z.infer<typeof assignmentSchema>;
 
@@ -40,6 +41,7 @@ export async function assignmentOf(rt: Runtime, runId: string): Promise<Assignme
     interactive: c.interactive,
     metadata: c.metadata,
     attachments: withLinks(rt, x.turn.attachments),
+    traceparent: runTraceparent(c.run_id, c.root_run_id),
   };
 }
 

@@ -84,6 +84,11 @@ export class Presences {
     return this.docs.count({ team_uid: teamUid, seen_ms: { $gte: now - this.goneAfterMs } });
   }
 
+  /** Workers of every team seen within the last missed heartbeats (the metrics: no team in sight). */
+  countAllLive(now = Date.now()): Promise<number> {
+    return this.docs.count({ seen_ms: { $gte: now - this.goneAfterMs } });
+  }
+
   /** Announces a worker (again): present from now on; what it acknowledged stays. */
   async announce(worker: Pick<PresenceDoc, 'worker_id' | 'team_uid' | 'agent_uid' | 'host' | 'capabilities'>) {
     const now = Date.now();

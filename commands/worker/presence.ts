@@ -15,6 +15,7 @@ import { HELD_STATES, runStream } from '../run/events.js';
 import { WorkerRegistry } from './registry.js';
 import { PRESENCE, Presences } from './presence-store.js';
 import { runSweeper } from './sweeper.js';
+import { measureWorkers } from './metrics.js';
 
 const RETRY_AFTER_FAILURE_MS = 1000;
 
@@ -183,5 +184,6 @@ export function startWorkers(rt: Runtime): Workers {
     },
   };
   started.set(rt, workers);
+  measureWorkers(rt, registry, presences);
   return workers;
 }

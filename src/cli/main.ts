@@ -5,6 +5,7 @@ import { projectionsOf } from '../feature.js';
 import { features } from '../features.js';
 import { openStores } from '../runtime.js';
 import { EXPORT_USAGE, exportReadModel } from './export.js';
+import { BACKUP_USAGE, backupCommand, restoreCommand } from './backup.js';
 import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
 
@@ -18,11 +19,14 @@ const USAGE = `usage:
   shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event
   shopfloor projections retry [name]        rebuild the read models with set-aside events; exit 1 if any stays set aside
 ${EXPORT_USAGE}
+${BACKUP_USAGE}
 ${commands.map((c) => c.usage).join('\n')}`;
 
 async function main(argv: string[]): Promise<number> {
   const command = commands.find((c) => c.name === argv[0]);
   if (command) return command.run(argv.slice(1));
+  if (argv[0] === 'backup') return backupCommand(loadConfig(), argv[1], reactors);
+  if (argv[0] === 'restore') return restoreCommand(loadConfig(), argv[1], projections);
   if (argv[0] === 'export') {
     const stores = await openStores(loadConfig());
     try {

@@ -15,6 +15,7 @@ import {
   StreamNotFoundError,
   WrongExpectedVersionError,
   excludeSystemEvents,
+  streamNameFilter,
   jsonEvent,
   type AllStreamResolvedEvent,
   type AppendExpectedRevision,
@@ -73,24 +74,32 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
   };
 }
 
-/** An event of ours from `$all`, or undefined for system events and `$` streams. */
-function fromAll(resolved: AllStreamResolvedEvent): RecordedEvent | undefined {
+/** An event of ours from `$all`, or undefined for system events, `$` streams and other stores' streams. */
+function fromAll(resolved: AllStreamResolvedEvent, prefix: string): RecordedEvent | undefined {
   const event = resolved.event;
   if (!event || event.type.startsWith('$') || event.streamId.startsWith('$')) return undefined;
-  return toRecorded(event);
+  if (!event.streamId.startsWith(prefix)) return undefined;
+  return unprefixed(toRecorded(event), prefix);
 }
 
-type Client = EventStoreDBClient;
+const unprefixed = (event: RecordedEvent, prefix: string): RecordedEvent =>
+  prefix ? { ...event, stream: event.stream.slice(prefix.length) } : event;
+
+/** The client, and the prefix of this store's streams on a server that holds several (EVENTSTORE_STREAM_PREFIX). */
+type Client = { esdb: EventStoreDBClient; prefix: string };
 
 async function readAllPage(client: Client, from: ReadPosition, direction: typeof FORWARDS | typeof BACKWARDS) {
   const page: AllStreamResolvedEvent[] = [];
-  for await (const resolved of client.readAll({ fromPosition: from, direction, maxCount: PAGE })) page.push(resolved);
+  for await (const resolved of client.esdb.readAll({ fromPosition: from, direction, maxCount: PAGE }))
+    page.push(resolved);
   return page;
 }
 
 async function* subscribe(client: Client, after: Position, signal: AbortSignal, batchSize = 1000) {
   if (signal.aborted) return;
-  const subscription = client.subscribeToAll({ fromPosition: fromPosition(after), filter: excludeSystemEvents() });
+  // A store of its own on a shared server asks the server for its streams only.
+  const filter = client.prefix ? streamNameFilter({ prefixes: [client.prefix] }) : excludeSystemEvents();
+  const subscription = client.esdb.subscribeToAll({ fromPosition: fromPosition(after), filter });
   const queue: RecordedEvent[] = [];
   let failure: unknown;
   let wake: (() => void) | undefined;
@@ -99,7 +108,7 @@ async function* subscribe(client: Client, after: Position, signal: AbortSignal, 
     wake = undefined;
   };
   subscription.on('data', (resolved: AllStreamResolvedEvent) => {
-    const event = fromAll(resolved);
+    const event = fromAll(resolved, client.prefix);
     // The filter only sees event types, and `after` itself must not come back.
     if (event && comparePositions(event.position, after) > 0) queue.push(event);
     // Back-pressure: stop taking from the server until the consumer takes a batch.
@@ -137,8 +146,8 @@ async function append(
   expected: ExpectedRevision,
 ): Promise<AppendResult> {
   try {
-    const result = await client.appendToStream(
-      stream,
+    const result = await client.esdb.appendToStream(
+      client.prefix + stream,
       events.map((e) =>
         jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown>, metadata: { ...e.metadata } }),
       ),
@@ -165,12 +174,13 @@ async function readStream(client: Client, stream: string, options: ReadStreamOpt
   if (options.maxCount !== undefined && options.maxCount <= 0) return [];
   const events: RecordedEvent[] = [];
   try {
-    const read = client.readStream(stream, {
+    const read = client.esdb.readStream(client.prefix + stream, {
       direction: backwards ? BACKWARDS : FORWARDS,
       fromRevision: options.fromRevision ?? (backwards ? END : FROM_START),
       maxCount: options.maxCount ?? Number.MAX_SAFE_INTEGER,
     });
-    for await (const resolved of read) if (resolved.event) events.push(toRecorded(resolved.event));
+    for await (const resolved of read)
+      if (resolved.event) events.push(unprefixed(toRecorded(resolved.event), client.prefix));
   } catch (error) {
     if (error instanceof StreamNotFoundError) return [];
     throw error;
@@ -191,7 +201,7 @@ async function readAll(
   while (events.length < maxCount) {
     const page = await readAllPage(client, fromPosition(from), FORWARDS);
     for (const resolved of page) {
-      const event = fromAll(resolved);
+      const event = fromAll(resolved, client.prefix);
       // A forwards read starts at `from` itself; `after` is exclusive.
       if (
         event &&
@@ -213,7 +223,7 @@ async function headPosition(client: Client): Promise<Position> {
   for (;;) {
     const page = await readAllPage(client, from, BACKWARDS);
     for (const resolved of page) {
-      const event = fromAll(resolved);
+      const event = fromAll(resolved, client.prefix);
       if (event) return event.position;
     }
     const last = page.at(-1)?.event?.position;
@@ -222,8 +232,9 @@ async function headPosition(client: Client): Promise<Position> {
   }
 }
 
-export function openEsdbEventStore(connectionString: string): EventStore {
-  const client = EventStoreDBClient.connectionString(connectionString);
+/** `prefix`: this store's streams are those named with it, on a server shared with other stores (tests). */
+export function openEsdbEventStore(connectionString: string, prefix = ''): EventStore {
+  const client: Client = { esdb: EventStoreDBClient.connectionString(connectionString), prefix };
   return {
     append: (stream, events, expected) => append(client, stream, events, expected),
     readStream: (stream, options) => readStream(client, stream, options),
@@ -231,7 +242,7 @@ export function openEsdbEventStore(connectionString: string): EventStore {
     subscribe: (after, signal, batchSize) => subscribe(client, after, signal, batchSize),
     headPosition: () => headPosition(client),
     async close() {
-      await client.dispose();
+      await client.esdb.dispose();
     },
   };
 }

@@ -25,6 +25,9 @@ import { responseSerializer } from './serializer.js';
 import { registerOpenApi } from './openapi.js';
 import { healthRoutes } from './health-routes.js';
 import { answerNotFound, rememberRoutes } from './not-found.js';
+import { measureRequests } from '../metrics/http.js';
+import { metricsRoute } from '../metrics/routes.js';
+import { traceRequests } from '../tracing/http.js';
 import './principal.js';
 
 const API_PREFIX = '/api/v1';
@@ -84,7 +87,9 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
     maxMs: rt.config.CONSOLE_SESSION_MAX_HOURS * 3_600_000,
   });
   const app = createFastify(rt);
-  await shedLoad(app, rt.config, rt.log);
+  measureRequests(app, rt.metrics);
+  traceRequests(app, rt.tracing);
+  await shedLoad(app, rt.config, rt.log, rt.metrics);
   const allowedMethods = rememberRoutes(app);
 
   app.decorateRequest('now', '');
@@ -99,6 +104,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
   await app.register(cookie);
   const consolePage = await serveConsole(app, rt.log);
   healthRoutes(app, rt);
+  metricsRoute(app, rt.metrics, rt.config);
 
   await app.register(
     async (api) => {

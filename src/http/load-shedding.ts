@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { sendProblem } from './problem.js';
 import { throttledLog } from './throttled-log.js';
+import type { Metrics } from '../metrics/registry.js';
 
 const SHED_RETRY_AFTER_SECONDS = 5;
 
@@ -19,7 +20,7 @@ declare module 'fastify' {
   }
 }
 
-export async function shedLoad(app: Api, config: Config, log: Logger): Promise<void> {
+export async function shedLoad(app: Api, config: Config, log: Logger, metrics: Metrics): Promise<void> {
   const trouble = throttledLog(log);
   await app.register(underPressure, {
     maxEventLoopDelay: config.LOAD_SHED_EVENT_LOOP_DELAY_MS,
@@ -27,6 +28,7 @@ export async function shedLoad(app: Api, config: Config, log: Logger): Promise<v
     maxRssBytes: config.LOAD_SHED_RSS_BYTES,
     pressureHandler: (req, reply, type, value) => {
       if (req.routeOptions.config.notShed) return; // handled as usual
+      metrics.loadShed.inc();
       // The measurements are for the log only: they are nobody else's business.
       trouble.refused('load_shed', req, { pressure: type, value });
       // Nothing of the body is read: the connection closes after the answer.

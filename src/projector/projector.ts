@@ -32,6 +32,8 @@ import { replayInto } from './rebuild.js';
 import { type AnyProjection, collectionOf, collectionsOf } from './projection.js';
 import type { Exclusive, Ownership } from './ownership.js';
 import { Waiters } from './waiters.js';
+import { ROOT_CONTEXT } from '@opentelemetry/api';
+import type { Tracing } from '../tracing/tracing.js';
 
 /** Catching up, large batches fold many changes of one document into one write. */
 const BATCH_SIZE = 5000;
@@ -76,6 +78,7 @@ export class Projector {
     readonly projections: readonly AnyProjection[],
     private readonly log: Logger,
     private readonly ownership?: Ownership,
+    private readonly tracing?: Tracing,
   ) {
     this.targets = projections.map((p) => ({
       projection: p,
@@ -218,12 +221,23 @@ export class Projector {
       .map((p) => ({ projection: p.name, version: p.version, events: counts.get(collectionOf(p))! }));
   }
 
+  /** A batch applied, in a span of its own while tracing is on. */
+  private tracedBatch(batch: RecordedEvent[], fence?: Fence): Promise<void> {
+    if (!this.tracing?.enabled) return this.applyBatch(batch, fence);
+    const attributes = {
+      'shopfloor.events': batch.length,
+      'shopfloor.position.first': String(batch[0]?.position.commit),
+      'shopfloor.position.last': String(batch.at(-1)?.position.commit),
+    };
+    return this.tracing.inSpan('projector batch', attributes, () => this.applyBatch(batch, fence), ROOT_CONTEXT);
+  }
+
   private async run(signal: AbortSignal, fence?: Fence): Promise<void> {
     while (!signal.aborted) {
       try {
         await this.loadFresh(fence);
         for await (const batch of this.events.subscribe(this.processed, signal, BATCH_SIZE)) {
-          await this.applyBatch(batch, fence);
+          await this.tracedBatch(batch, fence);
           this.failing = false;
           this.processed = batch[batch.length - 1]!.position;
           this.settle();

@@ -1,10 +1,11 @@
 /**
  * Load shedding: over a threshold (here a heap of 1 byte, over it from the first sample) every
  * route answers 503 `overloaded` with Retry-After, before reading a body and before checking a
- * credential, but for /healthz.
+ * credential, but for /healthz and /metrics.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startTestApp, type TestApp } from '../helpers/app.js';
+import { sample, scrape } from '../helpers/prometheus.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -36,5 +37,7 @@ describe('load shedding', () => {
     const health = await t.app.inject({ url: '/healthz' });
     expect(health.statusCode).toBe(200);
     expect(health.json()).toEqual({ status: 'ok' });
+    // The metrics are read exactly when the server is overloaded: they count the refusals.
+    expect(sample(await scrape(t.app), 'shopfloor_load_shed_total')).toBeGreaterThanOrEqual(6);
   });
 });

@@ -21,6 +21,7 @@ import {
   startWorker,
   type WorkerProcess,
 } from './server-process.js';
+import { runTraceparent } from '../../src/tracing/ids.js';
 
 /**
  * The agent. Asked to wait, it asks which one (a question line), then echoes the follow-ups it reads on stdin until it is stopped;
@@ -32,7 +33,8 @@ const SCRIPT = `case "$SHOPFLOOR_PROMPT" in
   *) echo "Working on: $SHOPFLOOR_PROMPT"
      echo "notes for $SHOPFLOOR_RUN_ID" > "$SHOPFLOOR_ARTIFACTS_DIR/notes.txt"
      echo "Opened https://github.com/acme/widgets/pull/42 for review"
-     echo "all checks passed" >&2 ;;
+     echo "all checks passed" >&2
+     echo "traced as $TRACEPARENT" ;;
 esac`;
 
 const DEADLINE_MS = 20_000;
@@ -145,6 +147,8 @@ describe('the reference worker', () => {
     expect(texts[0]).toBe('user: Add a changelog entry');
     expect(texts.join('\n')).toContain('assistant: Working on: Add a changelog entry');
     expect(texts.join('\n')).toContain('all checks passed');
+    // The command was given the run's trace context (W3C), so its own spans join the run's trace.
+    expect(texts.join('\n')).toContain(`traced as ${runTraceparent(runId, runId)}`);
     const recorded = readEvents(dataDir, { stream: `run-${runId}` }).map((e) => e.type);
     expect(recorded).toEqual(
       expect.arrayContaining([

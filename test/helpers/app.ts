@@ -23,6 +23,23 @@ export const ADMIN_KEY = 'sf_test_admin_key_0123456789abcdef';
 export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
 
 /**
+ * With EVENTSTORE_URL or MONGODB_URL in the environment (CI's production-stores workflow), the app
+ * runs on those servers instead, in a store of its own named after its data directory (a restart on
+ * the same directory finds the same store): its own stream prefix and database.
+ */
+function productionStores(dir: string): Record<string, string> {
+  const own = path
+    .basename(dir)
+    .replace(/[^A-Za-z0-9_-]/g, '_')
+    .slice(-60);
+  const { EVENTSTORE_URL, MONGODB_URL } = process.env;
+  return {
+    ...(EVENTSTORE_URL ? { EVENTSTORE_URL, EVENTSTORE_STREAM_PREFIX: `${own}-` } : {}),
+    ...(MONGODB_URL ? { MONGODB_URL, MONGODB_DB: own } : {}),
+  };
+}
+
+/**
  * The app on a fresh data directory (or `env.DATA_DIR`); `clock` stands in for the server's time;
  * `more` features (test routes) are served beside the real ones; the log goes to `logTo` when given.
  */
@@ -41,6 +58,7 @@ export async function startTestApp(
     // A test process starved of CPU by its neighbours sees its event loop lag: no shedding for that
     // (test/api/load-shedding.test.ts sheds on purpose).
     LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
+    ...productionStores(dir),
     ...env,
   });
   const server = await openServer(config, createLogger(config, logTo), [...features, ...more], clock);

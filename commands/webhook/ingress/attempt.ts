@@ -12,6 +12,7 @@ import type { Runtime } from '../../../src/runtime.js';
 import type { WebhookState } from '../webhooks-decider.js';
 import { type DeliveryEvent, type DeliveryRejectionReason, rejectedDeliveriesStream } from '../events.js';
 import type { RateLimiter } from './rate-limit.js';
+import { countDelivery } from './metrics.js';
 
 /** Rejections a sender not yet authenticated can cause: counted past the budget. */
 export const STRANGER_REASONS = ['auth', 'too_large'] as const satisfies readonly DeliveryRejectionReason[];
@@ -70,6 +71,14 @@ export function attemptOf(
   async function write(stream: string, event: DeliveryEvent, expected: 'any' | 'no_stream'): Promise<void> {
     await logCounted();
     const { position } = await append(stream, event, expected);
+    countDelivery(
+      rt,
+      event.type === 'DeliveryAccepted'
+        ? 'accepted'
+        : event.type === 'DeliveryDuplicated'
+          ? 'duplicate'
+          : `rejected_${event.data.reason}`,
+    );
     await rt.projector.waitFor(position);
   }
 

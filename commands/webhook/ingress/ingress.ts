@@ -24,6 +24,7 @@ import { resolveWebhookSecret, webhookState } from './webhook-state.js';
 import type { WebhookState } from '../webhooks-decider.js';
 import { deliveryStream } from '../events.js';
 import { type Attempt, attemptOf, type STRANGER_REASONS } from './attempt.js';
+import { countDelivery, deliveriesCounter } from './metrics.js';
 import { MAX_WEBHOOK_BODY_BYTES, readLimitedBody } from './body.js';
 import { boundedBodyReads } from './body-reads.js';
 import { throttledLog } from '../../../src/http/throttled-log.js';
@@ -91,6 +92,7 @@ class Ingress {
 
   constructor(private readonly rt: Runtime) {
     this.webhooks = rt.readModel(webhooksProjection);
+    deliveriesCounter(rt);
     this.failedAuth = slidingWindow(rt.docs, 'failed_auth', rt.config.WEBHOOK_FAILED_AUTH_PER_MINUTE);
     this.deliveries = slidingWindow(rt.docs, 'deliveries', DELIVERIES_PER_MINUTE);
     this.bodyReads = boundedBodyReads(
@@ -117,7 +119,10 @@ class Ingress {
     const uid = attempt.base.webhook_uid;
     const wait = await this.failedAuth.takeOrCount(uid, Date.now(), reason, size);
     if (wait === null) await attempt.reject(reason, size);
-    else this.trouble.refused('ingress_counted', req, { webhook_uid: uid, reason });
+    else {
+      countDelivery(this.rt, `rejected_${reason}`);
+      this.trouble.refused('ingress_counted', req, { webhook_uid: uid, reason });
+    }
     return wait;
   }
 

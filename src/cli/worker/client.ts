@@ -20,6 +20,8 @@ export interface Assignment {
   resumed: boolean;
   config: Record<string, unknown> | null;
   attachments: Array<{ attachment_id: string; file_name: string; mime_type: string; download_url: string }>;
+  /** W3C trace context of the run's span: sent with its reports, and to the command as TRACEPARENT. */
+  traceparent?: string;
 }
 
 export type Signal =
@@ -136,10 +138,15 @@ export class WorkerClient {
     return Buffer.from(await res.arrayBuffer());
   }
 
-  async report(workerId: string, run: Pick<Assignment, 'run_id' | 'execution_id'>, what: Report, json: unknown = {}) {
+  async report(
+    workerId: string,
+    run: Pick<Assignment, 'run_id' | 'execution_id' | 'traceparent'>,
+    what: Report,
+    json: unknown = {},
+  ) {
     const res = await this.request('POST', `/agent/workers/${workerId}/runs/${run.run_id}/${what}`, {
       json,
-      headers: { 'x-execution-id': run.execution_id },
+      headers: { 'x-execution-id': run.execution_id, ...(run.traceparent ? { traceparent: run.traceparent } : {}) },
     });
     return res.body;
   }

@@ -175,6 +175,8 @@ export class Execution {
         // The model and configuration the run asks for (a benchmark's configurations differ in them).
         SHOPFLOOR_MODEL_ID: typeof this.run.config?.model_id === 'string' ? this.run.config.model_id : '',
         SHOPFLOOR_RUN_CONFIG: JSON.stringify(this.run.config ?? {}),
+        // W3C trace context (the OpenTelemetry convention for a child process): its spans join the run's trace.
+        ...(this.run.traceparent ? { TRACEPARENT: this.run.traceparent } : {}),
       },
       // Its own process group, so that cancelling ends everything it started.
       detached: true,

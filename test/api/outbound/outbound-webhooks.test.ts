@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../../src/clock.js';
 import { expectProblem, expectRefused, startTestApp, type TestApp } from '../../helpers/app.js';
 import { outsiderKey } from '../../helpers/conversation-fixtures.js';
+import { sample, scrape } from '../../helpers/prometheus.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { eventually, newMember } from '../../helpers/task-fixtures.js';
 
@@ -186,6 +187,9 @@ describe('deliveries', () => {
         expect(payload).toMatchObject({ type: 'run.queued', data: { run_id: runId } });
       }
       expect(await deliveries(endpoint.uid, '?status=pending')).toEqual([]);
+      const s = await scrape(t.app);
+      expect(sample(s, 'shopfloor_outbound_deliveries_total', { outcome: 'retry' })).toBe(2);
+      expect(sample(s, 'shopfloor_outbound_deliveries_total', { outcome: 'delivered' })).toBe(1);
       await t.call('DELETE', `${base()}/${endpoint.uid}`);
     } finally {
       await receiver.close();
@@ -233,6 +237,7 @@ describe('deliveries', () => {
       const times = delivery!.attempts.map((a) => Date.parse(a.at));
       expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(24 * 3_600_000);
       expect(delivery!.attempts.every((a) => a.status_code === 503)).toBe(true);
+      expect(sample(await scrape(t.app), 'shopfloor_outbound_endpoints_disabled_total')).toBe(1);
 
       const told = await eventually(async () => {
         const items = (await t.call('GET', '/factory-inbox?limit=100')).json().notifications as Array<
