@@ -23,8 +23,6 @@ import { type UrlSigner, urlSigner } from './http/signed-url.js';
 import { type AnyReactor, reactorCheckpoint, runReactor } from './projector/reactor.js';
 import { type Exclusive, Ownership, type Work } from './projector/ownership.js';
 import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
-import { type LiveStreams, liveStreams } from './streams/live-streams.js';
-import type { StreamEventSource } from './streams/stream-events.js';
 
 export interface Runtime {
   config: Config;
@@ -78,8 +76,7 @@ export interface Runtime {
   exclusive(name: string, work: Work): Exclusive;
   /** The leases of this process (projector, reactors, exclusive work). */
   ownership: Ownership;
-  /** The event streams of this process (made on first use). */
-  readonly streams: LiveStreams;
+
   close(): Promise<void>;
 }
 
@@ -108,7 +105,6 @@ export async function openRuntime(
   log: Logger,
   projections: readonly AnyProjection[],
   clock: Clock = systemClock,
-  streamSources: readonly StreamEventSource[] = [],
 ): Promise<Runtime> {
   const { events, docs } = await openStores(config);
   const ownership = new Ownership(docs, log, config.OWNERSHIP_LEASE_SECONDS * 1000);
@@ -118,7 +114,6 @@ export async function openRuntime(
   const reacting: Exclusive[] = [];
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
-  let streams: LiveStreams | undefined;
   const handle: Runtime['handle'] = (stream, decider, command, context) =>
     inTurn(stream, () => handleCommand(events, folded, stream, decider, command, context));
   const rt: Runtime = {
@@ -153,10 +148,6 @@ export async function openRuntime(
     },
     exclusive: (name, work) => ownership.exclusive(name, work),
     ownership,
-    get streams() {
-      streams ??= liveStreams(rt, streamSources);
-      return streams;
-    },
     async close() {
       // Reactors stop while the projector still answers their waits; every lease this process
       // held is released, for another process to take at once.

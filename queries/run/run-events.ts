@@ -15,6 +15,7 @@ import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
 import { resumeFrom } from '../../src/streams/event-id.js';
+import { streamsOf } from '../../src/streams/live-streams.js';
 import { feedTypes, streamHeaders } from '../../src/streams/routes.js';
 
 /** The most runs of one tree a stream replays; a tree is far smaller in practice. */
@@ -31,7 +32,7 @@ const byId: Sort = [['id', 'asc']];
 export default function runEventRoutes(api: Api, rt: Runtime): void {
   const types = feedTypes(rt, 'run');
   const runs = rt.readModel(runsProjection);
-  const domainTypes = new Set(rt.streams.hub.domainTypes);
+  const domainTypes = new Set(streamsOf(rt).hub.domainTypes);
 
   /** The events of the tree's runs in (after, upTo], in log order. */
   async function replayTree(runId: string, after: Position, upTo: Position) {
@@ -67,7 +68,7 @@ export default function runEventRoutes(api: Api, rt: Runtime): void {
       const run = await runs.get(runId);
       if (!run || !canReadRun(ownerOfRun(run), req.principal!)) throw new NotFound('run', runId);
       const viewer = { principal: req.principal!, team: null };
-      await rt.streams.open(req, reply, {
+      await streamsOf(rt).open(req, reply, {
         after: resumeFrom(req) ?? START,
         takes: (item) =>
           types.has(item.type) &&

@@ -13,7 +13,17 @@ export interface LiveStreams {
   open(req: FastifyRequest, reply: FastifyReply, request: StreamRequest): Promise<void>;
 }
 
-export function liveStreams(rt: Runtime, sources: readonly StreamEventSource[]): LiveStreams {
+const opened = new WeakMap<Runtime, LiveStreams>();
+
+/** The event streams of the server on `rt` (opened with it). */
+export function streamsOf(rt: Runtime): LiveStreams {
+  const streams = opened.get(rt);
+  if (!streams) throw new Error('the event streams were not opened on this runtime');
+  return streams;
+}
+
+/** Opens the event streams of the server on `rt`, of the types the features register. */
+export function openLiveStreams(rt: Runtime, sources: readonly StreamEventSource[]): LiveStreams {
   const c = rt.config;
   const hub = new EventStreams(rt, sources);
   const connections = new Connections({
@@ -22,9 +32,11 @@ export function liveStreams(rt: Runtime, sources: readonly StreamEventSource[]):
     heartbeatMs: c.STREAM_HEARTBEAT_SECONDS * 1000,
   });
   const limits = { bufferBytes: c.STREAM_BUFFER_BYTES, replayMax: c.STREAM_REPLAY_MAX_EVENTS };
-  return {
+  const streams: LiveStreams = {
     hub,
     connections,
     open: (req, reply, request) => openStream(req, reply, hub, connections, request, limits),
   };
+  opened.set(rt, streams);
+  return streams;
 }

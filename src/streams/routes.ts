@@ -11,6 +11,7 @@ import { repeatable, uidParam } from '../http/schemas.js';
 import { InvalidRequest } from '../kernel/errors.js';
 import type { Runtime } from '../runtime.js';
 import { resumeFrom } from './event-id.js';
+import { streamsOf } from './live-streams.js';
 import type { StreamEventType, StreamItem } from './stream-events.js';
 
 const afterParam = z.string().max(64).optional().describe('Resume after this event id (Last-Event-ID wins)');
@@ -48,11 +49,11 @@ export function typeFilter(wanted: string[] | undefined, types: ReadonlyMap<stri
 }
 
 export const feedTypes = (rt: Runtime, feed: 'team' | 'run') =>
-  new Map([...rt.streams.hub.types].filter(([, t]) => t.feeds.includes(feed)));
+  new Map([...streamsOf(rt).hub.types].filter(([, t]) => t.feeds.includes(feed)));
 
 export default function eventStreamRoutes(api: Api, rt: Runtime): void {
   const types = feedTypes(rt, 'team');
-  api.addHook('preClose', async () => rt.streams.connections.closeAll());
+  api.addHook('preClose', async () => streamsOf(rt).connections.closeAll());
   api.get(
     '/events',
     {
@@ -64,8 +65,8 @@ export default function eventStreamRoutes(api: Api, rt: Runtime): void {
       const wantedType = typeFilter(req.query.types, types);
       const factories = req.query.factory_uid && new Set(req.query.factory_uid);
       const viewer = { principal: req.principal!, team };
-      await rt.streams.open(req, reply, {
-        after: resumeFrom(req) ?? rt.streams.hub.position,
+      await streamsOf(rt).open(req, reply, {
+        after: resumeFrom(req) ?? streamsOf(rt).hub.position,
         takes: (item) =>
           types.has(item.type) &&
           wantedType(item) &&
