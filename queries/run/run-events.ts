@@ -3,7 +3,8 @@
  * beginning (or after `Last-Event-ID` / `?after=`) and then live: state changes, timeline entries,
  * messages, questions, artifacts and usage. It ends once every run of the tree is terminal and
  * everything before has been sent; a follow-up that resumes the run is followed by reconnecting
- * with the last id. Readable as the run is (`canReadRun`, by id: any of the caller's teams).
+ * with the last id; reconnecting to an ended tree with nothing new answers 204, which tells an
+ * EventSource to stop. Readable as the run is (`canReadRun`, by id: any of the caller's teams).
  */
 import { z } from 'zod';
 import { TERMINAL_STATES } from '../../commands/run/events.js';
@@ -11,6 +12,7 @@ import { canReadRun, ownerOfRun, runParams as params, runsProjection } from '../
 import { runStream } from '../../commands/run/events.js';
 import { comparePositions, type Position, START } from '../../src/eventstore/port.js';
 import type { Api } from '../../src/http/api.js';
+import { noContent } from '../../src/http/schemas.js';
 import { NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Filter, Sort } from '../../src/readstore/port.js';
@@ -61,15 +63,25 @@ export default function runEventRoutes(api: Api, rt: Runtime): void {
     '/agent/runs/:run_id/events',
     {
       config: { eventStream: types },
-      schema: { params, querystring: query, headers: streamHeaders, tags: ['runs', 'events'] },
+      schema: {
+        params,
+        querystring: query,
+        headers: streamHeaders,
+        response: { 204: noContent('The tree has ended and nothing is left to send: stop reconnecting') },
+        tags: ['runs', 'events'],
+      },
     },
     async (req, reply) => {
       const runId = req.params.run_id;
       const run = await runs.get(runId);
       if (!run || !canReadRun(ownerOfRun(run), req.principal!)) throw new NotFound('run', runId);
       const viewer = { principal: req.principal!, team: null };
+      const after = resumeFrom(req) ?? START;
+      // An ended tree with nothing left to send: 204 tells an EventSource to stop reconnecting.
+      if ((await completeAt(runId)) && !(await replayTree(runId, after, rt.projector.position)).length)
+        return reply.code(204).send(null);
       await streamsOf(rt).open(req, reply, {
-        after: resumeFrom(req) ?? START,
+        after,
         takes: (item) =>
           types.has(item.type) &&
           item.run !== null &&
