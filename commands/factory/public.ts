@@ -7,4 +7,3 @@ export { factoryDecider } from './factory-decider.js';
 export { liveFactory, type LiveFactory } from './live-factory.js';
 export { factoryParams, factoryResource, toFactoryResource, visibleFactory } from './resource.js';
 export { factoriesProjection, type FactoryDoc } from '../../projections/factory/factories.js';
-export { canReadFactory } from './events.js';

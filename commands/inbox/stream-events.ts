@@ -10,7 +10,7 @@ import { STAGES } from '../task/events.js';
 import { type InboxEvent, NOTIFICATION_KINDS } from './events.js';
 
 /** Who may read a team's inbox: its members; within one team, that team's. */
-export const canReadInbox = (teamUid: string, principal: Principal, within: string | null = null): boolean =>
+const canReadInbox = (teamUid: string, principal: Principal, within: string | null = null): boolean =>
   principal.teams.has(teamUid) && (within === null || within === teamUid);
 
 const raisedSchema = z.object({

@@ -9,6 +9,7 @@ import runQueries from '../../queries/run/runs.js';
 import runEventRoutes from '../../queries/run/run-events.js';
 import { runDetailEvents } from './run-detail-events.js';
 import { runStateEvents } from './stream-events.js';
+import { runsCommand } from './follow-cli.js';
 import runAttachmentRoutes from './attachments.js';
 import runRoutes from './routes.js';
 
@@ -17,4 +18,5 @@ export const runFeature = feature({
   routes: [runAttachmentRoutes, runRoutes, runQueries, artifactQueries, runHistoryRoutes, runEventRoutes],
   projections: [runsProjection, runTimelineProjection, artifactsProjection],
   streamEvents: [runStateEvents, runDetailEvents],
+  cli: [runsCommand],
 });

@@ -14,7 +14,7 @@ import { principalSchema, runStateSchema, statusMessageSchema } from './resource
 import { canReadRun, ownerOfRun } from './run-access.js';
 import { RUN_SOURCES } from './events.js';
 
-export const runStateChangedSchema = z.object({
+const runStateChangedSchema = z.object({
   run_id: z.string(),
   state: runStateSchema.describe('The state the run moved to'),
   title: z.string(),

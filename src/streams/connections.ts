@@ -17,7 +17,7 @@ export interface Connection {
 /** When a client told to go at shutdown comes back (to the process restarted, or another). */
 const SHUTDOWN_RETRY_MS = 1000;
 
-export class TooManyStreams extends DomainError {
+class TooManyStreams extends DomainError {
   constructor(detail: string) {
     super(429, 'too_many_streams', 'Too many requests', detail);
     this.retryable = true;

@@ -11,7 +11,7 @@ export const encodeEventId = (p: Position): string =>
   Buffer.from(`${p.commit}.${p.prepare}`, 'utf8').toString('base64url');
 
 /** The position an id stands for; a 400 naming `field` for anything this server never sent. */
-export function decodeEventId(id: string, field: string): Position {
+function decodeEventId(id: string, field: string): Position {
   const match =
     id.length <= 64 && /^[A-Za-z0-9_-]+$/.test(id) ? FORMAT.exec(Buffer.from(id, 'base64url').toString('utf8')) : null;
   if (!match) {

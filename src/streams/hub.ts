@@ -32,7 +32,7 @@ export interface Subscriber {
   passed(position: Position): void;
 }
 
-export const frameOf = (position: Position, type: string, data: unknown): string =>
+const frameOf = (position: Position, type: string, data: unknown): string =>
   `id: ${encodeEventId(position)}\nevent: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 
 export class EventStreams {

@@ -34,7 +34,7 @@ const matches = (wanted: readonly string[], type: string) =>
   wanted.some((w) => w === '*' || w === type || (w.endsWith('.*') && type.startsWith(w.slice(0, -1))));
 
 /** The types asked for, each of which must name a type (or group) of the stream; a 400 naming it otherwise. */
-export function typeFilter(wanted: string[] | undefined, types: ReadonlyMap<string, StreamEventType>) {
+function typeFilter(wanted: string[] | undefined, types: ReadonlyMap<string, StreamEventType>) {
   if (!wanted) return () => true;
   wanted.forEach((w, i) => {
     if (![...types.keys()].some((t) => matches([w], t)))

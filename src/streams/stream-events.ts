@@ -11,13 +11,13 @@ import type { Principal } from '../http/principal.js';
 import type { Runtime } from '../runtime.js';
 
 /** Which streams carry a type: a team's activity (`GET /events`) and a run's (`GET /agent/runs/{id}/events`). */
-export type Feed = 'team' | 'run';
+type Feed = 'team' | 'run';
 
 /**
  * Who reads a stream. `team` set: what the caller may list in that team (the team's activity);
  * null: what it may read by id (any of its teams, its own personal resources).
  */
-export interface Viewer {
+interface Viewer {
   principal: Principal;
   team: string | null;
 }
