@@ -113,8 +113,9 @@ export async function payloadChecker(server: ServerProcess, path: string) {
   if (!content) throw new Error(`${path} documents no text/event-stream answer`);
   const ajv = new Ajv({ strict: false, allErrors: true });
   const byType = new Map<string, ValidateFunction>();
-  for (const option of (content.schema as { oneOf: Array<{ properties: Record<string, any> }> }).oneOf)
-    byType.set(option.properties.event.enum[0], ajv.compile(strictly(option.properties.data)));
+  type Option = { properties: { event: { enum: [string] }; data: object } };
+  for (const option of (content.schema as { oneOf: Option[] }).oneOf)
+    byType.set(option.properties.event.enum[0], ajv.compile(strictly(option.properties.data) as object));
   return (e: Received) => {
     const check = byType.get(e.type);
     if (!check) throw new Error(`${e.type} is not documented on ${path}`);
@@ -124,10 +125,10 @@ export async function payloadChecker(server: ServerProcess, path: string) {
 }
 
 /** The schema with every object closed: a field it does not declare is an error. */
-function strictly(schema: any): any {
+function strictly(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(strictly);
   if (!schema || typeof schema !== 'object') return schema;
-  const out = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strictly(v)]));
+  const out: Record<string, unknown> = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strictly(v)]));
   if (out.type === 'object' && out.properties && out.additionalProperties === undefined)
     out.additionalProperties = false;
   return out;
