@@ -13,6 +13,12 @@ import { type StreamEventSource, type StreamItem, streamEventTypes } from './str
 
 /** Events read from the log at a time, by the tail and by a replay. */
 const PAGE = 500;
+/**
+ * The streams write at most once in this long: under load one write (a system call per stream)
+ * carries several events rather than one each, which is most of what a thousand streams cost
+ * (bench/workloads/39-streams.ts); an event after a quiet spell is written at once.
+ */
+const FLUSH_MS = 50;
 
 /** One event as a stream sends it. */
 export interface Sent {
@@ -26,8 +32,10 @@ export interface Sent {
 export interface Subscriber {
   /** The last position it has been given or passed over. */
   after: Position;
-  /** Takes one event (those it does not want it ignores). */
+  /** Takes one event (those it does not want it ignores); it may hold it until `flush`. */
   deliver(sent: Sent): void;
+  /** Sends what `deliver` held: one write for a page of events rather than one each. */
+  flush(): void;
   /** Everything up to `position` has been handed out. */
   passed(position: Position): void;
 }
@@ -43,6 +51,8 @@ export class EventStreams {
   readonly types;
   private pumping = false;
   private again = false;
+  private flushing: NodeJS.Timeout | null = null;
+  private flushedAt = 0;
 
   constructor(
     private readonly rt: Runtime,
@@ -98,6 +108,19 @@ export class EventStreams {
     this.live.delete(s);
   }
 
+  private flushSoon(): void {
+    if (this.flushing) return;
+    const wait = this.flushedAt + FLUSH_MS - performance.now();
+    if (wait <= 0) this.flush();
+    else this.flushing = setTimeout(() => this.flush(), wait);
+  }
+
+  private flush(): void {
+    this.flushing = null;
+    this.flushedAt = performance.now();
+    for (const s of this.live) s.flush();
+  }
+
   get open(): number {
     return this.live.size;
   }
@@ -133,6 +156,7 @@ export class EventStreams {
         for (const sent of await this.map(event)) for (const s of this.live) s.deliver(sent);
         this.tail = event.position;
       }
+      this.flushSoon();
       if (page.length < PAGE || comparePositions(page[page.length - 1]!.position, target) > 0) this.tail = target;
     }
     for (const s of this.live) s.passed(this.tail);

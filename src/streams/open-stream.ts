@@ -43,6 +43,8 @@ class OpenStream implements Subscriber, Connection {
   private replayed = 0;
   private endAt: Position | null = null;
   private asking = false;
+  /** Frames delivered and not yet written (see `flush`). */
+  private held = '';
   readonly stop = new AbortController();
 
   constructor(
@@ -72,8 +74,14 @@ class OpenStream implements Subscriber, Connection {
   deliver(sent: Sent): void {
     if (comparePositions(sent.position, this.after) <= 0) return;
     this.after = sent.position;
-    if (!this.request.takes(sent.item)) return;
-    if (this.write(sent.frame)) this.askComplete();
+    if (this.request.takes(sent.item)) this.held += sent.frame;
+  }
+
+  flush(): void {
+    if (!this.held) return;
+    const frames = this.held;
+    this.held = '';
+    if (this.write(frames)) this.askComplete();
   }
 
   passed(position: Position): void {
