@@ -74,13 +74,21 @@ export class EventStreams {
   async map(event: RecordedEvent): Promise<Sent[]> {
     const sent: Sent[] = [];
     for (const source of this.bySource.get(event.type) ?? []) {
-      const item = await source.map(this.rt, event);
-      if (!item) continue;
-      const type = source.types[item.type];
-      if (!type) throw new Error(`stream event type ${item.type} is not registered by its source`);
-      // Parsing strips whatever the schema does not declare: nothing undocumented leaves.
-      const data = type.schema.parse(item.data) as Record<string, unknown>;
-      sent.push({ position: event.position, item: { ...item, data }, frame: frameOf(event.position, item.type, data) });
+      try {
+        const item = await source.map(this.rt, event);
+        const type = item && source.types[item.type];
+        if (!item || !type) continue;
+        // Parsing strips whatever the schema does not declare: nothing undocumented leaves.
+        const data = type.schema.parse(item.data) as Record<string, unknown>;
+        sent.push({
+          position: event.position,
+          item: { ...item, data },
+          frame: frameOf(event.position, item.type, data),
+        });
+      } catch (error) {
+        // One event that cannot be told is left out; the streams go on past it.
+        this.rt.log.error({ err: error, event_id: event.id, event_type: event.type }, 'event streams skip an event');
+      }
     }
     return sent;
   }
