@@ -23,7 +23,7 @@ beforeAll(async () => {
   server = await startServer({
     dataDir,
     logLevel: 'info',
-    extra: { STREAM_MAX_PER_KEY: '3', STREAM_BUFFER_BYTES: '4096' },
+    extra: { STREAM_MAX_PER_KEY: '3', STREAM_BUFFER_BYTES: '4096', STREAM_REPLAY_MAX_EVENTS: '3' },
   });
   check = await payloadChecker(server, '/api/v1/events');
   teamA = (await call(server, 'GET', '/teams')).body.teams[0].uid;
@@ -135,6 +135,23 @@ describe('revocation and bounds', () => {
     const again = listen(server, '/events', TYPES, { key });
     await opened(again);
     for (const s of [...streams, again]) s.close();
+  });
+
+  it('replays at most the bound in one go; the client comes back for the rest, nothing lost or twice', async () => {
+    const marker = listen(server, '/events', TYPES);
+    await opened(marker);
+    await runIn({ prompt: 'marker' });
+    const [seen] = await marker.count(1);
+    marker.close();
+    const backlog = [];
+    for (let i = 0; i < 7; i++) backlog.push(await runIn({ prompt: `backlog ${i}` }));
+    const resumed = listen(server, `/events?after=${seen!.id}`, TYPES, { check });
+    await resumed.count(7);
+    expect(runIds(resumed)).toEqual(backlog);
+    // Three connections: 3 + 3 + 1, each ended with `retry: 0` past the bound.
+    expect(resumed.errors.length).toBeGreaterThanOrEqual(2);
+    resumed.close();
+    expect(resumed.invalid).toEqual([]);
   });
 
   it('closes the stream of a client that stops reading, once its buffer passes the bound', async () => {
