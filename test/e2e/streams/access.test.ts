@@ -106,6 +106,28 @@ describe('isolation and read permission', () => {
   });
 });
 
+describe('the console', () => {
+  it('streams with its session cookie, naming the team in the query', async () => {
+    const signIn = await fetch(`${server.baseUrl}/api/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-shopfloor-console': '1', origin: server.baseUrl },
+      body: JSON.stringify({ api_key: server.apiKey }),
+    });
+    expect(signIn.status).toBe(201);
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const inB = listen(server, `/events?team_uid=${teamB}`, TYPES, { cookie, check });
+    await opened(inB);
+    const ofB = await runIn({ prompt: 'seen by the console' }, teamB);
+    const ofA = await runIn({ prompt: 'not in team B' });
+    const last = await runIn({ prompt: 'last in team B' }, teamB);
+    await until('the console saw the last run', async () => runIds(inB).includes(last));
+    expect(runIds(inB)).toEqual([ofB, last]);
+    expect(ofA).not.toBe(ofB);
+    inB.close();
+    expect(inB.invalid).toEqual([]);
+  });
+});
+
 describe('revocation and bounds', () => {
   it('removing the member, or revoking the key, ends the stream; the reconnection is refused', async () => {
     const cid = await member(teamA, 'cid@example.com');

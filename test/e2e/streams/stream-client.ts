@@ -32,12 +32,14 @@ export function listen(
   server: ServerProcess,
   url: string,
   types: readonly string[],
-  o: { key?: string; headers?: Record<string, string>; check?: (e: Received) => void } = {},
+  o: { key?: string; cookie?: string; headers?: Record<string, string>; check?: (e: Received) => void } = {},
 ): Listener {
-  const key = o.key ?? server.apiKey!;
+  // A browser's EventSource sends its cookie and no header of ours: `cookie` stands for that.
+  const credential: Record<string, string> = o.cookie
+    ? { cookie: o.cookie }
+    : { authorization: `Bearer ${o.key ?? server.apiKey!}` };
   const source = new EventSource(`${server.baseUrl}/api/v1${url}`, {
-    fetch: (input, init) =>
-      fetch(input, { ...init, headers: { ...init?.headers, ...o.headers, authorization: `Bearer ${key}` } }),
+    fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...o.headers, ...credential } }),
   });
   const events: Received[] = [];
   const errors: Listener['errors'] = [];
