@@ -9,6 +9,7 @@
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
 import type { Runtime } from '../runtime.js';
 import { encodeEventId } from './event-id.js';
+import { own } from '../own-keys.js';
 import { type StreamEventSource, type StreamItem, streamEventTypes } from './stream-events.js';
 
 /** Events read from the log at a time, by the tail and by a replay. */
@@ -76,7 +77,7 @@ export class EventStreams {
     for (const source of this.bySource.get(event.type) ?? []) {
       try {
         const item = await source.map(this.rt, event);
-        const type = item && source.types[item.type];
+        const type = item && own(source.types, item.type);
         if (!item || !type) continue;
         // Parsing strips whatever the schema does not declare: nothing undocumented leaves.
         const data = type.schema.parse(item.data) as Record<string, unknown>;
