@@ -62,7 +62,8 @@ class OpenStream implements Subscriber, Connection {
     if (this.ended) return false;
     const raw = this.reply.raw;
     raw.write(text);
-    // A client that does not read: its stream goes rather than the server's memory.
+    // A client that does not read: its stream goes rather than the server's memory. What the
+    // server holds counts (once the kernel's socket buffers are full), the write just made included.
     if (raw.writableLength > this.limits.bufferBytes) {
       this.req.log.info({ buffered: raw.writableLength }, 'event stream closed: its client reads too slowly');
       this.end();
