@@ -129,6 +129,21 @@ const schema = z.object({
     .min(1)
     .max(30 * 24)
     .default(12),
+  /** Event streams: open at once per API key (a console session counts as its key), else 429. */
+  STREAM_MAX_PER_KEY: z.coerce.number().int().min(1).max(10_000).default(10),
+  /** Event streams: open at once in this process, else 429. */
+  STREAM_MAX_PER_PROCESS: z.coerce.number().int().min(1).max(100_000).default(2000),
+  /** Event streams: the most past events one connection replays; past it the stream ends and the client resumes from its last id. */
+  STREAM_REPLAY_MAX_EVENTS: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /** Event streams: bytes a stream may have waiting for a slow client; past it the stream is closed (the client resumes). */
+  STREAM_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  /** Event streams: a comment line at least this often keeps an idle stream open through proxies. */
+  STREAM_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(15).default(15),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   /** `/metrics` asks for this bearer token (docs/operations.md, Metrics). */

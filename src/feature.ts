@@ -8,6 +8,7 @@ import type { AnyProjection } from './projector/projection.js';
 import type { AnyReactor } from './projector/reactor.js';
 import type { Runtime } from './runtime.js';
 import type { Api } from './http/api.js';
+import type { StreamEventSource } from './streams/stream-events.js';
 
 /** Registers routes on `api` (relative to /api/v1, or to the root for `rootRoutes`). */
 type Routes = (api: Api, rt: Runtime) => void;
@@ -37,9 +38,31 @@ export interface Feature {
   /** How an API key maps to a principal: exactly one feature provides it. */
   principals?(rt: Runtime): PrincipalSource;
   cli?: readonly CliCommand[];
+  /** The events it tells the event streams (and outbound webhooks) of: types, payload schemas, mappers. */
+  streamEvents?: readonly StreamEventSource[];
 }
 
 export const feature = (f: Feature): Feature => f;
 
+/** One command made of subcommands (`shopfloor runs trace|follow`), each handed the whole argv. */
+export function commandGroup(name: string, parts: Record<string, CliCommand>): CliCommand {
+  const usage = Object.values(parts)
+    .map((p) => p.usage)
+    .join('\n');
+  return {
+    name,
+    usage,
+    async run(argv) {
+      const part = Object.hasOwn(parts, argv[0] ?? '') ? parts[argv[0] as string] : undefined;
+      if (part) return part.run(argv);
+      console.error(`usage:\n${usage}`);
+      return 2;
+    },
+  };
+}
+
 export const projectionsOf = (features: readonly Feature[]): AnyProjection[] =>
   features.flatMap((f) => f.projections ?? []);
+
+export const streamSourcesOf = (features: readonly Feature[]): StreamEventSource[] =>
+  features.flatMap((f) => f.streamEvents ?? []);

@@ -85,6 +85,7 @@ export interface Runtime {
   metrics: Metrics;
   /** OpenTelemetry tracing of this process (off unless OTEL_* name an exporter). */
   tracing: Tracing;
+
   close(): Promise<void>;
 }
 

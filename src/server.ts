@@ -5,12 +5,14 @@
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
-import { type Feature, projectionsOf } from './feature.js';
+import { type Feature, projectionsOf, streamSourcesOf } from './feature.js';
 import { buildApp } from './http/app.js';
 import { openRuntime, type Runtime } from './runtime.js';
+import { openLiveStreams } from './streams/live-streams.js';
 
 export async function openServer(config: Config, log: Logger, features: readonly Feature[], clock?: Clock) {
   const rt: Runtime = await openRuntime(config, log, projectionsOf(features), clock);
+  openLiveStreams(rt, streamSourcesOf(features));
   const started = new Map<string, unknown>();
   for (const f of features) if (f.start) started.set(f.name, await f.start(rt));
   rt.startReactors(features.flatMap((f) => f.reactors ?? []));

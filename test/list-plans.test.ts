@@ -15,7 +15,7 @@ import { runsProjection } from '../projections/run/runs.js';
 import { tasksProjection } from '../projections/task/tasks.js';
 import { webhookDeliveriesProjection } from '../projections/webhook/webhook-deliveries.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from '../queries/run/run-list.js';
-import { listableIn } from '../queries/run/runs.js';
+import { readableRunsIn } from '../commands/run/public.js';
 import { taskListFilters, taskListSort } from '../queries/task/tasks.js';
 import type { Principal } from '../src/http/principal.js';
 import { type AnyProjection, collectionOf, collectionsOf, tableOf } from '../src/projector/projection.js';
@@ -68,7 +68,7 @@ function runListQueries(query: Record<string, unknown>, sortBy: string, order: s
   const q = listRunsQuery.parse({ ...query, sort_by: sortBy, sort_order: order });
   const sort = runsSort(q.sort_by, q.sort_order);
   const filters = runsFilters(q, {
-    visible: listableIn(principal(type), TEAM),
+    visible: readableRunsIn(principal(type), TEAM),
     factories: q.factory_uid,
     metadata: metadataPairs(q),
     baseUrl: 'http://127.0.0.1:8080',

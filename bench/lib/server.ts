@@ -27,7 +27,12 @@ export interface Server {
  * ready and every reactor has passed the head of the log: on a fresh read store they replay it once,
  * and a case measured meanwhile would share the cores with that replay.
  */
-export async function startServer(dataDir: string, name: string, readyTimeoutMs = 600_000): Promise<Server> {
+export async function startServer(
+  dataDir: string,
+  name: string,
+  readyTimeoutMs = 600_000,
+  env: Record<string, string> = {},
+): Promise<Server> {
   const port = await freePort();
   const start = now();
   const proc = startNode(
@@ -38,6 +43,7 @@ export async function startServer(dataDir: string, name: string, readyTimeoutMs 
       PORT: String(port),
       BOOTSTRAP_API_KEY: BENCH_ADMIN_KEY,
       LOG_LEVEL: params.logLevel,
+      ...env,
     },
     name,
   );

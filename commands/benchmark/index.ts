@@ -3,6 +3,7 @@
  * (agent runs of source BENCHMARK_TRIAL), judged by the built-in correctness scorer and the
  * selected scorers, costed, and compared (is the candidate's pass rate better than chance?).
  */
+import { benchmarkStreamEvents } from './stream-events.js';
 import { feature } from '../../src/feature.js';
 import { benchmarkRunsProjection } from '../../projections/benchmark/benchmark-runs.js';
 import { benchmarkSuitesProjection } from '../../projections/benchmark/benchmark-suites.js';
@@ -17,6 +18,7 @@ import taskRoutes from './task-routes.js';
 
 export const benchmarkFeature = feature({
   name: 'benchmark',
+  streamEvents: [benchmarkStreamEvents],
   routes: [
     suiteRoutes,
     taskRoutes,

@@ -1,3 +1,5 @@
+import type { Principal } from '../../src/http/principal.js';
+
 export type Repository = {
   owner: string;
   repo: string;
@@ -25,3 +27,10 @@ export type FactoryEvent =
   | { type: 'FactoryDeleted'; data: { uid: string } };
 
 export const factoryStream = (uid: string) => `factory-${uid}`;
+
+/**
+ * Who may read a factory and what is its (tasks, webhook deliveries, schedules): the members of its
+ * team; within one team (a team's activity stream), that team's members only when it is the team.
+ */
+export const canReadFactory = (teamUid: string, principal: Principal, within: string | null = null): boolean =>
+  principal.teams.has(teamUid) && (within === null || within === teamUid);

@@ -1,4 +1,5 @@
 /** The factory as the API answers it, and who may see one. */
+import { canReadFactory } from './events.js';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { NotFound } from '../../src/kernel/errors.js';
@@ -50,6 +51,7 @@ export async function visibleFactory(
   uid: string,
 ): Promise<FactoryDoc> {
   const factory = await factories.get(uid);
-  if (!factory || !req.principal?.teams.has(factory.team_uid)) throw new NotFound('factory', uid);
+  if (!factory || !req.principal || !canReadFactory(factory.team_uid, req.principal))
+    throw new NotFound('factory', uid);
   return factory;
 }

@@ -1,4 +1,5 @@
 /** The factory inbox: notifications raised and cleared from events, read and unread by their recipients. */
+import { inboxStreamEvents } from './stream-events.js';
 import { feature } from '../../src/feature.js';
 import { inboxEntriesProjection } from '../../projections/inbox/inbox-entries.js';
 import { inboxNotificationsProjection } from '../../projections/inbox/inbox-notifications.js';
@@ -9,6 +10,7 @@ import inboxRoutesOf from './routes.js';
 
 export const inboxFeature = feature({
   name: 'inbox',
+  streamEvents: [inboxStreamEvents],
   routes: [inboxRoutesOf, inboxQueries],
   projections: [inboxNotificationsProjection, inboxEntriesProjection, inboxRoutesProjection],
   reactors: [inboxReactor],

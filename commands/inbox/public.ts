@@ -4,3 +4,4 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { type InboxItem, inboxListQuery, inboxPage, inboxRoutesAnswer, routesParams, toInboxItem } from './resource.js';
+export { inboxStreamEvents } from './stream-events.js';

@@ -10,7 +10,13 @@ import { deliveryDecider } from './outbound-delivery-decider.js';
 import { wakeDispatcher } from './dispatcher.js';
 import { outboundDeliveryStream, outboundWebhooksStream, subscribes } from './events.js';
 import { outboundWebhookDecider } from './outbound-webhook-decider.js';
-import { outboundMessage, type SourceEvent } from './messages.js';
+import { outboundMessage } from './messages.js';
+import type { InboxEvent } from '../inbox/events.js';
+import type { RunEvent } from '../run/events.js';
+import type { TaskEvent } from '../task/events.js';
+import type { DeliveryEvent } from '../webhook/events.js';
+
+type SourceEvent = RunEvent | TaskEvent | InboxEvent | DeliveryEvent;
 
 async function schedule(event: RecordedEvent<SourceEvent>, rt: Runtime): Promise<void> {
   const occurred = event.metadata.occurred_at;

@@ -1,5 +1,5 @@
 /** Agent runs: creation, follow-ups, cancellation, their records, timelines, artifacts and history. */
-import { feature } from '../../src/feature.js';
+import { commandGroup, feature } from '../../src/feature.js';
 import { artifactsProjection } from '../../projections/run/artifacts.js';
 import { runTimelineProjection } from '../../projections/run/run-timeline.js';
 import { runsProjection } from '../../projections/run/runs.js';
@@ -7,13 +7,26 @@ import artifactQueries from '../../queries/run/artifacts.js';
 import { runHistoryRoutes } from '../../queries/run/history.js';
 import runQueries from '../../queries/run/runs.js';
 import { runTraceRoutes } from '../../queries/run/trace.js';
-import { runsCommand } from '../../queries/run/trace-cli.js';
+import { runsTraceCommand } from '../../queries/run/trace-cli.js';
+import runEventRoutes from '../../queries/run/run-events.js';
+import { runDetailEvents } from './run-detail-events.js';
+import { runStateEvents } from './stream-events.js';
+import { runsFollowCommand } from './follow-cli.js';
 import runAttachmentRoutes from './attachments.js';
 import runRoutes from './routes.js';
 
 export const runFeature = feature({
   name: 'run',
-  routes: [runAttachmentRoutes, runRoutes, runQueries, artifactQueries, runHistoryRoutes, runTraceRoutes],
+  routes: [
+    runAttachmentRoutes,
+    runRoutes,
+    runQueries,
+    artifactQueries,
+    runHistoryRoutes,
+    runTraceRoutes,
+    runEventRoutes,
+  ],
   projections: [runsProjection, runTimelineProjection, artifactsProjection],
-  cli: [runsCommand],
+  streamEvents: [runStateEvents, runDetailEvents],
+  cli: [commandGroup('runs', { trace: runsTraceCommand, follow: runsFollowCommand })],
 });

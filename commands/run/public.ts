@@ -21,7 +21,10 @@ export {
   toRunItem,
   viewerOf,
 } from './resource.js';
+export { canReadRun, ownerOfRun, readableRunsFilter, readableRunsIn } from './run-access.js';
 export { agentConfigSchema, attachmentSchema, MAX_ATTACHMENTS, metadataSchema, runModeSchema } from './schema.js';
 export { runState } from './run-state.js';
 export { artifactsProjection } from '../../projections/run/artifacts.js';
 export { type RunDoc, runsProjection } from '../../projections/run/runs.js';
+export { timelineEntrySchema } from './run-detail-events.js';
+export { runStateEvents } from './stream-events.js';

@@ -58,7 +58,7 @@ export const artifactItemSchema = z.object({
   data: z.record(z.string(), z.unknown()).describe('The fields of the artifact type (url, branch, filename, …)'),
 });
 
-const artifactItem = ({
+export const artifactItem = ({
   artifact_type,
   created_at,
   public: _public,
@@ -76,10 +76,10 @@ export const runParams = z.object({ run_id: uidParam });
 
 export const runStateSchema = z.enum(RUN_STATES);
 
-const principalSchema = z.object({ type: z.enum(['user', 'service_account']), uid: z.string() });
+export const principalSchema = z.object({ type: z.enum(['user', 'service_account']), uid: z.string() });
 
 /** `status_message` of a run that finished (or failed to start). */
-const statusMessageSchema = z.object({
+export const statusMessageSchema = z.object({
   message: z.string(),
   error_code: z.string().nullable().optional().describe('A PlatformErrorCode such as environment_setup_failed'),
   retryable: z.boolean().optional(),

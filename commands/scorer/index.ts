@@ -2,6 +2,7 @@
  * Scorers: versioned rubrics that judge the finished runs of a factory's agents, with judge runs
  * executed by the team's workers, live scores, pass rates, manual dispatch and self-improvement.
  */
+import { scorerStreamEvents } from './stream-events.js';
 import { feature } from '../../src/feature.js';
 import { scorersProjection } from '../../projections/scorer/scorers.js';
 import { scoringResultsProjection } from '../../projections/scorer/scoring-results.js';
@@ -25,6 +26,7 @@ import selfImprovementRoutes from './self-improvement-routes.js';
 
 export const scorerFeature = feature({
   name: 'scorer',
+  streamEvents: [scorerStreamEvents],
   routes: [
     scorerRoutes,
     dispatchRoutes,

@@ -1,4 +1,5 @@
 /** Factory tasks: the work items bound to conversations, dispatch to a foreman, cancel, history. */
+import { taskStreamEvents } from './stream-events.js';
 import { feature } from '../../src/feature.js';
 import { tasksProjection } from '../../projections/task/tasks.js';
 import { taskHistoryRoutes } from '../../queries/task/history.js';
@@ -9,6 +10,7 @@ import taskRoutes from './routes.js';
 
 export const taskFeature = feature({
   name: 'task',
+  streamEvents: [taskStreamEvents],
   routes: [taskRoutes, taskQueries, taskHistoryRoutes],
   projections: [tasksProjection],
   reactors: [dispatchedTaskReactor, taskCancelReactor],

@@ -7,3 +7,4 @@ export { taskState } from './create.js';
 export type { LiveTask } from './task-decider.js';
 export { foremanOf } from './dispatch.js';
 export { taskDetail, taskFactoryParams, taskListItem, taskParams, taskResource } from './resource.js';
+export { taskStreamEvents } from './stream-events.js';

@@ -1,4 +1,5 @@
 /** Custom webhooks: their management, the public ingress and the delivery log. */
+import { webhookStreamEvents } from './stream-events.js';
 import { feature } from '../../src/feature.js';
 import { webhookDeliveriesProjection } from '../../projections/webhook/webhook-deliveries.js';
 import { webhooksProjection } from '../../projections/webhook/webhooks.js';
@@ -9,6 +10,7 @@ import webhookRoutes from './routes.js';
 
 export const webhookFeature = feature({
   name: 'webhook',
+  streamEvents: [webhookStreamEvents],
   routes: [webhookRoutes, webhookQueries],
   rootRoutes: [webhookIngress],
   projections: [webhooksProjection, webhookDeliveriesProjection],

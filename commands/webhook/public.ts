@@ -14,3 +14,4 @@ export {
 } from './resource.js';
 export { assertUsableSecret, deliveryIdHeaderError } from './secrets.js';
 export { webhooksProjection } from '../../projections/webhook/webhooks.js';
+export { webhookStreamEvents } from './stream-events.js';

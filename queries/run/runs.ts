@@ -2,32 +2,31 @@
  * Reading agent runs: the list with every filter, one run (now or `as_of` a moment), its
  * timeline, harness usage and handoff attachments, and the run behind an external reference.
  *
- * One run is readable where the run decider would let the caller act on it (`canView`): runs of
- * any of the caller's teams, its personal runs, and for agents the runs their team executes. The
- * list shows the active team's runs plus the caller's personal runs (and for agents, the runs the
- * active team executes).
+ * Who may read a run is one rule (commands/run/run-access.ts), shared with the event streams: one
+ * run by id in any of the caller's teams, the list (and a team's stream) within the active team.
  */
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { runStream } from '../../commands/run/events.js';
 import { factoriesProjection } from '../../commands/factory/public.js';
 import { runTimelineProjection } from '../../projections/run/run-timeline.js';
-import { personalOwnerKey, type RunDoc, runsProjection } from '../../projections/run/runs.js';
+import { type RunDoc, runsProjection } from '../../projections/run/runs.js';
 import { activeTeam } from '../../src/http/auth.js';
 import { decodeCursor, pageInfo } from '../../src/http/cursor.js';
-import type { Principal } from '../../src/http/principal.js';
 import { dateTimeParam, pageInfoSchema } from '../../src/http/schemas.js';
 import { DomainError, NotFound } from '../../src/kernel/errors.js';
 import { eventsAsOf, projectAsOf } from '../../src/projector/as-of.js';
-import type { Filter } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import {
-  canView,
+  canReadRun,
+  ownerOfRun,
+  readableRunsFilter,
+  readableRunsIn,
   requestUsageSchema,
   runItem,
   runParams as params,
+  timelineEntrySchema,
   toRunItem,
-  viewerOf,
 } from '../../commands/run/public.js';
 import { listRunsQuery, metadataPairs, runsFilters, runsSort } from './run-list.js';
 import { findMerged } from '../../src/readstore/paging.js';
@@ -36,22 +35,7 @@ import type { Api } from '../../src/http/api.js';
 
 const listResponse = z.object({ runs: z.array(runItem), page_info: pageInfoSchema });
 
-const timelineResponse = z.object({
-  events: z.array(
-    z.object({
-      event_uuid: z.string().describe('The id of the event that recorded the entry'),
-      run_id: z.string(),
-      event_type: z
-        .string()
-        .describe(
-          'oz_run_created, run_leased, oz_run_claimed, agent_started, oz_run_done, oz_run_failed, … or the name a worker gave its own entry',
-        ),
-      occurred_at: z.string(),
-      payload: z.record(z.string(), z.unknown()),
-      execution_id: z.string().optional().describe('The execution the entry belongs to, when it belongs to one'),
-    }),
-  ),
-});
+const timelineResponse = z.object({ events: z.array(timelineEntrySchema) });
 
 const harnessUsageResponse = z.discriminatedUnion('status', [
   z.object({
@@ -80,35 +64,6 @@ const handoffResponse = z.object({
   ),
 });
 
-const ownerOf = (run: RunDoc) => ({
-  team_uid: run.team_uid,
-  creator_uid: run.creator.uid,
-  executing_team_uid: run.executing_team_uid,
-});
-
-/**
- * The runs `principal` may list in the active team, one filter per way of seeing them, each
- * led by a field indexed together with every sort (`owner_key`, `executing_team_uid`).
- */
-export function listableIn(principal: Principal, team: string): Filter[] {
-  return [
-    { owner_key: team },
-    { owner_key: personalOwnerKey(principal.uid) },
-    ...(principal.type === 'agent' ? [{ executing_team_uid: team }] : []),
-  ];
-}
-
-/** The runs `principal` may read, in the teams given. */
-function readableIn(principal: Principal, teams: string[]): Filter {
-  return {
-    $or: [
-      { team_uid: { $in: teams } },
-      { team_uid: null, 'creator.uid': principal.uid },
-      ...(principal.type === 'agent' ? [{ executing_team_uid: { $in: teams } }] : []),
-    ],
-  };
-}
-
 /** What the run queries share: the read models, the answer of a run, and who may read one. */
 function runReading(rt: Runtime) {
   const runs = rt.readModel(runsProjection);
@@ -121,7 +76,7 @@ function runReading(rt: Runtime) {
     /** The run if the caller may read it; any other answers 404, existing or not. */
     visibleRun: async (req: FastifyRequest, runId: string): Promise<RunDoc> => {
       const run = await runs.get(runId);
-      if (!run || !canView(ownerOf(run), viewerOf(req.principal!))) throw new NotFound('run', runId);
+      if (!run || !canReadRun(ownerOfRun(run), req.principal!)) throw new NotFound('run', runId);
       return run;
     },
     /** The requested factories the caller's teams own: any other matches nothing. */
@@ -167,7 +122,7 @@ function listRunsRoute(api: Api, { rt, runs, item, visibleRun, accessibleFactori
     const sort = runsSort(q.sort_by, q.sort_order);
     const after = decodeCursor(q.cursor, sort);
     const filters = runsFilters(q, {
-      visible: listableIn(req.principal!, activeTeam(req).uid),
+      visible: readableRunsIn(req.principal!, activeTeam(req).uid),
       factories: await accessibleFactories(req, q.factory_uid),
       metadata,
       baseUrl: rt.config.publicBaseUrl,
@@ -271,7 +226,7 @@ function runByExternalReferenceRoute(api: Api, { runs }: RunReading): void {
       const page = await runs.find({
         filter: {
           $and: [
-            readableIn(principal, [...principal.teams.keys()]),
+            readableRunsFilter(principal, [...principal.teams.keys()]),
             { external_reference_urls: { $has: req.query.url } },
           ],
         },

@@ -60,7 +60,7 @@ export async function traceRun(
   return 0;
 }
 
-export const runsCommand: CliCommand = {
+export const runsTraceCommand: CliCommand = {
   name: 'runs',
   usage: USAGE,
   async run(argv) {

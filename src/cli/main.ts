@@ -1,17 +1,22 @@
 /** The `shopfloor` CLI: operations on the stores of the configured data directory or servers. */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
-import { projectionsOf } from '../feature.js';
+import { projectionsOf, streamSourcesOf } from '../feature.js';
 import { features } from '../features.js';
 import { openStores } from '../runtime.js';
 import { EXPORT_USAGE, exportReadModel } from './export.js';
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './backup.js';
 import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
+import { eventsTailCommand } from './events-tail.js';
+import { streamEventTypes } from '../streams/stream-events.js';
 
 const projections = projectionsOf(features);
 const reactors = features.flatMap((f) => f.reactors ?? []).map((r) => r.name);
-const commands = [workerCommand, ...features.flatMap((f) => f.cli ?? [])];
+const teamStreamTypes = [...streamEventTypes(streamSourcesOf(features))]
+  .filter(([, t]) => t.feeds.includes('team'))
+  .map(([name]) => name);
+const commands = [workerCommand, eventsTailCommand(teamStreamTypes), ...features.flatMap((f) => f.cli ?? [])];
 
 const USAGE = `usage:
   shopfloor projections status              position, lag and owning process of every read model and reactor

@@ -13,6 +13,7 @@ import { Access } from './access.js';
 import { installAuth } from './auth.js';
 import { serveConsole } from './console.js';
 import sessionRoutes from './session-routes.js';
+import eventStreamRoutes from '../streams/routes.js';
 import { SESSIONS, Sessions } from './sessions.js';
 import { installIdempotency } from './idempotency.js';
 import type { Api } from './api.js';
@@ -114,6 +115,7 @@ export async function buildApp(rt: Runtime, features: readonly Feature[]) {
       const scoped = api as unknown as Api; // same logger and provider as `app`
       blobRoutes(scoped, rt);
       sessionRoutes(scoped, sessions, rt.config.publicBaseUrl);
+      eventStreamRoutes(scoped, rt);
       for (const f of features) for (const routes of f.routes ?? []) routes(scoped, rt);
     },
     { prefix: API_PREFIX },

@@ -13,6 +13,13 @@ import { assertSameOrigin } from './same-origin.js';
 import { SESSION_COOKIE, type Session, type Sessions } from './sessions.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The active team may come as `?team_uid=` too (never a credential): a browser's EventSource
+     * cannot send the team header.
+     */
+    teamInQuery?: boolean;
+  }
   interface FastifyRequest {
     /** What the request was admitted with; null on public routes. */
     admission: Admission | null;
@@ -68,6 +75,12 @@ async function admitKey(req: FastifyRequest, c: Credentials): Promise<{ keyHash:
   return { keyHash: req.session.keyHash, principal: await admitSession(c.access, c.sessions, req.session) };
 }
 
+function teamInQuery(req: FastifyRequest): string | undefined {
+  if (!req.routeOptions.config.teamInQuery) return undefined;
+  const team = (req.query as Record<string, unknown> | undefined)?.team_uid;
+  return typeof team === 'string' ? team : undefined;
+}
+
 export function installAuth(app: FastifyInstance, credentials: Credentials): void {
   app.decorateRequest('principal', null);
   app.decorateRequest('team', null);
@@ -78,7 +91,7 @@ export function installAuth(app: FastifyInstance, credentials: Credentials): voi
     if (req.routeOptions.config.public || req.routeOptions.url === undefined) return;
     const { keyHash, principal } = await admitKey(req, credentials);
     req.principal = principal;
-    const wanted = req.headers[TEAM_HEADER];
+    const wanted = req.headers[TEAM_HEADER] ?? teamInQuery(req);
     if (typeof wanted === 'string' && wanted !== '') {
       const role = principal.teams.get(wanted);
       if (!role) throw new Forbidden(`not a member of team ${wanted}`);

@@ -9,6 +9,7 @@ import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-pro
 import type { Api } from './api.js';
 import { IDEMPOTENCY_HEADER, REPLAYED_HEADER } from './idempotency.js';
 import { problemSchema } from './problem.js';
+import { eventStreamResponse } from '../streams/openapi.js';
 
 /** Every error of every route is a problem document (problem.ts), declared once for the OpenAPI document. */
 const problemResponse = {
@@ -33,6 +34,8 @@ const withProblems: typeof jsonSchemaTransform = (route) => {
   const out = jsonSchemaTransform(route);
   const schema = out.schema as { response?: Record<string, unknown>; headers?: unknown } | undefined;
   if (schema?.response) schema.response = { ...schema.response, '4XX': problemResponse, '5XX': problemResponse };
+  const stream = route.route?.config?.eventStream;
+  if (schema && stream) schema.response = { ...schema.response, 200: eventStreamResponse(stream) };
   if (schema && route.route?.config?.idempotent) {
     const given = schema.headers as { properties?: object } | undefined;
     schema.headers = {

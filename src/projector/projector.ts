@@ -58,6 +58,7 @@ export class Projector {
   private readonly targets: Target[];
   private readonly changeCounts = new Map<AnyProjection, number>();
   private readonly changeListeners = new Set<(p: AnyProjection) => void>();
+  private readonly passedListeners = new Set<(position: Position) => void>();
   private processed: Position = START;
   private readonly waiters = new Waiters();
   private readonly abort = new AbortController();
@@ -348,8 +349,23 @@ export class Projector {
     return this.changeCounts.get(p) ?? 0;
   }
 
+  /** How far every read model has applied the log (here, or in the owner's checkpoints on a follower). */
+  get position(): Position {
+    return this.processed;
+  }
+
+  /**
+   * Calls `listener` with `position` each time it moves: what follows the log as the read models
+   * show it (event streams) acts then. Returns the unsubscribe.
+   */
+  onPassed(listener: (position: Position) => void): () => void {
+    this.passedListeners.add(listener);
+    return () => this.passedListeners.delete(listener);
+  }
+
   private settle(): void {
     this.waiters.settle(this.processed);
+    for (const listener of this.passedListeners) listener(this.processed);
     if (!this.ready && this.readyAt && comparePositions(this.processed, this.readyAt) >= 0) this.ready = true;
     // The owner drops what newer versions replaced, once caught up.
     if (this.ready && this.projecting && !this.dropped) {

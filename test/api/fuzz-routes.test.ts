@@ -276,8 +276,17 @@ const withTimeout = <T>(p: Promise<T>, what: string) =>
     ),
   ]);
 
+/** The problem document of a refused stream request; an open stream is left (the app's close ends it). */
+async function problemOf(res: { statusCode: number; stream(): NodeJS.ReadableStream }): Promise<string> {
+  if (res.statusCode === 200) return '';
+  let text = '';
+  for await (const chunk of res.stream()) text += chunk.toString();
+  return text;
+}
+
 describe(`every operation survives generated requests (seed ${SEED}, ${RUNS} runs each)`, () => {
   it.each(operations.map((o) => [`${o.method} ${o.path}`, o] as const))('%s', async (_name, { path, method, op }) => {
+    const streaming = op.responses?.['200']?.content?.['text/event-stream'] !== undefined;
     const request = fc.record({
       path: pathFor(path, op),
       query: queryFor(op),
@@ -303,10 +312,13 @@ describe(`every operation survives generated requests (seed ${SEED}, ${RUNS} run
               'x-execution-id': r.execution,
             },
             ...(payload !== undefined ? { payload } : {}),
+            // An event stream that opens stays open by design: its answer is its status and headers.
+            ...(streaming ? { payloadAsStream: true } : {}),
           }),
           what,
         );
-        expect(res.statusCode, `${what}: ${res.body.slice(0, 500)}`).toBeLessThan(500);
+        const body = streaming ? await problemOf(res) : res.body;
+        expect(res.statusCode, `${what}: ${body.slice(0, 500)}`).toBeLessThan(500);
         const ready = await withTimeout(t.app.inject({ method: 'GET', url: '/readyz' }), 'GET /readyz');
         expect(ready.statusCode, `after ${what}: ${ready.body}`).toBe(200);
         expect(ready.json().set_aside, `after ${what}: events set aside`).toEqual([]);

@@ -28,7 +28,11 @@ export type Schema = {
   allOf?: Schema[];
 };
 type Parameter = { in: 'path' | 'query' | 'header'; name: string; required?: boolean; schema: Schema };
-export type Operation = { parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> } };
+export type Operation = {
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+  responses?: Record<string, { content?: Record<string, unknown> }>;
+};
 
 export interface OpenApiDoc {
   paths: Record<string, Record<string, Operation>>;
