@@ -3,20 +3,23 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { projectionsOf } from '../feature.js';
 import { features } from '../features.js';
-import { openStores } from '../runtime.js';
+import { pino } from 'pino';
+import { createLogger } from '../log.js';
+import { openRuntime, openStores } from '../runtime.js';
 import { EXPORT_USAGE, exportReadModel } from './export.js';
 import { rebuild, retry, select, status, verify } from './projections.js';
 import { workerCommand } from './worker/command.js';
 
 const projections = projectionsOf(features);
-const reactors = features.flatMap((f) => f.reactors ?? []).map((r) => r.name);
+const reactors = features.flatMap((f) => f.reactors ?? []);
+const reactorNames = reactors.map((r) => r.name);
 const commands = [workerCommand, ...features.flatMap((f) => f.cli ?? [])];
 
 const USAGE = `usage:
   shopfloor projections status              position, lag and owning process of every read model and reactor
   shopfloor projections rebuild <name|all>  rebuild beside the live collection, then swap it in
-  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event
-  shopfloor projections retry [name]        rebuild the read models with set-aside events; exit 1 if any stays set aside
+  shopfloor projections verify [name]       rebuild into a shadow and diff; exit 1 on any difference or set-aside event (of a reactor too)
+  shopfloor projections retry [name]        rebuild the read models with set-aside events, run the reactors' set-aside reactions once more; exit 1 if any stays set aside
 ${EXPORT_USAGE}
 ${commands.map((c) => c.usage).join('\n')}`;
 
@@ -38,18 +41,23 @@ async function main(argv: string[]): Promise<number> {
     console.error(USAGE);
     return 2;
   }
-  const stores = await openStores(loadConfig());
+  const config = loadConfig();
+  const stores = await openStores(config);
   try {
     switch (action) {
       case 'status':
-        return await status(stores, projections, reactors);
+        return await status(stores, projections, reactorNames);
       case 'rebuild':
         if (!name) throw new Error('name the projection to rebuild, or all');
         return await rebuild(stores, select(projections, name));
       case 'verify':
-        return await verify(stores, select(projections, name));
-      case 'retry':
-        return await retry(stores, projections, name);
+        // Reactors' set-aside events count when every read model is verified.
+        return await verify(stores, select(projections, name), name && name !== 'all' ? [] : reactorNames);
+      case 'retry': {
+        // The runtime's log goes to stderr: stdout is the command's report.
+        const open = () => openRuntime(config, createLogger(config, pino.destination(2)), projections);
+        return await retry(stores, { projections, reactors, open }, name);
+      }
       default:
         console.error(USAGE);
         return 2;
