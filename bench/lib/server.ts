@@ -27,7 +27,13 @@ export interface Server {
  * ready and every reactor has passed the head of the log: on a fresh read store they replay it once,
  * and a case measured meanwhile would share the cores with that replay.
  */
-export async function startServer(dataDir: string, name: string, readyTimeoutMs = 600_000): Promise<Server> {
+export async function startServer(
+  dataDir: string,
+  name: string,
+  readyTimeoutMs = 600_000,
+  /** Started once the server is ready, stopped once the reactors have passed the head. */
+  whileReactorsCatchUp?: (base: string) => { stop(): Promise<void> },
+): Promise<Server> {
   const port = await freePort();
   const start = now();
   const proc = startNode(
@@ -44,7 +50,12 @@ export async function startServer(dataDir: string, name: string, readyTimeoutMs 
   const base = `http://127.0.0.1:${port}`;
   await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
   const readyMs = now() - start;
-  await reactorsPassedHead(dataDir, readyTimeoutMs);
+  const watching = whileReactorsCatchUp?.(base);
+  try {
+    await reactorsPassedHead(dataDir, readyTimeoutMs);
+  } finally {
+    await watching?.stop();
+  }
   return { proc, base, readyMs, reactorsMs: now() - start - readyMs, uptime: () => (now() - start) / 1000 };
 }
 

@@ -35,7 +35,7 @@ async function holdReactorLease() {
   await ownership.start();
   const held = ownership.exclusive(
     'reactor_dispatched-task',
-    ({ signal }) => new Promise((r) => signal.addEventListener('abort', r)),
+    ({ signal }) => new Promise<void>((r) => signal.addEventListener('abort', () => r())),
   );
   await expect.poll(() => held.owned, { timeout: 10_000 }).toBe(true);
   return async () => {
