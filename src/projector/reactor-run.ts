@@ -17,7 +17,7 @@ import { type AnyReactor, asReactor, reactorCheckpoint } from './reactor.js';
 const RETRY_AFTER_FAILURE_MS = 1000;
 const BATCH_SIZE = 1000;
 
-export interface ReactorSettings {
+interface ReactorSettings {
   /** Tries of a reaction that throws before its event is set aside. */
   attempts: number;
   /** The pause before the second try; doubled before each next one. */
@@ -54,7 +54,7 @@ type ReactorStart = {
 };
 
 /** The stored checkpoint, else where the reactor's replay rule lets it start. */
-export async function startOf({ reactor, events, docs, log }: ReactorStart): Promise<Position> {
+async function startOf({ reactor, events, docs, log }: ReactorStart): Promise<Position> {
   const stored = await docs.readCheckpoint(reactorCheckpoint(reactor));
   if (stored || reactor.replay === 'all') return stored ?? START;
   const before = await events.beforeLastReaction(reactor.name);

@@ -57,7 +57,7 @@ type Handler<E extends NewEvent, Deps> = (event: RecordedEvent<E>, deps: Deps) =
  * - `all`: reacts to every stored event of its types again (its effects are outside the log,
  *   and repeating them is harmless).
  */
-export type ReplayRule = 'after-last-effect' | 'all';
+type ReplayRule = 'after-last-effect' | 'all';
 
 export interface Reactor<E extends NewEvent = NewEvent, Deps = unknown> {
   name: string;
