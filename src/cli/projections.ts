@@ -85,7 +85,7 @@ export async function status(
   const width = Math.max(0, ...reactorRows.map((r) => r.name.length));
   for (const r of reactorRows)
     console.log(
-      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  owner ${r.owner}  set aside ${r.set_aside}`,
+      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  set aside ${r.set_aside}  owner ${r.owner}`,
     );
   const shown = new Set(['projector', ...reactors.map((name) => reactorCheckpoint({ name }))]);
   for (const [name, lease] of leases) if (!shown.has(name)) console.log(`${name}: owned by ${ownerOf(lease, nowMs)}`);

@@ -62,7 +62,7 @@ describe('a reaction that throws for the same event every time', () => {
     const env = { dataDir: t.dir };
     const status = await runCli(['projections', 'status'], env);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toMatch(/^reactor task-cancel +position \d+ .* set aside 1$/m);
+    expect(status.stdout).toMatch(/^reactor task-cancel +position \d+ .* set aside 1 {2}owner /m);
     expect(status.stdout).toContain('reactor task-cancel: 1 event(s) set aside, its reaction failed every try:');
     expect(status.stdout).toContain(`position ${position.commit}  task-${poisoned.task}@`);
     expect(status.stdout).toContain('an array is not a condition');
