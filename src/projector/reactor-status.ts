@@ -40,7 +40,8 @@ export async function reactorStatus(
     const checkpoint = reactorCheckpoint({ name });
     const here = p.phase !== 'waiting';
     const position = here ? p.position : ((await docs.readCheckpoint(checkpoint)) ?? START);
-    const behind = head.commit > position.commit ? Number(head.commit - position.commit) : 0;
+    const from = position.commit < 0n ? 0n : position.commit; // START is before the first event
+    const behind = head.commit > from ? Number(head.commit - from) : 0;
     statuses.push({
       name,
       running_here: here,
