@@ -7,6 +7,7 @@
  * (`shopfloor projections retry <reactor>` runs that reaction once more). The store's own
  * trouble (busy, unreachable) is nobody's fault: the reactor resumes from its checkpoint later.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, START } from '../eventstore/port.js';
 import { type DocumentStore, type Fence, FenceLost, isStoreFault, type SetAsideEvent } from '../readstore/port.js';
@@ -66,12 +67,8 @@ async function startOf({ reactor, events, docs, log }: ReactorStart): Promise<Po
   return before ?? START;
 }
 
-const pause = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const done = () => (clearTimeout(timer), resolve());
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
+/** Waits `ms`, or less when `signal` aborts. */
+const pause = (ms: number, signal: AbortSignal) => delay(ms, undefined, { signal }).catch(() => undefined);
 
 /** Not the event's fault: the caller resumes from the checkpoint instead of setting it aside. */
 const nobodysFault = (error: unknown, signal: AbortSignal) =>
