@@ -1,5 +1,5 @@
 /**
- * 4b. Reactors on a fresh read store: the server starts on the `mixed` history as a server leaves
+ * 5b. Reactors on a fresh read store: the server starts on the `mixed` history as a server leaves
  * it (its reactors' effects in the log, lib/reacted-history.ts) with an empty read store. The read
  * models' catch-up (spawn to /readyz 200) is the ceiling; the reactors must have passed the log
  * within 1.5 times that, from the same spawn. Meanwhile /readyz is sampled: while any reactor's
@@ -61,7 +61,7 @@ function sampleReadiness(dataDir: string, startHead: number, base: string, sampl
 }
 
 const workload: Workload = {
-  title: '4b. Reactors on a fresh read store',
+  title: '5b. Reactors on a fresh read store',
   async run() {
     const { file, events } = await cachedReactedHistory(params.memoryEvents);
     const dir = tempDir('reactors');
