@@ -172,7 +172,7 @@ export async function retry(
     : name
       ? select(projections, name)
       : projections.filter((p) => counts.has(collectionOf(p)));
-  const react = name ? reactor : reactors.filter((r) => counts.has(reactorCheckpoint(r)));
+  const react = name && name !== 'all' ? reactor : reactors.filter((r) => counts.has(reactorCheckpoint(r)));
   if (models.length === 0 && react.length === 0) {
     console.log('No events are set aside.');
     return 0;
