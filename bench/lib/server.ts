@@ -31,8 +31,8 @@ export async function startServer(
   dataDir: string,
   name: string,
   readyTimeoutMs = 600_000,
-  /** Started once the server is ready, stopped once the reactors have passed the head. */
-  whileReactorsCatchUp?: (base: string) => { stop(): Promise<void> },
+  /** Started once the server is spawned, stopped once its reactors have passed the head. */
+  whileCatchingUp?: (base: string) => { stop(): Promise<void> },
 ): Promise<Server> {
   const port = await freePort();
   const start = now();
@@ -48,10 +48,11 @@ export async function startServer(
     name,
   );
   const base = `http://127.0.0.1:${port}`;
-  await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
-  const readyMs = now() - start;
-  const watching = whileReactorsCatchUp?.(base);
+  const watching = whileCatchingUp?.(base);
+  let readyMs: number;
   try {
+    await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
+    readyMs = now() - start;
     await reactorsPassedHead(dataDir, readyTimeoutMs);
   } finally {
     await watching?.stop();
