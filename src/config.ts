@@ -49,6 +49,13 @@ const schema = z.object({
    * go without renewing its lease before another process takes over (renewed every fifth of it).
    */
   OWNERSHIP_LEASE_SECONDS: z.coerce.number().min(0.25).max(300).default(5),
+  /**
+   * Reactors: tries of a reaction that throws before its event is set aside; the pause before the
+   * second try, doubled before each next one. The defaults wait about a minute in all: longer than
+   * a worker's lease (a run handed to a worker is claimed or queued again by then).
+   */
+  REACTOR_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
+  REACTOR_RETRY_SECONDS: z.coerce.number().min(0.001).max(3600).default(1),
   /** The largest file (artifact or handoff file) a worker may upload. */
   WORKER_UPLOAD_MAX_BYTES: z.coerce
     .number()

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { type Clock, systemClock } from './clock.js';
 import type { Config } from './config.js';
-import type { EventStore, NewEvent } from './eventstore/port.js';
+import { type EventStore, type NewEvent, type RecordedEvent, START } from './eventstore/port.js';
 import { openSqliteEventStore } from './eventstore/sqlite.js';
 import { type CommandContext, type Handled, handleCommand, metadataOf } from './kernel/handle.js';
 import type { Decider } from './kernel/decider.js';
@@ -20,7 +20,9 @@ import type { Collection, Doc, DocumentStore } from './readstore/port.js';
 import { openSqliteDocumentStore } from './readstore/sqlite.js';
 import { type BlobStore, openBlobStore } from './blobs/store.js';
 import { type UrlSigner, urlSigner } from './http/signed-url.js';
-import { type AnyReactor, reactorCheckpoint, runReactor } from './projector/reactor.js';
+import { type AnyReactor, reactorCheckpoint } from './projector/reactor.js';
+import { type ReactorProgress, runReactor } from './projector/reactor-run.js';
+import { type ReactorStatus, reactorStatus } from './projector/reactor-status.js';
 import { type Exclusive, Ownership, type Work } from './projector/ownership.js';
 import { ownerOnlyDir, writeOwnerOnlyOnce } from './owner-only.js';
 import { createMetrics, type Metrics } from './metrics/registry.js';
@@ -75,6 +77,11 @@ export interface Runtime {
    */
   startReactors(reactors: ReadonlyArray<AnyReactor<Runtime>>): void;
   /**
+   * Where each started reactor stands: how far behind the head (events, seconds), whether this
+   * process is catching it up, its set-aside events. For `/readyz` and the metrics.
+   */
+  reactors(): Promise<ReactorStatus[]>;
+  /**
    * Runs `work` in one process of the store at a time: whenever this one holds lease `name`
    * (see projector/ownership). Stop it before the runtime closes.
    */
@@ -127,6 +134,7 @@ export async function openRuntime(
   const projector = new Projector(events, docs, projections, log, ownership, tracing);
   await projector.start();
   const reacting: Exclusive[] = [];
+  const progress = new Map<string, ReactorProgress>();
   const folded = foldedStreams(events);
   const inTurn = oneAtATime();
   const handle: Runtime['handle'] = (stream, decider, command, context) =>
@@ -155,24 +163,30 @@ export async function openRuntime(
       docs.collection<T[K]>(tableOf(collectionOf(p), table)),
     state: async (folder, stream) => (await folded(folder, stream)).state,
     startReactors(reactors) {
-      for (const r of reactors) {
-        followers.reactors.set(r.name, reactorCheckpoint(r));
+      const settings = { attempts: config.REACTOR_ATTEMPTS, backoffMs: config.REACTOR_RETRY_SECONDS * 1000 };
+      const before = (e: RecordedEvent) => projector.waitFor(e.position);
+      for (const reactor of reactors) {
+        const p: ReactorProgress = { phase: 'waiting', position: START };
+        progress.set(reactor.name, p);
         reacting.push(
-          ownership.exclusive(reactorCheckpoint(r), ({ signal, fence }) =>
-            runReactor(
-              tracedReactor(r, tracing),
-              rt,
+          ownership.exclusive(reactorCheckpoint(reactor), ({ signal, fence }) =>
+            runReactor({
+              reactor: tracedReactor(reactor, tracing),
+              deps: rt,
               events,
               docs,
               log,
               signal,
-              (e) => projector.waitFor(e.position),
+              before,
               fence,
-            ),
+              settings,
+              progress: p,
+            }),
           ),
         );
       }
     },
+    reactors: () => reactorStatus(events, docs, progress, clock),
     exclusive: (name, work) => ownership.exclusive(name, work),
     ownership,
     metrics,

@@ -25,6 +25,7 @@
 import { createHash } from 'node:crypto';
 import type { EventMetadata, NewEvent } from '../../src/eventstore/port.js';
 import { derivedId } from '../../src/projector/reactor.js';
+import { dispatchedTaskReactor } from '../../commands/task/task-reactor.js';
 import type { ConversationEvent } from '../../commands/conversation/events.js';
 import type { FactoryEvent } from '../../commands/factory/events.js';
 import type { AgentType, IdentityEvent } from '../../commands/identity/events.js';
@@ -255,6 +256,8 @@ export function* generateHistory(
   let count = 0;
   let actor: EventMetadata['actor'] = { type: 'system', uid: 'bootstrap' };
   let teamUid: string | null = null;
+  /** Set while a reaction's events are written: the reactor and its cause, as the server records them. */
+  let reacting: { causation_id: string; reaction: NonNullable<EventMetadata['reaction']> } | null = null;
 
   /** One event; the type parameter ties the literal to an event type of commands/. */
   const row = <E extends NewEvent>(stream: string, event: E): HistoryRow => {
@@ -267,9 +270,10 @@ export function* generateHistory(
       actor,
       team_uid: teamUid,
       correlation_id: request,
-      causation_id: null,
-      request_id: request,
+      causation_id: reacting?.causation_id ?? null,
+      request_id: reacting ? null : request,
       occurred_at: new Date(clock).toISOString(),
+      ...(reacting ? { reaction: reacting.reaction } : {}),
     };
     return {
       id: uuid(),
@@ -430,7 +434,7 @@ export function* generateHistory(
   function* newRun(
     team: Team,
     o: RunOptions,
-  ): Generator<HistoryRow, { run: Run; data: RunCreatedData; createdId: string }> {
+  ): Generator<HistoryRow, { run: Run; data: RunCreatedData; createdId: string; createdAt: number }> {
     const run_id = uuid();
     const conversation_id = o.conversation ?? uuid();
     const agent = o.agent ?? null;
@@ -465,6 +469,8 @@ export function* generateHistory(
       attachments: [],
     };
     const created = row<RunEvent>(`run-${run_id}`, { type: 'RunCreated', data });
+    // Rows are written in the order they are made, from position 1: this is the event's position.
+    const createdAt = count;
     atOnce = true;
     yield created;
     const creator_uid = o.creator.uid;
@@ -484,7 +490,7 @@ export function* generateHistory(
       mode: data.mode,
       state: 'QUEUED',
     };
-    return { run, data, createdId: created.id };
+    return { run, data, createdId: created.id, createdAt };
   }
 
   const finishState = (): FinishState =>
@@ -784,12 +790,17 @@ export function* generateHistory(
     }
     const uid = derivedId({ id: dispatched.createdId }, 'factory-task');
     asSystem('reactor', team);
+    const at = String(dispatched.createdAt);
+    reacting = {
+      causation_id: dispatched.createdId,
+      reaction: { reactor: dispatchedTaskReactor.name, commit: at, prepare: at },
+    };
     atOnce = true;
     yield row<ConversationEvent>(`conversation-${conversation_id}`, {
       type: 'ConversationTaskBound',
       data: { conversation_id, task_uid: uid, factory_uid: f.uid },
     });
-    yield row<TaskEvent>(`task-${uid}`, {
+    const taskCreated = row<TaskEvent>(`task-${uid}`, {
       type: 'TaskCreated',
       data: {
         uid,
@@ -805,6 +816,8 @@ export function* generateHistory(
         ticket_source: seedData.metadata.ticket_source ?? null,
       },
     });
+    reacting = null;
+    yield taskCreated;
     const stream = `task-${uid}`;
     let run = seed;
     for (let stage = 0; ; stage++) {

@@ -32,6 +32,8 @@ export async function startServer(
   name: string,
   readyTimeoutMs = 600_000,
   env: Record<string, string> = {},
+  /** Started once the server is spawned, stopped once its reactors have passed the head. */
+  whileCatchingUp?: (base: string) => { stop(): Promise<void> },
 ): Promise<Server> {
   const port = await freePort();
   const start = now();
@@ -48,9 +50,15 @@ export async function startServer(
     name,
   );
   const base = `http://127.0.0.1:${port}`;
-  await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
-  const readyMs = now() - start;
-  await reactorsPassedHead(dataDir, readyTimeoutMs);
+  const watching = whileCatchingUp?.(base);
+  let readyMs: number;
+  try {
+    await waitFor200(`${base}/readyz`, proc, readyTimeoutMs);
+    readyMs = now() - start;
+    await reactorsPassedHead(dataDir, readyTimeoutMs);
+  } finally {
+    await watching?.stop();
+  }
   return { proc, base, readyMs, reactorsMs: now() - start - readyMs, uptime: () => (now() - start) / 1000 };
 }
 

@@ -150,6 +150,7 @@ async function countFollowUp(event: RecordedEvent<RunEvent>, rt: Runtime) {
 
 export const costLedgerReactor = reactor<RunEvent, Runtime>({
   name: 'cost-ledger',
+  replay: 'after-last-effect',
   on: {
     RunUsageReported: async (event, rt) => {
       const own = await placed(rt, event.data.run_id);
@@ -228,6 +229,7 @@ const PUSH_FAN_OUT = 20;
 
 export const pullRequestFactsReactor = reactor<DeliveryAccepted, Runtime>({
   name: 'pull-request-facts',
+  replay: 'after-last-effect',
   on: {
     DeliveryAccepted: async (event, rt) => {
       const d = event.data;

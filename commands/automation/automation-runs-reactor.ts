@@ -198,6 +198,7 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
 
 export const automationRunsReactor = reactor<DeliveryAccepted | DeliveryReplayed, Runtime>({
   name: 'automation-runs',
+  replay: 'after-last-effect',
   on: {
     DeliveryAccepted: async (event, rt) => void (await startAutomationRuns(rt, event)),
     DeliveryReplayed: async (event, rt) => void (await startAutomationRuns(rt, event)),

@@ -85,6 +85,7 @@ async function syncInlineSchedules(rt: Runtime, event: RecordedEvent<AutomationE
 
 export const automationSchedulesReactor = reactor<AutomationEvent, Runtime>({
   name: 'automation-schedules',
+  replay: 'after-last-effect',
   on: {
     AutomationCreated: (event, rt) => syncInlineSchedules(rt, event),
     AutomationUpdated: (event, rt) => syncInlineSchedules(rt, event),
@@ -138,5 +139,6 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
 
 export const scheduledAutomationRunsReactor = reactor<ScheduleFired, Runtime>({
   name: 'scheduled-automation-runs',
+  replay: 'after-last-effect',
   on: { ScheduleFired: (event, rt) => startScheduledRuns(rt, event) },
 });

@@ -228,6 +228,7 @@ async function recordScore(
 
 export const benchmarkTrialsReactor = reactor<BenchmarkRunEvent | RunEvent | ScoringEvent, Runtime>({
   name: 'benchmark_trials',
+  replay: 'after-last-effect',
   on: {
     BenchmarkRunLaunched: async (event, rt) => {
       const launch = event.data;

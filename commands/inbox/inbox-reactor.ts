@@ -136,6 +136,7 @@ const onEndpoint = async (event: RecordedEvent<OutboundWebhookEvent>, rt: Runtim
 
 export const inboxReactor = reactor<Source, Runtime>({
   name: 'inbox',
+  replay: 'after-last-effect',
   on: {
     TaskCreated: onTask,
     TaskStageChanged: onTask,

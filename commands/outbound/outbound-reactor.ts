@@ -58,6 +58,7 @@ async function schedule(event: RecordedEvent<SourceEvent>, rt: Runtime): Promise
 
 export const outboundReactor = reactor<SourceEvent, Runtime>({
   name: 'outbound-webhooks',
+  replay: 'after-last-effect',
   on: {
     RunCreated: schedule,
     RunResumed: schedule,

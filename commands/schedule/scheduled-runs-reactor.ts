@@ -29,6 +29,7 @@ async function ownerTeams(
 
 export const scheduledRunsReactor = reactor<ScheduleFired, Runtime>({
   name: 'scheduled_runs',
+  replay: 'after-last-effect',
   on: {
     ScheduleFired: async (event, rt) => {
       const { id, due_at, run_id, fields, executing_team_uid, team_uid, owner } = event.data;

@@ -76,6 +76,7 @@ export async function judgedRunOf(
 /** Finished runs start automatic attempts; ended judge runs close theirs. */
 export const scoringTriggersReactor = reactor<RunEvent, Runtime>({
   name: 'scoring_triggers',
+  replay: 'after-last-effect',
   on: {
     RunFinished: async (event, rt) => {
       const run = await runState(rt, event.data.run_id);
@@ -167,6 +168,7 @@ const judgeConfig = (s: LiveScorer) => ({
 /** Each attempt started creates its judge run (once: with the id the attempt chose). */
 export const judgeRunsReactor = reactor<ScoringEvent, Runtime>({
   name: 'judge_runs',
+  replay: 'after-last-effect',
   on: {
     ScoringAttemptStarted: async (event, rt) => {
       const a = event.data;
@@ -225,6 +227,7 @@ export const judgeRunsReactor = reactor<ScoringEvent, Runtime>({
 /** A self-improvement check that chose failures starts its run (once: with the id it chose). */
 export const selfImprovementRunsReactor = reactor<SelfImprovementEvent, Runtime>({
   name: 'self_improvement_runs',
+  replay: 'after-last-effect',
   on: {
     SelfImprovementStarted: async (event, rt) => {
       const d = event.data;
@@ -296,6 +299,8 @@ export const selfImprovementRunsReactor = reactor<SelfImprovementEvent, Runtime>
 /** A deleted scorer's key is destroyed (again, should the process that deleted it have died first). */
 export const scorerKeysReactor = reactor<ScorerEvent, Runtime>({
   name: 'scorer_keys',
+  // Its effect is outside the log (the key destroyed): every ScorerDeleted again, harmless.
+  replay: 'all',
   on: {
     ScorerDeleted: async (event, rt) => keyringFor(rt.config).destroy(scorerKey(event.data.uid)),
   },

@@ -31,6 +31,7 @@ async function orSkip(rt: Runtime, event: RecordedEvent, what: string, action: (
 
 export const dispatchedTaskReactor = reactor<RunEvent, Runtime>({
   name: 'dispatched-task',
+  replay: 'after-last-effect',
   on: {
     RunCreated: async (event, rt) => {
       const run = event.data;
@@ -97,6 +98,7 @@ async function cancelRun(rt: Runtime, event: RecordedEvent, runId: string, reaso
 
 export const taskCancelReactor = reactor<TaskEvent, Runtime>({
   name: 'task-cancel',
+  replay: 'after-last-effect',
   on: {
     TaskCancelled: async (event, rt) => {
       const root = event.data.run_id;

@@ -1,11 +1,13 @@
 /** `shopfloor projections status | rebuild <name|all> | verify [name] | retry [name]`. */
 import cliProgress from 'cli-progress';
 import { comparePositions, START, type EventStore, type Position } from '../eventstore/port.js';
-import type { DocumentStore, SetAside } from '../readstore/port.js';
+import type { DocumentStore } from '../readstore/port.js';
 import { type AnyProjection, collectionOf } from '../projector/projection.js';
 import { rebuildProjections, verifyProjection } from '../projector/rebuild.js';
 import { type LeaseDoc, listLeases } from '../projector/ownership.js';
-import { reactorCheckpoint } from '../projector/reactor.js';
+import { type AnyReactor, reactorCheckpoint } from '../projector/reactor.js';
+import type { Runtime } from '../runtime.js';
+import { describeSetAside, printReactorSetAside, REACTOR_RETRY_HINT, retryReactors } from './reactors.js';
 
 export interface Stores {
   events: EventStore;
@@ -21,13 +23,10 @@ async function printSetAside(docs: DocumentStore, p: AnyProjection, count?: numb
   const n = count ?? (await docs.countSetAside()).get(collectionOf(p)) ?? 0;
   if (n === 0) return 0;
   console.log(`${p.name}: ${n} event(s) set aside, skipped because the read model cannot apply them:`);
-  for (const e of await docs.listSetAside(collectionOf(p), LIST_SET_ASIDE)) console.log(`  ${describe(e)}`);
+  for (const e of await docs.listSetAside(collectionOf(p), LIST_SET_ASIDE)) console.log(`  ${describeSetAside(e)}`);
   if (n > LIST_SET_ASIDE) console.log(`  … and ${n - LIST_SET_ASIDE} more`);
   return n;
 }
-
-const describe = ({ position, stream, revision, event_type, event_id, metadata: m, at, error }: SetAside) =>
-  `position ${show(position)}  ${stream}@${revision}  ${event_type}  event ${event_id}  team ${m.team_uid ?? '-'}  request ${m.request_id ?? '-'}  set aside ${at}: ${error}`;
 
 const RETRY_HINT = 'Fix the cause, then `shopfloor projections retry` applies them (a rebuild of those read models).';
 
@@ -77,18 +76,23 @@ export async function status(
   const reactorRows = [];
   for (const name of reactors) {
     const checkpoint = (await docs.readCheckpoint(reactorCheckpoint({ name }))) ?? START;
-    reactorRows.push({ name, ...row(reactorCheckpoint({ name }), checkpoint) });
+    reactorRows.push({
+      name,
+      ...row(reactorCheckpoint({ name }), checkpoint),
+      set_aside: counts.get(reactorCheckpoint({ name })) ?? 0,
+    });
   }
   const width = Math.max(0, ...reactorRows.map((r) => r.name.length));
   for (const r of reactorRows)
     console.log(
-      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  owner ${r.owner}`,
+      `reactor ${r.name.padEnd(width)}  position ${r.position}  lag ${r.lag}  ${r.caught_up ? 'caught up' : 'behind'}  set aside ${r.set_aside}  owner ${r.owner}`,
     );
   const shown = new Set(['projector', ...reactors.map((name) => reactorCheckpoint({ name }))]);
   for (const [name, lease] of leases) if (!shown.has(name)) console.log(`${name}: owned by ${ownerOf(lease, nowMs)}`);
   let setAside = 0;
   for (const p of projections) setAside += await printSetAside(docs, p, counts.get(collectionOf(p)) ?? 0);
   if (setAside) console.log(RETRY_HINT);
+  if (await printReactorSetAside(docs, reactors)) console.log(REACTOR_RETRY_HINT);
   return 0;
 }
 
@@ -134,13 +138,8 @@ export async function rebuild({ events, docs }: Stores, chosen: AnyProjection[])
  * so a running server goes on serving it): the events that now apply are applied in their place,
  * those that still fail stay set aside. Exit 1 while any does.
  */
-export async function retry(stores: Stores, projections: readonly AnyProjection[], name?: string): Promise<number> {
+async function retryReadModels(stores: Stores, chosen: AnyProjection[]): Promise<number> {
   const before = await stores.docs.countSetAside();
-  const chosen = name ? select(projections, name) : projections.filter((p) => before.has(collectionOf(p)));
-  if (chosen.length === 0) {
-    console.log('No events are set aside.');
-    return 0;
-  }
   await rebuild(stores, chosen);
   const after = await stores.docs.countSetAside();
   let left = 0;
@@ -152,8 +151,45 @@ export async function retry(stores: Stores, projections: readonly AnyProjection[
   return left ? 1 : 0;
 }
 
-/** Exit 1 when a read model differs from its rebuild, or has events set aside (it lacks them). */
-export async function verify({ events, docs }: Stores, chosen: AnyProjection[]): Promise<number> {
+/** What `projections retry` may name: the read models, and the reactors (see cli/reactors). */
+export interface Retryable {
+  projections: readonly AnyProjection[];
+  reactors: ReadonlyArray<AnyReactor<Runtime>>;
+  /** A runtime of this process, for the reactions. */
+  open: () => Promise<Runtime>;
+}
+
+/** `projections retry [name]`: the named read model or reactor, else every one with set-aside events. */
+export async function retry(
+  stores: Stores,
+  { projections, reactors, open }: Retryable,
+  name?: string,
+): Promise<number> {
+  const counts = await stores.docs.countSetAside();
+  const reactor = name ? reactors.filter((r) => r.name === name) : [];
+  const models = reactor.length
+    ? []
+    : name
+      ? select(projections, name)
+      : projections.filter((p) => counts.has(collectionOf(p)));
+  const react = name && name !== 'all' ? reactor : reactors.filter((r) => counts.has(reactorCheckpoint(r)));
+  if (models.length === 0 && react.length === 0) {
+    console.log('No events are set aside.');
+    return 0;
+  }
+  const failed = models.length ? await retryReadModels(stores, models) : 0;
+  return (react.length ? await retryReactors(react, open) : 0) || failed;
+}
+
+/**
+ * Exit 1 when a read model differs from its rebuild, or has events set aside (it lacks them), or
+ * one of `reactors` has (their reactions were not done).
+ */
+export async function verify(
+  { events, docs }: Stores,
+  chosen: AnyProjection[],
+  reactors: readonly string[] = [],
+): Promise<number> {
   let failures = 0;
   let setAside = 0;
   for (const p of chosen) {
@@ -170,5 +206,7 @@ export async function verify({ events, docs }: Stores, chosen: AnyProjection[]):
     for (const d of differences.slice(0, 20)) console.log(JSON.stringify(d));
   }
   if (setAside) console.log(RETRY_HINT);
-  return failures ? 1 : 0;
+  const reactions = await printReactorSetAside(docs, reactors);
+  if (reactions) console.log(REACTOR_RETRY_HINT);
+  return failures || reactions ? 1 : 0;
 }

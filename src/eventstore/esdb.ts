@@ -25,6 +25,7 @@ import {
 import {
   type AppendResult,
   ConcurrencyError,
+  causeOf,
   START,
   comparePositions,
   type EventMetadata,
@@ -218,18 +219,31 @@ async function readAll(
   return events;
 }
 
-async function headPosition(client: Client): Promise<Position> {
-  let from: ReadPosition = END;
+/** The first event of ours in `$all` read backwards from `from` that `found` accepts. */
+async function lastOfOurs(client: Client, from: ReadPosition, found: (e: RecordedEvent) => boolean) {
   for (;;) {
     const page = await readAllPage(client, from, BACKWARDS);
     for (const resolved of page) {
       const event = fromAll(resolved, client.prefix);
-      if (event) return event.position;
+      if (event && found(event)) return event;
     }
     const last = page.at(-1)?.event?.position;
-    if (page.length < PAGE || !last) return START;
+    if (page.length < PAGE || !last) return null;
     from = last;
   }
+}
+
+/** Read backwards, filtered here: no server-side filter sees metadata. */
+async function beforeLastReaction(client: Client, reactor: string): Promise<Position | null> {
+  const reaction = (await lastOfOurs(client, END, (e) => e.metadata.reaction?.reactor === reactor))?.metadata.reaction;
+  if (!reaction) return null;
+  const cause = causeOf(reaction);
+  const before = await lastOfOurs(client, cause, (e) => comparePositions(e.position, cause) < 0);
+  return before?.position ?? START;
+}
+
+async function headPosition(client: Client): Promise<Position> {
+  return (await lastOfOurs(client, END, () => true))?.position ?? START;
 }
 
 /** `prefix`: this store's streams are those named with it, on a server shared with other stores (tests). */
@@ -241,6 +255,7 @@ export function openEsdbEventStore(connectionString: string, prefix = ''): Event
     readAll: (after, maxCount, types) => readAll(client, after, maxCount, types),
     subscribe: (after, signal, batchSize) => subscribe(client, after, signal, batchSize),
     headPosition: () => headPosition(client),
+    beforeLastReaction: (reactor) => beforeLastReaction(client, reactor),
     async close() {
       await client.esdb.dispose();
     },

@@ -15,6 +15,9 @@ export const comparePositions = (a: Position, b: Position): number =>
 export const positionKey = (p: Position): string =>
   `${p.commit.toString().padStart(20, '0')}:${p.prepare.toString().padStart(20, '0')}`;
 
+/** The position a reaction recorded for its cause. */
+export const causeOf = (r: Reaction): Position => ({ commit: BigInt(r.commit), prepare: BigInt(r.prepare) });
+
 /** `revision` is the revision of the last event the caller saw (0-based). */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
 
@@ -25,6 +28,15 @@ export interface EventMetadata {
   causation_id: string | null;
   request_id: string | null;
   occurred_at: string;
+  /** On the events a reactor's reaction appended: the reactor, and where its cause is in the log. */
+  reaction?: Reaction;
+}
+
+/** Which reactor appended an event, reacting to the event at `commit`/`prepare` (decimal strings). */
+export interface Reaction {
+  reactor: string;
+  commit: string;
+  prepare: string;
 }
 
 /** What a decider returns: a type and plain JSON data. */
@@ -79,6 +91,12 @@ export interface EventStore {
   subscribe(after: Position, signal: AbortSignal, batchSize?: number): AsyncIterable<RecordedEvent[]>;
   /** Position of the newest event, or START on an empty store. */
   headPosition(): Promise<Position>;
+  /**
+   * The position just before the cause of the newest event reactor `reactor` appended
+   * (`metadata.reaction`), so that reading after it starts with that cause; null when it appended
+   * none. A reactor without a checkpoint may skip the log up to there.
+   */
+  beforeLastReaction(reactor: string): Promise<Position | null>;
   close(): Promise<void>;
 }
 

@@ -3,7 +3,7 @@
  * UNIQUE(stream, revision). SQLite has one writer, so the order of positions is the order of
  * commits and a subscriber never skips an event that commits late.
  */
-import { type EventStore, type Position, type ReadStreamOptions, START } from './port.js';
+import { type EventMetadata, type EventStore, type Position, type ReadStreamOptions, START } from './port.js';
 import { checkpointFromThread } from '../sqlite-checkpointer.js';
 import { turnSnapshot } from '../sqlite-snapshot.js';
 import { at, eventStatements, openEventsDatabase, toRecorded } from './sqlite-events-table.js';
@@ -62,6 +62,11 @@ export function openSqliteEventStore(file: string): EventStore {
     async headPosition() {
       const position = read(() => statements.head.get())?.position;
       return position == null ? START : at(position);
+    },
+    async beforeLastReaction(reactor) {
+      const row = read(() => statements.lastReaction.get(reactor));
+      const reaction = row && (JSON.parse(row.metadata) as EventMetadata).reaction;
+      return reaction ? at(Number(reaction.commit) - 1) : null;
     },
     async close() {
       await commits.drain();

@@ -9,11 +9,23 @@ export function healthRoutes(app: Api, rt: Runtime): void {
     const notReady = (detail: string) => sendProblem(reply, 503, 'not_ready', 'Not ready', detail);
     if (!rt.projector.isReady) return notReady('The read models are still catching up with the event log');
     if (rt.projector.isFailing) return notReady('The read models cannot be written; the projector is retrying');
-    const setAside = await rt.projector.setAside().catch(() => null);
-    if (!setAside) return notReady('The read store did not answer');
+    const [setAside, reactors] = await Promise.all([rt.projector.setAside(), rt.reactors()]).catch(() => [null, null]);
+    if (!setAside || !reactors) return notReady('The read store did not answer');
     // Events set aside do not make the process unready: it serves every read model, the affected
-    // one without those events (docs: operations, set-aside events). Names and counts only: this
+    // one without those events (docs: operations, set-aside events); nor do reactors still passing
+    // the log: it serves, but their reactions lag, and it says so. Names and counts only: this
     // route needs no credential.
-    return { status: 'ready', set_aside: setAside };
+    const catchingUp = reactors.filter((r) => r.catching_up);
+    return {
+      status: 'ready',
+      set_aside: setAside,
+      reactors: {
+        catching_up: catchingUp.map((r) => ({ reactor: r.name, behind_events: r.behind_events })),
+        set_aside: reactors.filter((r) => r.set_aside > 0).map((r) => ({ reactor: r.name, events: r.set_aside })),
+      },
+      ...(catchingUp.length
+        ? { detail: 'Reactors are still catching up with the event log; their reactions lag' }
+        : {}),
+    };
   });
 }

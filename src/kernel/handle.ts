@@ -10,6 +10,7 @@ import {
   type EventStore,
   type NewEvent,
   type Position,
+  type Reaction,
 } from '../eventstore/port.js';
 import type { Decider, DecideContext } from './decider.js';
 import { Conflict } from './errors.js';
@@ -20,6 +21,8 @@ export interface CommandContext extends DecideContext {
   correlation_id: string;
   causation_id: string | null;
   request_id: string | null;
+  /** Set by a reactor's reaction (projector/reactor): recorded on the events it appends. */
+  reaction?: Reaction;
 }
 
 export interface Handled<E, S> {
@@ -39,6 +42,7 @@ export const metadataOf = (context: CommandContext): EventMetadata => ({
   causation_id: context.causation_id,
   request_id: context.request_id,
   occurred_at: context.now,
+  ...(context.reaction ? { reaction: context.reaction } : {}),
 });
 
 export async function handleCommand<C, E extends NewEvent, S>(

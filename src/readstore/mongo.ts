@@ -7,6 +7,7 @@
  * written before the checkpoint too, so a replay after a crash records them again in place.
  */
 import { MongoClient } from 'mongodb';
+import { positionKey } from '../eventstore/port.js';
 import type { Doc, DocumentStore, Update } from './port.js';
 import { decodeSetAside } from './set-aside.js';
 import type { DeclaredIndex } from './index-choice.js';
@@ -55,6 +56,9 @@ export async function openMongoDocumentStore(url: string, dbName?: string): Prom
         { $group: { _id: '$checkpoint', n: { $sum: 1 } } },
       ]);
       return new Map((await groups.toArray()).map((g) => [g._id, g.n]));
+    },
+    async clearSetAside(checkpoint, position) {
+      return (await setAside.deleteOne({ checkpoint, key: positionKey(position) })).deletedCount === 1;
     },
     promote: (source, target) => promoteCollection(tables, source, target),
     async drop(name) {

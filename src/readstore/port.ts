@@ -180,6 +180,8 @@ export interface DocumentStore {
   listSetAside(checkpoint?: string, limit?: number): Promise<SetAside[]>;
   /** How many events are set aside under each checkpoint that has any. */
   countSetAside(): Promise<Map<string, number>>;
+  /** Forgets the event set aside under `checkpoint` at `position` (a reactor's retry did it); says whether there was one. */
+  clearSetAside(checkpoint: string, position: Position): Promise<boolean>;
   /**
    * Replaces collection `target` (its checkpoint and set-aside events too) by `source`,
    * atomically where possible.

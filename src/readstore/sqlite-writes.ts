@@ -100,6 +100,12 @@ export function collectionWrites(conn: SqliteConnection) {
         stmt(`UPDATE ${SET_ASIDE} SET checkpoint = ? WHERE checkpoint = ?`).run(target, source);
       }),
     ),
+    clearSetAside: writing(
+      db.transaction(
+        (checkpoint: string, key: string): boolean =>
+          stmt(`DELETE FROM ${SET_ASIDE} WHERE checkpoint = ? AND position = ?`).run(checkpoint, key).changes > 0,
+      ),
+    ),
     drop: writing(
       db.transaction((name: string) => {
         db.exec(`DROP TABLE IF EXISTS ${table(name)}`);

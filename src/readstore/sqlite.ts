@@ -8,6 +8,7 @@
  * write that updates them; reads turn it back into text with `json(doc)`. Tables written as text
  * by earlier versions stay readable (every JSON function takes both forms).
  */
+import { positionKey } from '../eventstore/port.js';
 import type { Doc, DocumentStore, Update } from './port.js';
 import { checkUpdate } from './update.js';
 import { SET_ASIDE } from './set-aside.js';
@@ -54,6 +55,9 @@ export function openSqliteDocumentStore(file: string): DocumentStore {
     listCheckpoints: async () => checkpoints.list(),
     listSetAside: async (checkpoint, limit) => checkpoints.listSetAside(checkpoint, limit),
     countSetAside: async () => checkpoints.countSetAside(),
+    async clearSetAside(checkpoint, position) {
+      return whenUnlocked(() => collections.clearSetAside(checkpoint, positionKey(position)));
+    },
     async promote(source, target) {
       await whenUnlocked(() => collections.promote(source, target));
       forgetSchema();

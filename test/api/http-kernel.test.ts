@@ -12,7 +12,11 @@ describe('HTTP kernel', () => {
     expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     const ready = await t.app.inject({ url: '/readyz' });
     expect(ready.statusCode).toBe(200);
-    expect(ready.json()).toEqual({ status: 'ready', set_aside: [] });
+    expect(ready.json()).toMatchObject({ status: 'ready', set_aside: [], reactors: { set_aside: [] } });
+    // Once the reactors have passed the bootstrap's few events, nothing is catching up.
+    await expect
+      .poll(async () => (await t.app.inject({ url: '/readyz' })).json())
+      .toEqual({ status: 'ready', set_aside: [], reactors: { catching_up: [], set_aside: [] } });
   });
 
   it('serves the OpenAPI document and Swagger UI without a credential', async () => {

@@ -252,6 +252,12 @@ export function documentStoreContract(
         const counts = await store.countSetAside();
         expect([counts.get(a!), counts.get(b!)]).toEqual([2, 1]);
         expect(await store.listSetAside(fresh())).toEqual([]);
+
+        // One record forgotten (a reactor's retry did it); the others stay.
+        expect(await store.clearSetAside(a!, at(BIG))).toBe(true);
+        expect(await store.clearSetAside(a!, at(BIG))).toBe(false);
+        expect(await store.listSetAside(a)).toEqual([{ ...skipped(at(3n), 'again'), checkpoint: a }]);
+        expect(await store.listSetAside(b)).toEqual([{ ...skipped(at(1n)), checkpoint: b }]);
       });
 
       it('reads an unknown checkpoint as null and lists checkpoints by name', async () => {

@@ -287,6 +287,33 @@ export function eventStoreContract(
       });
     });
 
+    describe('beforeLastReaction', () => {
+      it("gives the position just before the cause of a reactor's newest effect, or null without one", async () => {
+        const reactor = `reactor-${uuid()}`;
+        expect(await store.beforeLastReaction(reactor)).toBeNull();
+        const [a, b] = [newStream(), newStream()];
+        await store.append(a, [event('Before')], 'no_stream');
+        const causes = [await store.append(a, [event('First')], 0n), await store.append(a, [event('Second')], 1n)];
+        const effect = (cause: Position, by = reactor): EventToAppend => ({
+          ...event('Effect'),
+          metadata: metadata({
+            reaction: { reactor: by, commit: cause.commit.toString(), prepare: cause.prepare.toString() },
+          }),
+        });
+        await store.append(b, [effect(causes[0]!.position)], 'no_stream');
+        await store.append(b, [effect(causes[1]!.position)], 0n);
+        // Another reactor's effect, newer, does not count.
+        await store.append(b, [effect(causes[0]!.position, `other-${uuid()}`)], 1n);
+
+        const before = await store.beforeLastReaction(reactor);
+        expect(before).not.toBeNull();
+        // Reading after it starts with the cause of the newest effect.
+        const [next] = await store.readAll(before!, 1);
+        expect(next?.type).toBe('Second');
+        expect(next?.position).toEqual(causes[1]!.position);
+      });
+    });
+
     describe('subscribe', () => {
       it('catches up, then delivers live appends, and stops on abort', async () => {
         const stream = newStream();
