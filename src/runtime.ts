@@ -166,6 +166,7 @@ export async function openRuntime(
       const settings = { attempts: config.REACTOR_ATTEMPTS, backoffMs: config.REACTOR_RETRY_SECONDS * 1000 };
       const before = (e: RecordedEvent) => projector.waitFor(e.position);
       for (const reactor of reactors) {
+        followers.reactors.set(reactor.name, reactorCheckpoint(reactor));
         const p: ReactorProgress = { phase: 'waiting', position: START };
         progress.set(reactor.name, p);
         reacting.push(

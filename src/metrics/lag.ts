@@ -2,7 +2,7 @@
  * How far each read model and reactor is behind the head of the log, read from their checkpoints
  * in the store when Prometheus scrapes (so any process of the store reports the owner's progress):
  * in events (positions; on EventStoreDB, log bytes) and in seconds (how long the oldest event not
- * yet passed has waited, by the server's clock), and the events each read model set aside.
+ * yet passed has waited, by the server's clock), and the events each read model or reactor set aside.
  */
 import type { Clock } from '../clock.js';
 import { comparePositions, type EventStore, type Position, START } from '../eventstore/port.js';
@@ -21,7 +21,10 @@ interface Behind {
   seconds: number;
 }
 
-type Snapshot = { projections: Map<string, Behind & { setAside: number }>; reactors: Map<string, Behind> };
+type Snapshot = {
+  projections: Map<string, Behind & { setAside: number }>;
+  reactors: Map<string, Behind & { setAside: number }>;
+};
 
 async function behind(events: EventStore, clock: Clock, head: Position, at: Position | null): Promise<Behind> {
   const checkpoint = at ?? START;
@@ -46,8 +49,10 @@ async function snapshot(
     const lag = await behind(events, clock, head, await docs.readCheckpoint(checkpoint));
     result.projections.set(name, { ...lag, setAside: setAside.get(checkpoint) ?? 0 });
   }
-  for (const [name, checkpoint] of followers.reactors)
-    result.reactors.set(name, await behind(events, clock, head, await docs.readCheckpoint(checkpoint)));
+  for (const [name, checkpoint] of followers.reactors) {
+    const lag = await behind(events, clock, head, await docs.readCheckpoint(checkpoint));
+    result.reactors.set(name, { ...lag, setAside: setAside.get(checkpoint) ?? 0 });
+  }
   return result;
 }
 
@@ -106,5 +111,11 @@ export function measureLag(
     'How long the oldest event a reactor has not passed has waited',
     'reactor',
     (s) => pick(s.reactors, (b) => b.seconds),
+  );
+  gauge(
+    'shopfloor_reactor_set_aside_events',
+    'Events a reactor set aside after its reaction failed every try',
+    'reactor',
+    (s) => pick(s.reactors, (b) => b.setAside),
   );
 }

@@ -12,6 +12,7 @@ import { runsProjection } from '../../projections/run/runs.js';
 import { metadataOf } from '../../src/kernel/handle.js';
 import { runCli } from '../e2e/server-process.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { sample, scrape } from '../helpers/prometheus.js';
 import { adminContext, newRun } from '../helpers/conversation-fixtures.js';
 import { newFactory } from '../helpers/task-fixtures.js';
 
@@ -59,6 +60,8 @@ describe('a reaction that throws for the same event every time', () => {
     const ready = await t.app.inject({ url: '/readyz' });
     expect(ready.statusCode, ready.body).toBe(200);
     expect(ready.json().reactors.set_aside).toEqual([{ reactor: 'task-cancel', events: 1 }]);
+    const metrics = await scrape(t.app);
+    expect(sample(metrics, 'shopfloor_reactor_set_aside_events', { reactor: 'task-cancel' })).toBe(1);
     const env = { dataDir: t.dir };
     const status = await runCli(['projections', 'status'], env);
     expect(status.code, status.stderr).toBe(0);
