@@ -1,33 +1,23 @@
 /**
- * Live pages, through one module per tab: one EventSource to the team's activity stream
- * (`GET /api/v1/events`, the streams capability), whose events tell each page that subscribed to
- * their topic to refresh what it shows. Where that stream is not served (a 404 before it opens,
- * or it closes for good), and for a team other than the session's default one (an EventSource
- * cannot send the team header), pages poll their own first page instead: every 5 s while the tab
- * is visible, nothing while it is hidden.
+ * Live pages, through one module per tab: one EventSource to the active team's activity stream
+ * (`GET /api/v1/events?team_uid=`: an EventSource cannot send the team header), whose events tell
+ * each page that subscribed to their topic to refresh what it shows. Where the stream closes for
+ * good (a server without it, or access gone), pages poll their own first page instead: every 5 s
+ * while the tab is visible, nothing while it is hidden.
  */
 
 /** What a page watches: each topic is the prefix of the stream's event types (`run.failed`). */
 export type Topic = 'run' | 'task' | 'delivery' | 'schedule' | 'inbox' | 'benchmark' | 'scorer';
 
-/** The stream's event types by topic (an EventSource listens by exact name). */
+/** The stream's event types by topic (an EventSource listens by exact name; docs/features/streams.md). */
 const EVENT_TYPES: Record<Topic, readonly string[]> = {
-  run: [
-    'run.created',
-    'run.queued',
-    'run.in_progress',
-    'run.succeeded',
-    'run.failed',
-    'run.errored',
-    'run.cancelled',
-    'run.blocked',
-  ],
-  task: ['task.created', 'task.stage_changed', 'task.updated'],
-  delivery: ['delivery.received'],
+  run: ['run.queued', 'run.in_progress', 'run.succeeded', 'run.failed', 'run.errored', 'run.cancelled', 'run.blocked'],
+  task: ['task.stage_changed'],
+  delivery: ['webhook.delivery_accepted', 'webhook.delivery_duplicated', 'webhook.delivery_rejected'],
   schedule: ['schedule.fired'],
   inbox: ['inbox.notification_raised', 'inbox.notification_cleared'],
-  benchmark: ['benchmark.progress'],
-  scorer: ['scorer.progress'],
+  benchmark: ['benchmark.run_changed'],
+  scorer: ['scorer.run_scored'],
 };
 
 const POLL_MS = 5_000;
@@ -69,8 +59,8 @@ function stopPolling(): void {
   poller = null;
 }
 
-function openStream(): void {
-  const es = new EventSource('/api/v1/events');
+function openStream(team: string): void {
+  const es = new EventSource(`/api/v1/events?team_uid=${encodeURIComponent(team)}`);
   source = es;
   for (const [topic, types] of Object.entries(EVENT_TYPES) as Array<[Topic, readonly string[]]>)
     for (const type of types) es.addEventListener(type, () => deliver(topic));
@@ -89,14 +79,11 @@ function closeStream(): void {
   source = null;
 }
 
-/**
- * Stream or poll for the active team: the stream serves the session's default team only.
- * Called when the session starts and whenever the team changes.
- */
-export function followTeam(isDefaultTeam: boolean): void {
+/** Streams (or polls) for the active team; called when the session starts and whenever the team changes. */
+export function followTeam(team: string | null): void {
   closeStream();
   startPolling();
-  if (isDefaultTeam && streamable && typeof EventSource !== 'undefined') openStream();
+  if (team && streamable && typeof EventSource !== 'undefined') openStream(team);
 }
 
 /** Ends live updates (sign-out). */

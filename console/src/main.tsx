@@ -86,7 +86,7 @@ function App() {
     const chosen = rememberedTeam(s.teams);
     setActiveTeam(chosen?.uid ?? null);
     setTeam(chosen);
-    followTeam(chosen?.uid === s.teams[0]?.uid);
+    followTeam(chosen?.uid ?? null);
     setState(s);
   };
   useEffect(() => {
@@ -106,7 +106,7 @@ function App() {
       rememberTeam(uid);
       setActiveTeam(uid);
       setTeam(next);
-      followTeam(uid === state.teams[0]?.uid);
+      followTeam(uid);
     },
     async signOut() {
       await api('/session', { method: 'DELETE' }).catch(() => undefined);

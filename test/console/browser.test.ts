@@ -106,8 +106,14 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     expect(problems).toEqual([]);
   }, 120_000);
 
-  it('shows a run created through the API on Runs without a reload', async () => {
+  it('shows a run created through the API on Runs without a reload, told by the team stream', async () => {
+    // Once the stream is open the console stops polling: the new run can only come through it.
+    const stream = page.waitForResponse((r) => new URL(r.url()).pathname === '/api/v1/events');
     await page.goto(`${server.baseUrl}/runs`);
+    const opened = await stream;
+    expect(opened.status()).toBe(200);
+    expect(opened.headers()['content-type']).toMatch(/^text\/event-stream/);
+    expect(new URL(opened.url()).searchParams.get('team_uid')).toBeTruthy();
     await page.getByText('Visible run').waitFor();
     await page.evaluate(() => Object.assign(window, { sameDocument: true }));
     await ok(server, 'POST', '/agent/runs', { prompt: 'Arrive live', title: 'Arrived without a reload' });
