@@ -124,6 +124,10 @@ const schema = z.object({
     .min(1)
     .max(30 * 24)
     .default(12),
+  /** Guardrails: what a run without a per-run cap reserves of a budget at least (USD; docs/features/guardrails.md). */
+  BUDGET_RUN_ESTIMATE_FLOOR_USD: z.coerce.number().min(0).max(1_000_000).default(1),
+  /** Guardrails: how often approvals, stuck runs and long-queued runs are checked (fractions allowed, for tests). */
+  GUARDRAIL_SWEEP_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

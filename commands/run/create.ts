@@ -15,6 +15,8 @@ import { identityDecider } from '../identity/public.js';
 import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
 import { type AgentProfile, identityStream } from '../identity/events.js';
+import { periodOf } from '../guardrail/events.js';
+import { releaseBudgets, reserveBudgets } from '../guardrail/public.js';
 import { runDecider, type RunView } from './run-decider.js';
 import {
   type Artifact,
@@ -121,14 +123,39 @@ export async function createRun(
     factory_uid: options.factory_uid ?? agent?.factory_uid ?? null,
     default_model_id: catalogue.catalogue?.default_model_id ?? null,
   });
-  const { state } = await rt.handle(
-    runStream(run_id),
-    runDecider,
-    { type: 'CreateRun', data, artifacts: options.artifacts },
-    context,
-  );
-  await joinConversation(rt, state as RunView, context);
-  return state as RunView;
+  const state = await recordCreation(rt, data, parent?.factory_uid ?? null, options.artifacts, context);
+  await joinConversation(rt, state, context);
+  return state;
+}
+
+/**
+ * Appends `RunCreated` once the budgets that pay for the run reserved its estimate (they refuse
+ * with `budget_exceeded` when out of room); a creation that fails gives the reservations back. A
+ * run created already (a reaction seen twice) reserves nothing more.
+ */
+async function recordCreation(
+  rt: Runtime,
+  data: RunCreatedData,
+  parentFactory: string | null,
+  artifacts: Artifact[] | undefined,
+  context: CommandContext,
+): Promise<RunView> {
+  const existing = await rt.state(runDecider, runStream(data.run_id));
+  // A sub-run without a factory of its own is paid for by its tree's.
+  const payer = { ...data, factory_uid: data.factory_uid ?? parentFactory };
+  const reserved = existing.status === 'live' ? [] : await reserveBudgets(rt, payer, context);
+  try {
+    const { state } = await rt.handle(
+      runStream(data.run_id),
+      runDecider,
+      { type: 'CreateRun', data, artifacts },
+      context,
+    );
+    return state as RunView;
+  } catch (error) {
+    await releaseBudgets(rt, data.run_id, reserved, periodOf(context.now), context);
+    throw error;
+  }
 }
 
 /** The parent run, when the caller may see it and a child would nest no deeper than MAX_RUN_DEPTH. */

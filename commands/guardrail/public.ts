@@ -1,0 +1,6 @@
+/**
+ * The guardrail feature's public module: what the other features, and its own read models and
+ * queries, may use of it besides its events. Nothing else of it may be imported from outside
+ * its folders (.dependency-cruiser.cjs).
+ */
+export { BudgetExceeded, releaseBudgets, reserveBudgets } from './budget-guard.js';
