@@ -1,9 +1,10 @@
 /**
- * The budgets' reactions (reactor `budgets`, its own checkpoint):
+ * The guardrails' reactions (reactor `guardrails`, its own checkpoint):
  * - each cost-ledger entry (priced usage or an ended execution) is charged to every budget that
  *   pays for its run, in the month it was priced; a charge that passes the run's per-run cap
  *   cancels the run, and its worker is told as with any cancel;
- * - a run that ends settles its reservations: what it did not spend is free again.
+ * - a run that ends settles its reservations (what it did not spend is free again) and gives
+ *   back its places under the concurrency limits.
  * Every command names the event it comes from, and the period decides each once.
  */
 import type { RecordedEvent } from '../../src/eventstore/port.js';
@@ -17,6 +18,7 @@ import { type RunEvent, runStream } from '../run/events.js';
 import { budgetDecider } from './budget-decider.js';
 import { contended } from './contended.js';
 import { type RunPayer, payingScopes } from './budget-guard.js';
+import { freeSlots } from './slot-guard.js';
 import { type BudgetScope, budgetPeriodStream, budgetStream, periodOf, scopeKey } from './events.js';
 import { type PeriodCommand, periodDecider, roundUsd } from './period-decider.js';
 
@@ -98,10 +100,16 @@ async function settle(event: RecordedEvent<Ended>, rt: Runtime): Promise<void> {
   for (const scope of payingScopes(payer))
     for (const period of periods)
       await onPeriod(rt, scope, period, { type: 'Settle', data: { scope, period, run_id: runId } }, context);
+  const run = (await runState(rt, runId))!.created;
+  await freeSlots(
+    rt,
+    { run_id: runId, executing_team_uid: run.executing_team_uid, factory_uid: payer.factory_uid },
+    context,
+  );
 }
 
 export const budgetReactor = reactor<RunInferencePriced | RunExecutionPriced | RunEvent, Runtime>({
-  name: 'budgets',
+  name: 'guardrails',
   on: {
     RunInferencePriced: charge,
     RunExecutionPriced: charge,

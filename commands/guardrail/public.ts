@@ -4,3 +4,5 @@
  * its folders (.dependency-cruiser.cjs).
  */
 export { BudgetExceeded, releaseBudgets, reserveBudgets } from './budget-guard.js';
+export { fairOrder, freeSlots, takeSlots } from './slot-guard.js';
+export { approvalFor, limitsOfRun } from './approval-guard.js';

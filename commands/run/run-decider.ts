@@ -13,15 +13,28 @@ import {
   type StatusMessage,
   WORKER_LOST,
   HELD_STATES,
+  nextApproval,
   nextRunState,
+  type ApprovalRule,
+  type RunApproval,
 } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
+import { guardEvents } from './run-guard-decisions.js';
 
 type Held = { worker_id: string; execution_id: string };
 
 export type RunCommand =
   /** `artifacts`: what the run starts with (an automation's event payload), recorded with its creation. */
-  | { type: 'CreateRun'; data: RunCreatedData; artifacts?: Artifact[] }
+  | {
+      type: 'CreateRun';
+      data: RunCreatedData;
+      artifacts?: Artifact[];
+      /** The run waits for a team admin's approval (guardrails). */
+      approval?: { rule: ApprovalRule; expires_at: string };
+    }
+  | { type: 'DecideApproval'; data: { run_id: string; approve: boolean; reason: string | null } }
+  | { type: 'ExpireApproval'; data: { run_id: string } }
+  | { type: 'TimeOutRun'; data: { run_id: string; rule: 'stuck' | 'max_duration'; status_message: StatusMessage } }
   | {
       type: 'SendFollowup';
       data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string };
@@ -79,6 +92,8 @@ export type RunView = {
   prepared: Record<string, Attachment>;
   /** Questions asked and not yet answered: a follow-up answers them, and an end other than BLOCKED drops them. */
   open_questions: Array<{ ask_id: string; questions: RunQuestion[] }>;
+  /** Its approval, when one was asked for; pending, it is never handed to a worker. */
+  approval: RunApproval | null;
 };
 
 export type RunDeciderState = { status: 'none' } | RunView;
@@ -119,6 +134,7 @@ const createdView = (d: RunCreatedData): RunView => ({
   turn: { prompt: d.prompt, mode: d.mode, resumed: false, attachments: d.attachments },
   prepared: {},
   open_questions: [],
+  approval: null,
 });
 
 /** The run moved to the state `event` leads to; no worker holds a run outside the held states. */
@@ -134,7 +150,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
   evolve: (state, event) => {
     if (event.type === 'RunCreated') return createdView(event.data);
     if (state.status !== 'live') return state;
-    const run = moved(state, event);
+    const run = { ...moved(state, event), approval: nextApproval(state.approval ?? null, event) };
     switch (event.type) {
       case 'RunLeased': {
         const { worker_id, execution_id, lease_expires_at } = event.data;
@@ -189,12 +205,16 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     if (command.type === 'CreateRun') {
       if (state.status !== 'none') throw new Conflict(`run ${command.data.run_id} exists`);
       const run_id = command.data.run_id;
+      const approval = command.approval;
       return [
         { type: 'RunCreated', data: command.data },
         ...(command.artifacts ?? []).map((artifact) => ({
           type: 'RunArtifactAdded' as const,
           data: { run_id, artifact },
         })),
+        ...(approval
+          ? [{ type: 'RunApprovalRequested' as const, data: { run_id, ...approval, requested_at: context.now } }]
+          : []),
       ];
     }
     const run = visible(state, command.data.run_id, context);
@@ -215,6 +235,10 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
           : [];
       case 'PrepareAttachment':
         return [{ type: 'RunAttachmentPrepared', data: { run_id, attachment: command.data.attachment } }];
+      case 'DecideApproval':
+      case 'ExpireApproval':
+      case 'TimeOutRun':
+        return guardEvents(run, command, context);
       default:
         return workerEvents(run, command);
     }
@@ -267,14 +291,25 @@ function followupEvents(run: RunView, data: FollowupData, context: DecideContext
 /** The commands of the execution that holds the run, and of the claims and sweeps around it. */
 type WorkerCommand = Exclude<
   RunCommand,
-  { type: 'CreateRun' | 'SendFollowup' | 'CancelRun' | 'InterruptRun' | 'PrepareAttachment' }
+  {
+    type:
+      | 'CreateRun'
+      | 'SendFollowup'
+      | 'CancelRun'
+      | 'InterruptRun'
+      | 'PrepareAttachment'
+      | 'DecideApproval'
+      | 'ExpireApproval'
+      | 'TimeOutRun';
+  }
 >;
 
 function workerEvents(run: RunView, command: WorkerCommand): RunEvent[] {
   const run_id = run.run_id;
   switch (command.type) {
     case 'LeaseRun':
-      if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
+      if (run.state !== 'QUEUED' || run.approval?.state === 'pending')
+        throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
       return [{ type: 'RunLeased', data: command.data }];
     case 'ExpireLease':
       return run.state === 'PENDING' && run.held?.worker_id === command.data.worker_id

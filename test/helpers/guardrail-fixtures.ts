@@ -6,7 +6,7 @@ import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 import { eventually } from './task-fixtures.js';
 
-const GUARD_REACTORS = ['cost-ledger', 'budgets', 'inbox', 'outbound-webhooks'];
+const GUARD_REACTORS = ['cost-ledger', 'guardrails', 'inbox', 'outbound-webhooks'];
 
 /** Waits until the head stops moving with every guardrail-related reactor and read model at it. */
 export async function settleGuards(t: TestApp, reactors = GUARD_REACTORS): Promise<void> {

@@ -1,0 +1,92 @@
+/**
+ * The guardrail sweeper (one process of a store at a time, lease `guardrail_sweeper`), every
+ * GUARDRAIL_SWEEP_SECONDS on the server's clock:
+ * - an approval no one decided by its `expires_at` expires, cancelling its run;
+ * - a run in progress that made no progress (timeline step, message, artifact, usage) for its
+ *   `stuck_after_minutes`, or that runs past its `max_run_minutes`, ends ERROR saying which, and
+ *   its worker is told to stop.
+ * The run's stream decides each again, so a sweep that races the worker's own report changes
+ * nothing it should not. A lost worker stays the worker sweeper's rule.
+ */
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Service } from '../../src/feature.js';
+import { timeOrderedId } from '../../src/ids.js';
+import type { CommandContext } from '../../src/kernel/handle.js';
+import { DomainError } from '../../src/kernel/errors.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type WatchedRunDoc, watchedRunsProjection } from '../../projections/guardrail/watched-runs.js';
+import { type RunCommand, runDecider } from '../run/public.js';
+import { runStream } from '../run/events.js';
+import { limitsOfRun } from './approval-guard.js';
+import type { EffectiveLimits } from './limits-decider.js';
+
+const PAGE = 500;
+
+const sweepContext = (run: WatchedRunDoc, now: Date): CommandContext => ({
+  now: now.toISOString(),
+  actor: { type: 'system', uid: 'guardrail-sweeper' },
+  teams: {},
+  team_uid: run.team_uid ?? run.executing_team_uid,
+  correlation_id: timeOrderedId(),
+  causation_id: null,
+  request_id: null,
+});
+
+const minutesAgo = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000).toISOString();
+
+/** Why a run in progress must end now, if it must. */
+export function timeOut(run: WatchedRunDoc, limits: EffectiveLimits, now: Date): RunCommand | null {
+  const status = (rule: 'stuck' | 'max_duration', message: string) => ({
+    type: 'TimeOutRun' as const,
+    data: { run_id: run.run_id, rule, status_message: { message, error_code: `run_${rule}`, retryable: true } },
+  });
+  if (run.progressed_at! <= minutesAgo(now, limits.stuck_after_minutes))
+    return status('stuck', `The run made no progress for ${limits.stuck_after_minutes} minutes`);
+  if (run.started_at! <= minutesAgo(now, limits.max_run_minutes))
+    return status('max_duration', `The run ran past its maximum of ${limits.max_run_minutes} minutes`);
+  return null;
+}
+
+async function decide(rt: Runtime, run: WatchedRunDoc, command: RunCommand, now: Date): Promise<void> {
+  try {
+    await rt.execute(runStream(run.run_id), runDecider, command, sweepContext(run, now));
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error;
+    rt.log.info({ run_id: run.run_id, err: error }, 'guardrail sweep: the run moved on meanwhile');
+  }
+}
+
+/** One sweep at the clock's now. */
+export async function sweepGuardrails(rt: Runtime): Promise<void> {
+  const now = rt.clock.now();
+  const watched = rt.readModel(watchedRunsProjection);
+  const expired = await watched.find({
+    filter: { kind: 'approval', expires_at: { $lte: now.toISOString() } },
+    sort: [['expires_at', 'asc']],
+    limit: PAGE,
+  });
+  for (const run of expired.items) await decide(rt, run, { type: 'ExpireApproval', data: { run_id: run.run_id } }, now);
+  const limits = new Map<string, EffectiveLimits>();
+  const running = await watched.find({ filter: { kind: 'running' }, sort: [['progressed_at', 'asc']], limit: PAGE });
+  for (const run of running.items) {
+    const key = `${run.team_uid ?? run.executing_team_uid}/${run.factory_uid}`;
+    const ofRun = limits.get(key) ?? (await limitsOfRun(rt, run));
+    limits.set(key, ofRun);
+    const command = timeOut(run, ofRun, now);
+    if (command) await decide(rt, run, command, now);
+  }
+}
+
+export function startGuardrailSweeper(rt: Runtime): Service {
+  const every = rt.config.GUARDRAIL_SWEEP_SECONDS * 1000;
+  const sweeper = rt.exclusive('guardrail_sweeper', async ({ signal }) => {
+    while (!signal.aborted) {
+      await delay(every, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) break;
+      await sweepGuardrails(rt).catch((error: unknown) =>
+        rt.log.error({ err: error }, 'guardrail sweep failed; retrying on the next tick'),
+      );
+    }
+  });
+  return { stop: () => sweeper.stop() };
+}
