@@ -8,8 +8,6 @@
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { own } from '../../src/own-keys.js';
-import { isTerminal, runDecider } from '../run/public.js';
-import { runStream } from '../run/events.js';
 import { contended } from './contended.js';
 import { type BudgetScope, limitsStream, scopeKey, slotsStream } from './events.js';
 import { limitsDecider } from './limits-decider.js';
@@ -34,14 +32,14 @@ function limitScopes(run: QueuedRun): LimitScope[] {
 const maxOf = async (rt: Runtime, scope: LimitScope) =>
   (await rt.state(limitsDecider, limitsStream(scope))).limits.max_concurrent_runs ?? null;
 
-/** The runs holding places in `scope` that have ended, as their own streams say. */
-async function endedHolders(rt: Runtime, scope: LimitScope): Promise<string[]> {
+/** Whether a run has ended, as its own stream says (the claim asks the run feature). */
+export type HasEnded = (runId: string) => Promise<boolean>;
+
+/** The runs holding places in `scope` that have ended. */
+async function endedHolders(rt: Runtime, scope: LimitScope, hasEnded: HasEnded): Promise<string[]> {
   const { held } = await rt.state(slotsDecider, slotsStream(scope));
   const ended: string[] = [];
-  for (const runId of Object.keys(held)) {
-    const run = await rt.state(runDecider, runStream(runId));
-    if (run.status !== 'live' || isTerminal(run.state)) ended.push(runId);
-  }
+  for (const runId of Object.keys(held)) if (await hasEnded(runId)) ended.push(runId);
   return ended;
 }
 
@@ -49,12 +47,17 @@ async function endedHolders(rt: Runtime, scope: LimitScope): Promise<string[]> {
  * Takes the run's places under every limit set; false (having given back what it took) when one
  * has none free.
  */
-export async function takeSlots(rt: Runtime, run: QueuedRun, context: CommandContext): Promise<boolean> {
+export async function takeSlots(
+  rt: Runtime,
+  run: QueuedRun,
+  context: CommandContext,
+  hasEnded: HasEnded,
+): Promise<boolean> {
   const taken: LimitScope[] = [];
   for (const scope of limitScopes(run)) {
     const max = await maxOf(rt, scope);
     if (max === null) continue;
-    const ended = await endedHolders(rt, scope);
+    const ended = await endedHolders(rt, scope, hasEnded);
     const scope_key = scopeKey(scope);
     const { state } = await contended(`${run.run_id}:${scope_key}`, () =>
       rt.handle(

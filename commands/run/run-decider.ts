@@ -19,7 +19,7 @@ import {
   type RunApproval,
 } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
-import { guardEvents } from './run-guard-decisions.js';
+import { type GuardCommand, guardEvents } from './run-guard-decisions.js';
 
 type Held = { worker_id: string; execution_id: string };
 
@@ -32,9 +32,7 @@ export type RunCommand =
       /** The run waits for a team admin's approval (guardrails). */
       approval?: { rule: ApprovalRule; expires_at: string };
     }
-  | { type: 'DecideApproval'; data: { run_id: string; approve: boolean; reason: string | null } }
-  | { type: 'ExpireApproval'; data: { run_id: string } }
-  | { type: 'TimeOutRun'; data: { run_id: string; rule: 'stuck' | 'max_duration'; status_message: StatusMessage } }
+  | GuardCommand
   | {
       type: 'SendFollowup';
       data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string };

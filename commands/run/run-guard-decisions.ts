@@ -5,17 +5,29 @@
  */
 import type { DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden } from '../../src/kernel/errors.js';
-import type { RunCommand, RunView } from './run-decider.js';
-import type { RunEvent } from './events.js';
+import type { RunApproval, RunEvent, RunState, StatusMessage } from './events.js';
 
-type GuardCommand = Extract<RunCommand, { type: 'DecideApproval' | 'ExpireApproval' | 'TimeOutRun' }>;
+export type GuardCommand =
+  | { type: 'DecideApproval'; data: { run_id: string; approve: boolean; reason: string | null } }
+  | { type: 'ExpireApproval'; data: { run_id: string } }
+  | { type: 'TimeOutRun'; data: { run_id: string; rule: 'stuck' | 'max_duration'; status_message: StatusMessage } };
 
-function pending(run: RunView): void {
+/** What these decisions read of the run (the decider's view). */
+interface GuardedRun {
+  run_id: string;
+  state: RunState;
+  team_uid: string | null;
+  executing_team_uid: string;
+  approval: RunApproval | null;
+  held: { execution_id: string } | null;
+}
+
+function pending(run: GuardedRun): void {
   if (run.approval?.state !== 'pending' || run.state !== 'QUEUED')
     throw new Conflict(`run ${run.run_id} is not waiting for approval`, 'not_pending_approval');
 }
 
-export function guardEvents(run: RunView, command: GuardCommand, context: DecideContext): RunEvent[] {
+export function guardEvents(run: GuardedRun, command: GuardCommand, context: DecideContext): RunEvent[] {
   const run_id = run.run_id;
   switch (command.type) {
     case 'DecideApproval': {

@@ -15,7 +15,7 @@ import { Conflict } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
-import { type RunDoc, runsProjection, runDecider } from '../run/public.js';
+import { isTerminal, type RunDoc, runsProjection, runDecider } from '../run/public.js';
 import { fairOrder, freeSlots, takeSlots } from '../guardrail/public.js';
 import { runStream } from '../run/events.js';
 import { type Assignment, assignmentOf } from './assignment.js';
@@ -123,6 +123,12 @@ async function leaseNext(rt: Runtime, workers: Workers, claim: Claim): Promise<A
   return null;
 }
 
+/** Whether a run holding a place under a limit has ended (its place is free again). */
+async function hasEnded(rt: Runtime, runId: string): Promise<boolean> {
+  const run = await rt.state(runDecider, runStream(runId));
+  return run.status !== 'live' || isTerminal(run.state);
+}
+
 /** Leases `run` to the worker: the assignment, null when a limit holds it back, 'raced' when another took it. */
 async function leaseOne(
   rt: Runtime,
@@ -131,7 +137,7 @@ async function leaseOne(
   run: RunDoc,
 ): Promise<Assignment | null | 'raced'> {
   const context = commandContext(req);
-  if (!(await takeSlots(rt, run, context))) return null;
+  if (!(await takeSlots(rt, run, context, (id) => hasEnded(rt, id)))) return null;
   const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
   const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
   try {
