@@ -101,3 +101,14 @@ export type SlotsEvent =
   | { type: 'SlotFreed'; data: { scope_key: string; run_id: string } };
 
 export type GuardrailEvent = BudgetEvent | BudgetPeriodEvent | LimitsEvent | SlotsEvent;
+
+/** The public event names guardrail decisions are told under (outbound webhooks and streams). */
+export const GUARDRAIL_EVENT_TYPES = [
+  'budget.threshold_reached',
+  'budget.exceeded',
+  'run.approval_requested',
+  'run.approved',
+  'run.denied',
+  'run.approval_expired',
+] as const;
+export type GuardrailEventType = (typeof GUARDRAIL_EVENT_TYPES)[number];

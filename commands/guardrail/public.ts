@@ -6,3 +6,9 @@
 export { BudgetExceeded, releaseBudgets, reserveBudgets } from './budget-guard.js';
 export { fairOrder, freeSlots, takeSlots } from './slot-guard.js';
 export { approvalFor, limitsOfRun } from './approval-guard.js';
+export {
+  approvalNotice,
+  budgetNotices,
+  type GuardrailSource,
+  guardrailMessage,
+} from './notices.js';

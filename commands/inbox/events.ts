@@ -6,7 +6,11 @@
 import type { RunQuestion } from '../run/events.js';
 import type { Stage } from '../task/events.js';
 
-/** The kinds the hosted service knows, and `webhook_disabled` (an outbound webhook endpoint the server turned off). */
+/**
+ * The kinds the hosted service knows, and extensions: `webhook_disabled` (an outbound webhook
+ * endpoint the server turned off), `approval` (a run waiting for an admin) and `budget` (a budget's
+ * threshold passed, or its refusals), for the team's admins.
+ */
 export const NOTIFICATION_KINDS = [
   'question',
   'answer_question',
@@ -15,6 +19,8 @@ export const NOTIFICATION_KINDS = [
   'blocked',
   'failed',
   'webhook_disabled',
+  'approval',
+  'budget',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 

@@ -11,8 +11,9 @@ import { taskState } from '../task/public.js';
 import type { TaskEvent } from '../task/events.js';
 import type { DeliveryEvent } from '../webhook/events.js';
 import type { OutboundEventType } from './events.js';
+import { type GuardrailSource, guardrailMessage } from '../guardrail/public.js';
 
-export type SourceEvent = RunEvent | TaskEvent | InboxEvent | DeliveryEvent;
+export type SourceEvent = RunEvent | TaskEvent | InboxEvent | DeliveryEvent | GuardrailSource;
 
 export interface OutboundMessage {
   team_uid: string;
@@ -127,6 +128,6 @@ export async function outboundMessage(rt: Runtime, event: RecordedEvent<SourceEv
       };
     }
     default:
-      return null;
+      return guardrailMessage(rt, event);
   }
 }

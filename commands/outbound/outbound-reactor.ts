@@ -64,5 +64,11 @@ export const outboundReactor = reactor<SourceEvent, Runtime>({
     NotificationRaised: schedule,
     NotificationCleared: schedule,
     DeliveryRejected: schedule,
+    BudgetThresholdReached: schedule,
+    BudgetRefused: schedule,
+    RunApprovalRequested: schedule,
+    RunApproved: schedule,
+    RunDenied: schedule,
+    RunApprovalExpired: schedule,
   },
 });

@@ -1,0 +1,129 @@
+/**
+ * What guardrail decisions tell people and systems, defined once: the public event names and
+ * payloads (outbound webhooks now; the live event streams register the same), and the inbox
+ * notices they raise. Only run events and guardrail events are read, so the run feature, which
+ * calls this feature at every start, is not needed here.
+ */
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import type { Runtime } from '../../src/runtime.js';
+import { type RunCreatedData, type RunEvent, runStream } from '../run/events.js';
+import {
+  type BudgetPeriodEvent,
+  type BudgetScope,
+  budgetPeriodStream,
+  type GuardrailEventType,
+  scopeKey,
+} from './events.js';
+import { periodDecider } from './period-decider.js';
+
+export type GuardrailSource = BudgetPeriodEvent | RunEvent;
+
+export interface GuardrailMessage {
+  team_uid: string;
+  type: GuardrailEventType;
+  data: Record<string, unknown>;
+}
+
+const budgetOf = (scope: BudgetScope, period: string) => ({ ...scope, period });
+
+/** A run as its creation recorded it (its first event). */
+async function createdOf(rt: Runtime, runId: string): Promise<RunCreatedData | null> {
+  const [first] = await rt.events.readStream(runStream(runId), { maxCount: 1 });
+  return first?.type === 'RunCreated' ? (first.data as RunCreatedData) : null;
+}
+
+const APPROVAL_TYPES: Partial<Record<RunEvent['type'], GuardrailEventType>> = {
+  RunApprovalRequested: 'run.approval_requested',
+  RunApproved: 'run.approved',
+  RunDenied: 'run.denied',
+  RunApprovalExpired: 'run.approval_expired',
+};
+
+/** The public message of a guardrail decision; null for events that tell nothing (or a personal run). */
+export async function guardrailMessage(rt: Runtime, event: RecordedEvent): Promise<GuardrailMessage | null> {
+  const e = event as unknown as GuardrailSource;
+  if (e.type === 'BudgetThresholdReached') {
+    const { scope, period, fraction, spent_usd, monthly_usd } = e.data;
+    const data = { budget: budgetOf(scope, period), fraction, spent_usd, monthly_usd };
+    return { team_uid: scope.team_uid, type: 'budget.threshold_reached', data };
+  }
+  if (e.type === 'BudgetRefused') {
+    // Once a month per budget: the first refusal tells, the others are in the log.
+    if (e.data.refusal !== 1) return null;
+    const { scope, period, run_id, spent_usd, reserved_usd, monthly_usd } = e.data;
+    const data = { budget: budgetOf(scope, period), refused_run_id: run_id, spent_usd, reserved_usd, monthly_usd };
+    return { team_uid: scope.team_uid, type: 'budget.exceeded', data };
+  }
+  const type = APPROVAL_TYPES[e.type as RunEvent['type']];
+  if (!type) return null;
+  const run = await createdOf(rt, (e.data as { run_id: string }).run_id);
+  if (!run?.team_uid) return null;
+  const data = {
+    run_id: run.run_id,
+    title: run.title,
+    factory_uid: run.factory_uid,
+    run_url: `${rt.config.publicBaseUrl}/api/v1/agent/runs/${run.run_id}`,
+    ...(e.data as Record<string, unknown>),
+  };
+  return { team_uid: run.team_uid, type, data };
+}
+
+/** An inbox notice a guardrail keeps active, by key within its subject. */
+export interface GuardrailNotice {
+  subject: string;
+  team_uid: string;
+  factory_uid: string | null;
+  notices: Array<{
+    kind: 'budget' | 'approval';
+    key: string;
+    title: string;
+    description: string;
+    run_id: string | null;
+  }>;
+}
+
+/** What a budget's month tells its team's admins: each threshold passed, and that it refused a start. */
+export async function budgetNotices(rt: Runtime, scope: BudgetScope, period: string): Promise<GuardrailNotice> {
+  const state = await rt.state(periodDecider, budgetPeriodStream(scope, period));
+  const name = `${scope.kind} budget${scope.kind === 'factory' ? ` of factory ${scope.factory_uid}` : ''}`;
+  const notices = state.notified.map((fraction) => ({
+    kind: 'budget' as const,
+    key: `threshold:${fraction}`,
+    title: `The ${name} passed ${Math.round(fraction * 100)}% of its month (${period})`,
+    description: `$${state.spent} spent`,
+    run_id: null,
+  }));
+  if (state.refusals > 0)
+    notices.push({
+      kind: 'budget',
+      key: 'exceeded',
+      title: `The ${name} refused runs (${period})`,
+      description: 'Runs were refused budget_exceeded: spent and reserved left no room',
+      run_id: null,
+    });
+  const factory_uid = scope.kind === 'factory' ? scope.factory_uid : null;
+  return { subject: `budget-${scopeKey(scope)}-${period}`, team_uid: scope.team_uid, factory_uid, notices };
+}
+
+/** What a run waiting for approval tells its team's admins (nothing once decided). */
+export async function approvalNotice(rt: Runtime, runId: string, pending: boolean): Promise<GuardrailNotice | null> {
+  const run = await createdOf(rt, runId);
+  if (!run) return null;
+  const notices = pending
+    ? [
+        {
+          kind: 'approval' as const,
+          key: 'approval',
+          title: `Approval needed: ${run.title}`.slice(0, 300),
+          description: 'Approve or deny it: POST /agent/runs/{run_id}/approve or /deny',
+          run_id: runId,
+        },
+      ]
+    : [];
+  return {
+    subject: `approval-${runId}`,
+    team_uid: run.team_uid ?? run.executing_team_uid,
+    factory_uid: run.factory_uid,
+    notices,
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The inbox's part of the guardrails (issue #33): a budget's month keeps one notice per threshold
+ * passed and one for its refusals (not one per refusal), and a run waiting for approval one notice
+ * until it is decided, each to the team's admins.
+ */
+import type { RecordedEvent } from '../../src/eventstore/port.js';
+import { derivedId, reactionContext } from '../../src/projector/reactor.js';
+import type { Runtime } from '../../src/runtime.js';
+import { approvalNotice, budgetNotices, type GuardrailSource } from '../guardrail/public.js';
+import { teamDecider } from '../team/public.js';
+import { teamStream } from '../team/events.js';
+import { inboxDecider } from './inbox-decider.js';
+import { inboxStream } from './events.js';
+
+async function adminsOf(rt: Runtime, team: string): Promise<string[]> {
+  const state = await rt.state(teamDecider, teamStream(team));
+  return state.status === 'live' ? Object.keys(state.members).filter((u) => state.members[u] === 'admin') : [];
+}
+
+type Notice = NonNullable<Awaited<ReturnType<typeof approvalNotice>>>;
+
+async function reconcileNotice(rt: Runtime, event: RecordedEvent, notice: Notice): Promise<void> {
+  const { subject, team_uid, factory_uid } = notice;
+  const recipients = await adminsOf(rt, team_uid);
+  const desired = notice.notices.map((n) => ({
+    ...n,
+    stage: null,
+    urls: [],
+    questions: [],
+    recipients,
+    notification_uid: derivedId(event, `inbox:${subject}:${n.key}`),
+  }));
+  await rt.execute(
+    inboxStream(subject),
+    inboxDecider,
+    {
+      type: 'Reconcile',
+      data: { subject, team_uid, factory_uid, task_uid: null, outbound_webhook_uid: null, desired, reason: event.type },
+    },
+    { ...reactionContext(event, rt.clock.now()), team_uid },
+  );
+}
+
+/** A budget's threshold passed, or its first refusal of the month. */
+export async function onBudget(event: RecordedEvent<GuardrailSource>, rt: Runtime): Promise<void> {
+  const e = event as GuardrailSource;
+  if (e.type !== 'BudgetThresholdReached' && e.type !== 'BudgetRefused') return;
+  if (e.type === 'BudgetRefused' && e.data.refusal !== 1) return;
+  await reconcileNotice(rt, event, await budgetNotices(rt, e.data.scope, e.data.period));
+}
+
+/** A run's approval was asked for or decided. */
+export async function onApproval(event: RecordedEvent<GuardrailSource>, rt: Runtime): Promise<void> {
+  const e = event as GuardrailSource;
+  const notice = await approvalNotice(rt, (e.data as { run_id: string }).run_id, e.type === 'RunApprovalRequested');
+  if (notice) await reconcileNotice(rt, event, notice);
+}
