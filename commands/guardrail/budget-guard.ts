@@ -22,7 +22,7 @@ export interface RunPayer {
 }
 
 /** A start refused by a budget: 402, naming the budget. */
-export class BudgetExceeded extends DomainError {
+class BudgetExceeded extends DomainError {
   constructor(scope: BudgetScope, period: string, detail: string) {
     super(402, 'budget_exceeded', 'Budget exceeded', detail);
     this.retryable = false;

@@ -40,7 +40,7 @@ export const fieldsOf = (body: z.infer<typeof budgetBody>): BudgetFields => ({
 });
 
 /** The month `period` (`YYYY-MM`) as its first instant and the next month's. */
-export function periodBounds(period: string): { period_start: string; period_end: string } {
+function periodBounds(period: string): { period_start: string; period_end: string } {
   const [year, month] = period.split('-').map(Number) as [number, number];
   return {
     period_start: new Date(Date.UTC(year, month - 1, 1)).toISOString(),

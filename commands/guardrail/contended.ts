@@ -17,7 +17,7 @@ function spreadOf(key: string): number {
 }
 
 /** The wait before round `round` (1-based) of `key`: grows with the round, offset by the key. */
-export const backoffMs = (key: string, round: number) => round * 2 + ((spreadOf(key) + round * 5) % 13);
+const backoffMs = (key: string, round: number) => round * 2 + ((spreadOf(key) + round * 5) % 13);
 
 /** Runs `attempt` until it does not end in a retryable conflict (at most MAX_ROUNDS times). */
 export async function contended<T>(key: string, attempt: () => Promise<T>): Promise<T> {

@@ -13,7 +13,7 @@ export type LimitsCommand = { type: 'SetLimits'; data: { scope: LimitScope; limi
 export type LimitsState = { limits: Limits };
 
 /** What an unset limit means (docs/features/guardrails.md). */
-export const LIMIT_DEFAULTS = {
+const LIMIT_DEFAULTS = {
   max_concurrent_runs: null,
   requires_approval: false,
   approval_timeout_minutes: 24 * 60,

@@ -17,7 +17,7 @@ type LimitScope = Exclude<BudgetScope, { kind: 'member' }>;
 
 const minutes = (max: number) => z.number().int().min(1).max(max).nullable().optional();
 
-export const limitsBody = z
+const limitsBody = z
   .object({
     max_concurrent_runs: z
       .number()

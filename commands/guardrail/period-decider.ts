@@ -66,7 +66,7 @@ const newEntry = (per_run_usd: number | null): RunEntry => ({
 });
 
 /** What a run without a per-run cap reserves: the recent average, never below the floor. */
-export function estimateUsd(state: PeriodState, budget: BudgetFields, floor: number): number {
+function estimateUsd(state: PeriodState, budget: BudgetFields, floor: number): number {
   if (budget.per_run_usd !== null) return budget.per_run_usd;
   const { recent } = state;
   const average = recent.length ? recent.reduce((a, b) => a + b, 0) / recent.length : 0;

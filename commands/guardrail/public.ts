@@ -3,9 +3,9 @@
  * queries, may use of it besides its events. Nothing else of it may be imported from outside
  * its folders (.dependency-cruiser.cjs).
  */
-export { BudgetExceeded, releaseBudgets, reserveBudgets } from './budget-guard.js';
+export { releaseBudgets, reserveBudgets } from './budget-guard.js';
 export { fairOrder, freeSlots, takeSlots } from './slot-guard.js';
-export { approvalFor, limitsOfRun } from './approval-guard.js';
+export { approvalFor } from './approval-guard.js';
 export {
   approvalNotice,
   budgetNotices,

@@ -35,7 +35,7 @@ const sweepContext = (run: WatchedRunDoc, now: Date): CommandContext => ({
 const minutesAgo = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000).toISOString();
 
 /** Why a run in progress must end now, if it must. */
-export function timeOut(run: WatchedRunDoc, limits: EffectiveLimits, now: Date): RunCommand | null {
+function timeOut(run: WatchedRunDoc, limits: EffectiveLimits, now: Date): RunCommand | null {
   const status = (rule: 'stuck' | 'max_duration', message: string) => ({
     type: 'TimeOutRun' as const,
     data: { run_id: run.run_id, rule, status_message: { message, error_code: `run_${rule}`, retryable: true } },

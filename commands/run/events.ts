@@ -72,7 +72,7 @@ export const WORKER_LOST: StatusMessage = {
   retryable: true,
 };
 
-export type Principal = { type: 'user' | 'service_account'; uid: string };
+type Principal = { type: 'user' | 'service_account'; uid: string };
 
 export type Attachment = {
   attachment_id: string;
