@@ -100,7 +100,6 @@ export type SlotsEvent =
   | { type: 'SlotTaken'; data: { scope_key: string; run_id: string; factory_uid: string | null } }
   | { type: 'SlotFreed'; data: { scope_key: string; run_id: string } };
 
-
 /** The public event names guardrail decisions are told under (outbound webhooks and streams). */
 export const GUARDRAIL_EVENT_TYPES = [
   'budget.threshold_reached',

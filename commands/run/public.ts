@@ -5,6 +5,7 @@
  */
 export { ATTACHMENT_BODY_LIMIT, prepareAttachment, preparedAttachment } from './attachments.js';
 export { createRun, joinConversation } from './create.js';
+export { sendFollowup } from './followup.js';
 export { type RunCommand, runDecider, type RunDeciderState, type RunView } from './run-decider.js';
 export {
   artifactItemSchema,

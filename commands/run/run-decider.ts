@@ -259,31 +259,47 @@ function followupEvents(run: RunView, data: FollowupData, context: DecideContext
       `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
       'unknown_attachment',
     );
-  if (run.state === 'QUEUED' || run.state === 'PENDING')
-    return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
-  if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
-    return [
-      {
-        type: 'RunFollowupDelivered',
-        data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' },
-      },
-    ];
+  switch (followupRoute(run, context.now)) {
+    case 'queued_prompt':
+      return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
+    case 'live_execution':
+      return [
+        {
+          type: 'RunFollowupDelivered',
+          data: { run_id, execution_id: run.held!.execution_id, message, mode, attachments, to: 'execution' },
+        },
+      ];
+    case 'debug_session':
+      return [
+        {
+          type: 'RunFollowupDelivered',
+          data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
+        },
+      ];
+    case 'new_execution':
+      return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
   }
+}
+
+/**
+ * Where a follow-up to `run` goes now: the prompt of a run not yet running, the execution holding
+ * it, the retained debug session of a failed environment setup, else a new execution (a resume).
+ */
+export function followupRoute(
+  run: RunView,
+  now: string,
+): 'queued_prompt' | 'live_execution' | 'debug_session' | 'new_execution' {
+  if (run.state === 'QUEUED' || run.state === 'PENDING') return 'queued_prompt';
+  if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) return 'live_execution';
   const debug = run.status_message;
   if (
     run.state === 'FAILED' &&
     debug?.error_code === 'environment_setup_failed' &&
     debug.session_debug_until &&
-    debug.session_debug_until > context.now
-  ) {
-    return [
-      {
-        type: 'RunFollowupDelivered',
-        data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
-      },
-    ];
-  }
-  return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
+    debug.session_debug_until > now
+  )
+    return 'debug_session';
+  return 'new_execution';
 }
 
 /** The commands of the execution that holds the run, and of the claims and sweeps around it. */

@@ -131,6 +131,28 @@ describe('starting runs against a budget', () => {
   });
 });
 
+describe('a follow-up that resumes an ended run', () => {
+  it('is a start: refused with no room, and reserves when there is', async () => {
+    const team = await newTeam('Resumes');
+    await t.call('PUT', `/teams/${team}/budget`, { monthly_usd: 1, per_run_usd: 1 });
+    const headers = { 'x-service-team-uid': team };
+    const ended = (await start(team)).json().run_id;
+    await t.call('POST', `/agent/runs/${ended}/cancel`, undefined, undefined, headers);
+    await waitForReserved(team, 0);
+    const other = (await start(team)).json().run_id;
+    const followup = () => t.call('POST', `/agent/runs/${ended}/followups`, { message: 'again' }, undefined, headers);
+    expectProblem(await followup(), 402, 'budget_exceeded');
+    await t.call('POST', `/agent/runs/${other}/cancel`, undefined, undefined, headers);
+    await waitForReserved(team, 0);
+    const resumed = await followup();
+    expect(resumed.json()).toMatchObject({ state: 'QUEUED', routed_to: 'new_execution' });
+    expect((await t.call('GET', `/teams/${team}/budget`)).json().reserved_usd).toBe(1);
+    // A follow-up to a queued run joins its prompt: no start, nothing more reserved.
+    expect((await followup()).json().routed_to).toBe('queued_prompt');
+    expect((await t.call('GET', `/teams/${team}/budget`)).json().reserved_usd).toBe(1);
+  });
+});
+
 async function waitForReserved(team: string, usd: number) {
   for (let i = 0; i < 250; i++) {
     const budget = (await t.call('GET', `/teams/${team}/budget`)).json();
