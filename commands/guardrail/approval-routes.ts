@@ -10,6 +10,7 @@ import type { CommandContext } from '../../src/kernel/handle.js';
 import { Conflict, Forbidden, NotFound } from '../../src/kernel/errors.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
+import { own } from '../../src/own-keys.js';
 import { canView, runDecider, runParams, runStateSchema, type RunView } from '../run/public.js';
 import { periodOf } from './events.js';
 import { releaseBudgets, reserveBudgets } from './budget-guard.js';
@@ -35,7 +36,7 @@ async function pendingRun(rt: Runtime, runId: string, context: CommandContext): 
   const run = await rt.state(runDecider, runStream(runId));
   if (run.status !== 'live' || !canView(run, context)) throw new NotFound('run', runId);
   const team = run.team_uid ?? run.executing_team_uid;
-  if (context.actor.type !== 'user' || context.teams[team] !== 'admin')
+  if (context.actor.type !== 'user' || own(context.teams, team) !== 'admin')
     throw new Forbidden('only team admins can approve or deny runs');
   if (run.approval?.state !== 'pending' || run.state !== 'QUEUED')
     throw new Conflict(`run ${runId} is not waiting for approval`, 'not_pending_approval');

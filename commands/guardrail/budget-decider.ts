@@ -3,6 +3,7 @@
  */
 import type { Decider, DecideContext } from '../../src/kernel/decider.js';
 import { Forbidden, NotFound } from '../../src/kernel/errors.js';
+import { own } from '../../src/own-keys.js';
 import type { BudgetEvent, BudgetFields, BudgetScope } from './events.js';
 
 export type BudgetCommand =
@@ -13,7 +14,7 @@ export type BudgetState = { status: 'none' } | ({ status: 'live'; scope: BudgetS
 
 /** Only an admin of the budget's team changes it. */
 export function assertTeamAdmin(context: DecideContext, teamUid: string, what: string): void {
-  if (context.teams[teamUid] !== 'admin') throw new Forbidden(`only team admins can change ${what}`);
+  if (own(context.teams, teamUid) !== 'admin') throw new Forbidden(`only team admins can change ${what}`);
 }
 
 export const budgetDecider: Decider<BudgetCommand, BudgetEvent, BudgetState> = {

@@ -1,7 +1,7 @@
 /**
  * The guardrails' reactions (reactor `guardrails`, its own checkpoint):
  * - each cost-ledger entry (priced usage or an ended execution) is charged to every budget that
- *   pays for its run, in the month it was priced; a charge that passes the run's per-run cap
+ *   pays for its run (and is set), in the month it was priced; a charge that passes the run's per-run cap
  *   cancels the run, and its worker is told as with any cancel;
  * - a run that ends settles its reservations (what it did not spend is free again) and gives
  *   back its places under the concurrency limits.
@@ -53,6 +53,8 @@ async function charge(event: RecordedEvent<RunInferencePriced | RunExecutionPric
   let capped: string | null = null;
   for (const scope of payingScopes(payer)) {
     const budget = await rt.state(budgetDecider, budgetStream(scope));
+    // Spend counts from when a budget is set: scopes without one are not written to.
+    if (budget.status !== 'live') continue;
     const data = {
       scope,
       period,
@@ -61,7 +63,7 @@ async function charge(event: RecordedEvent<RunInferencePriced | RunExecutionPric
       root_run_id: entry.root_run_id,
       ledger_revision: Number(event.revision),
       cause_event_id: event.id,
-      budget: budget.status === 'live' ? budget : null,
+      budget,
     };
     const { events } = await onPeriod(rt, scope, period, { type: 'Charge', data }, context);
     const cap = events.find((e) => e.type === 'BudgetRunCapReached');

@@ -5,7 +5,7 @@
  * ended when it takes a place, and a reactor frees them too.
  */
 import type { Decider } from '../../src/kernel/decider.js';
-import { own } from '../../src/own-keys.js';
+import { own, putOwn } from '../../src/own-keys.js';
 import type { SlotsEvent } from './events.js';
 
 export type SlotsState = { held: Record<string, string | null> };
@@ -21,7 +21,7 @@ export const slotsDecider: Decider<SlotsCommand, SlotsEvent, SlotsState> = {
   initialState: () => ({ held: {} }),
   evolve: (state, event) => {
     const held = { ...state.held };
-    if (event.type === 'SlotTaken') held[event.data.run_id] = event.data.factory_uid;
+    if (event.type === 'SlotTaken') putOwn(held, event.data.run_id, event.data.factory_uid);
     else delete held[event.data.run_id];
     return { held };
   },

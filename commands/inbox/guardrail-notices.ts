@@ -14,7 +14,9 @@ import { inboxStream } from './events.js';
 
 async function adminsOf(rt: Runtime, team: string): Promise<string[]> {
   const state = await rt.state(teamDecider, teamStream(team));
-  return state.status === 'live' ? Object.keys(state.members).filter((u) => state.members[u] === 'admin') : [];
+  return state.status === 'live'
+    ? Object.entries(state.members).flatMap(([u, role]) => (role === 'admin' ? [u] : []))
+    : [];
 }
 
 type Notice = NonNullable<Awaited<ReturnType<typeof approvalNotice>>>;

@@ -5,6 +5,7 @@
  */
 import type { DecideContext } from '../../src/kernel/decider.js';
 import { Conflict, Forbidden } from '../../src/kernel/errors.js';
+import { own } from '../../src/own-keys.js';
 import type { RunApproval, RunEvent, RunState, StatusMessage } from './events.js';
 
 export type GuardCommand =
@@ -32,7 +33,7 @@ export function guardEvents(run: GuardedRun, command: GuardCommand, context: Dec
   switch (command.type) {
     case 'DecideApproval': {
       const team = run.team_uid ?? run.executing_team_uid;
-      if (context.actor.type !== 'user' || context.teams[team] !== 'admin')
+      if (context.actor.type !== 'user' || own(context.teams, team) !== 'admin')
         throw new Forbidden('only team admins can approve or deny runs');
       pending(run);
       const by = { type: 'user' as const, uid: context.actor.uid };
