@@ -120,6 +120,35 @@ describe('a factory that requires approval', () => {
   });
 });
 
+describe('an automation that requires approval', () => {
+  it('starts its runs waiting for approval, whatever its factory’s limits', async () => {
+    const other = (await t.call('POST', '/factory', { name: 'Hooked' })).json().uid;
+    await t.call('POST', '/agent/identities', { name: 'Hooked Foreman', agent_type: 'FOREMAN', factory_uid: other });
+    const hook = (await t.call('POST', `/factory/${other}/webhooks`, { name: 'in', authMode: 'token' })).json();
+    const automation = await t.call('POST', `/factory/${other}/automations`, {
+      name: 'Careful automation',
+      prompt: 'Handle it',
+      requires_approval: true,
+      triggers: [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }],
+    });
+    expect(automation.statusCode, automation.body).toBe(201);
+    expect(automation.json().requires_approval).toBe(true);
+    const delivered = await t.app.inject({
+      method: 'POST',
+      url: `/webhooks/w/${hook.uid}`,
+      headers: { authorization: `Bearer ${hook.secret}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ hello: 'world' }),
+    });
+    expect(delivered.statusCode).toBe(202);
+    const started = await eventually(async () => {
+      const listed = (await t.call('GET', `/agent/runs?factory_uid=${other}`)).json().runs;
+      return listed.length ? listed[0] : undefined;
+    });
+    expect(started).toMatchObject({ state: 'QUEUED', approval: { state: 'pending', rule: 'automation' } });
+    await settleGuards(t);
+  });
+});
+
 describe('limits', () => {
   it('are for admins to set and members to read; bad bodies are refused naming the field', async () => {
     await expectRefused(
