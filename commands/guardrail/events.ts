@@ -96,6 +96,13 @@ export type LimitsEvent = {
   data: { scope: Exclude<BudgetScope, { kind: 'member' }>; limits: Limits };
 };
 
+/** A team's queued runs wait with no worker connected (`queuestall-<team_uid>`): one notice until it ends. */
+export type QueueStallEvent =
+  | { type: 'QueueStalled'; data: { team_uid: string; oldest_queued_at: string; queued_runs: number } }
+  | { type: 'QueueStallEnded'; data: { team_uid: string } };
+
+export const queueStallStream = (teamUid: string) => `queuestall-${teamUid}`;
+
 export type SlotsEvent =
   | { type: 'SlotTaken'; data: { scope_key: string; run_id: string; factory_uid: string | null } }
   | { type: 'SlotFreed'; data: { scope_key: string; run_id: string } };

@@ -5,6 +5,8 @@
  * - a run in progress that made no progress (timeline step, message, artifact, usage) for its
  *   `stuck_after_minutes`, or that runs past its `max_run_minutes`, ends ERROR saying which, and
  *   its worker is told to stop.
+ * - a team whose runs waited GUARDRAIL_QUEUE_STALL_MINUTES in the queue with no worker connected
+ *   gets one notice (`QueueStalled`), ended once a worker connects or nothing waits that long.
  * The run's stream decides each again, so a sweep that races the worker's own report changes
  * nothing it should not. A lost worker stays the worker sweeper's rule.
  */
@@ -17,16 +19,19 @@ import type { Runtime } from '../../src/runtime.js';
 import { type WatchedRunDoc, watchedRunsProjection } from '../../projections/guardrail/watched-runs.js';
 import { type RunCommand, runDecider } from '../run/public.js';
 import { runStream } from '../run/events.js';
+import { liveWorkerCount } from '../worker/public.js';
+import { queueStallStream } from './events.js';
+import { queueStallDecider } from './queue-stall-decider.js';
 import { limitsOfRun } from './approval-guard.js';
 import type { EffectiveLimits } from './limits-decider.js';
 
 const PAGE = 500;
 
-const sweepContext = (run: WatchedRunDoc, now: Date): CommandContext => ({
+const sweepContext = (teamUid: string, now: Date): CommandContext => ({
   now: now.toISOString(),
   actor: { type: 'system', uid: 'guardrail-sweeper' },
   teams: {},
-  team_uid: run.team_uid ?? run.executing_team_uid,
+  team_uid: teamUid,
   correlation_id: timeOrderedId(),
   causation_id: null,
   request_id: null,
@@ -49,16 +54,48 @@ function timeOut(run: WatchedRunDoc, limits: EffectiveLimits, now: Date): RunCom
 
 async function decide(rt: Runtime, run: WatchedRunDoc, command: RunCommand, now: Date): Promise<void> {
   try {
-    await rt.execute(runStream(run.run_id), runDecider, command, sweepContext(run, now));
+    await rt.execute(
+      runStream(run.run_id),
+      runDecider,
+      command,
+      sweepContext(run.team_uid ?? run.executing_team_uid, now),
+    );
   } catch (error) {
     if (!(error instanceof DomainError)) throw error;
     rt.log.info({ run_id: run.run_id, err: error }, 'guardrail sweep: the run moved on meanwhile');
   }
 }
 
+/** Stalled queues: told once per team when they stall, and once when they no longer are. */
+async function sweepQueues(rt: Runtime, now: Date): Promise<void> {
+  const watched = rt.readModel(watchedRunsProjection);
+  const cutoff = minutesAgo(now, rt.config.GUARDRAIL_QUEUE_STALL_MINUTES);
+  const waiting = await watched.find({
+    filter: { kind: 'queued', queued_at: { $lte: cutoff } },
+    sort: [['queued_at', 'asc']],
+    limit: PAGE,
+  });
+  const teams = new Map<string, { oldest_queued_at: string; queued_runs: number }>();
+  for (const run of waiting.items) {
+    const team = teams.get(run.executing_team_uid);
+    if (team) team.queued_runs += 1;
+    else teams.set(run.executing_team_uid, { oldest_queued_at: run.queued_at!, queued_runs: 1 });
+  }
+  const stalled = await watched.find({ filter: { kind: 'stall' }, sort: [['id', 'asc']], limit: PAGE });
+  for (const team_uid of new Set([...teams.keys(), ...stalled.items.map((s) => s.executing_team_uid)])) {
+    const waited = teams.get(team_uid);
+    const stalls = waited !== undefined && (await liveWorkerCount(rt, team_uid)) === 0;
+    const command = stalls
+      ? { type: 'ReportStall' as const, data: { team_uid, ...waited } }
+      : { type: 'EndStall' as const, data: { team_uid } };
+    await rt.execute(queueStallStream(team_uid), queueStallDecider, command, sweepContext(team_uid, now));
+  }
+}
+
 /** One sweep at the clock's now. */
 export async function sweepGuardrails(rt: Runtime): Promise<void> {
   const now = rt.clock.now();
+  await sweepQueues(rt, now);
   const watched = rt.readModel(watchedRunsProjection);
   const expired = await watched.find({
     filter: { kind: 'approval', expires_at: { $lte: now.toISOString() } },

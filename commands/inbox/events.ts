@@ -8,8 +8,9 @@ import type { Stage } from '../task/events.js';
 
 /**
  * The kinds the hosted service knows, and extensions: `webhook_disabled` (an outbound webhook
- * endpoint the server turned off), `approval` (a run waiting for an admin) and `budget` (a budget's
- * threshold passed, or its refusals), for the team's admins.
+ * endpoint the server turned off), `approval` (a run waiting for an admin), `budget` (a budget's
+ * threshold passed, or its refusals) and `queue_stalled` (runs wait with no worker connected), for
+ * the team's admins.
  */
 export const NOTIFICATION_KINDS = [
   'question',
@@ -21,6 +22,7 @@ export const NOTIFICATION_KINDS = [
   'webhook_disabled',
   'approval',
   'budget',
+  'queue_stalled',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 

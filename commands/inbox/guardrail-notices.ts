@@ -11,6 +11,7 @@ import { teamDecider } from '../team/public.js';
 import { teamStream } from '../team/events.js';
 import { inboxDecider } from './inbox-decider.js';
 import { inboxStream } from './events.js';
+import type { QueueStallEvent } from '../guardrail/events.js';
 
 async function adminsOf(rt: Runtime, team: string): Promise<string[]> {
   const state = await rt.state(teamDecider, teamStream(team));
@@ -19,7 +20,18 @@ async function adminsOf(rt: Runtime, team: string): Promise<string[]> {
     : [];
 }
 
-type Notice = NonNullable<Awaited<ReturnType<typeof approvalNotice>>>;
+type Notice = {
+  subject: string;
+  team_uid: string;
+  factory_uid: string | null;
+  notices: Array<{
+    kind: 'budget' | 'approval' | 'queue_stalled';
+    key: string;
+    title: string;
+    description: string;
+    run_id: string | null;
+  }>;
+};
 
 async function reconcileNotice(rt: Runtime, event: RecordedEvent, notice: Notice): Promise<void> {
   const { subject, team_uid, factory_uid } = notice;
@@ -49,6 +61,25 @@ export async function onBudget(event: RecordedEvent<GuardrailSource>, rt: Runtim
   if (e.type !== 'BudgetThresholdReached' && e.type !== 'BudgetRefused') return;
   if (e.type === 'BudgetRefused' && e.data.refusal !== 1) return;
   await reconcileNotice(rt, event, await budgetNotices(rt, e.data.scope, e.data.period));
+}
+
+/** A team's queue stalled, or no longer is: one notice while it lasts. */
+export async function onQueueStall(event: RecordedEvent<QueueStallEvent>, rt: Runtime): Promise<void> {
+  const e = event as QueueStallEvent;
+  const { team_uid } = e.data;
+  const notices =
+    e.type === 'QueueStalled'
+      ? [
+          {
+            kind: 'queue_stalled' as const,
+            key: `stalled:${event.id}`,
+            title: `${e.data.queued_runs} queued run(s) wait with no worker connected`,
+            description: `The oldest has waited since ${e.data.oldest_queued_at}; start a worker (shopfloor worker)`,
+            run_id: null,
+          },
+        ]
+      : [];
+  await reconcileNotice(rt, event, { subject: `queue-${team_uid}`, team_uid, factory_uid: null, notices });
 }
 
 /** A run's approval was asked for or decided. */

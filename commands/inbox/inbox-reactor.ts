@@ -24,9 +24,10 @@ import { inboxRoutesDecider, routedTo } from './inbox-routes-decider.js';
 import { taskNotifications, taskSituation } from './task-situation.js';
 import { own } from '../../src/own-keys.js';
 import type { GuardrailSource } from '../guardrail/public.js';
-import { onApproval, onBudget } from './guardrail-notices.js';
+import { onApproval, onBudget, onQueueStall } from './guardrail-notices.js';
+import type { QueueStallEvent } from '../guardrail/events.js';
 
-type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent | GuardrailSource;
+type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent | GuardrailSource | QueueStallEvent;
 
 /** The members of a team now, from its own stream. */
 async function membersOf(rt: Runtime, team: string): Promise<Set<string>> {
@@ -165,5 +166,7 @@ export const inboxReactor = reactor<Source, Runtime>({
     RunApproved: onApproval,
     RunDenied: onApproval,
     RunApprovalExpired: onApproval,
+    QueueStalled: onQueueStall,
+    QueueStallEnded: onQueueStall,
   },
 });

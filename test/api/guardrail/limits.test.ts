@@ -133,3 +133,40 @@ describe('stuck runs', () => {
     expect(errored.status_message.error_code).toBe('run_max_duration');
   });
 });
+
+describe('a stalled queue', () => {
+  it('gets one notice when runs wait past the threshold with no worker connected, cleared when one connects', async () => {
+    const team = (await t.call('POST', '/teams', { name: 'No workers yet' })).json().uid as string;
+    const asTeam = { 'x-service-team-uid': team };
+    clock.set('2026-03-03T09:00:00Z');
+    for (let i = 0; i < 3; i++)
+      expect((await t.call('POST', '/agent/runs', { prompt: `wait ${i}` }, undefined, asTeam)).statusCode).toBe(200);
+    const stalledNotices = async () =>
+      (
+        (await t.call('GET', '/factory-inbox?scope=team', undefined, undefined, asTeam)).json().notifications as Array<{
+          kind: string;
+          title: string;
+        }>
+      ).filter((n) => n.kind === 'queue_stalled');
+    clock.set('2026-03-03T09:14:00Z');
+    await settleGuards(t);
+    expect(await stalledNotices()).toEqual([]);
+    clock.set('2026-03-03T09:16:00Z');
+    const [notice] = await eventually(async () => {
+      const found = await stalledNotices();
+      return found.length ? found : undefined;
+    });
+    expect(notice!.title).toBe('3 queued run(s) wait with no worker connected');
+    // Later sweeps tell nothing more: still one notice, one event.
+    clock.set('2026-03-03T10:00:00Z');
+    await settleGuards(t);
+    expect(await stalledNotices()).toHaveLength(1);
+    const agent = (await t.call('POST', '/agent/identities', { name: 'Late worker' }, undefined, asTeam)).json();
+    const key = (await t.call('POST', `/agent/identities/${agent.uid}/api-keys`, undefined, undefined, asTeam)).json()
+      .api_key;
+    expect((await t.call('POST', '/agent/workers', { host: 'late' }, key)).statusCode).toBe(201);
+    await eventually(async () => ((await stalledNotices()).length === 0 ? true : undefined));
+    const stalls = (await t.rt.events.readStream(`queuestall-${team}`)).map((e) => e.type);
+    expect(stalls).toEqual(['QueueStalled', 'QueueStallEnded']);
+  });
+});
