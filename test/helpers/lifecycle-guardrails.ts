@@ -71,7 +71,7 @@ export async function guardrailSteps(
   );
   await send(
     'no approval needed again',
-    call(t, 'PUT', `/factory/${factory}/limits`, () => ({ max_concurrent_runs: 50 })),
+    call(t, 'PUT', `/factory/${factory}/limits`, () => ({ max_concurrent_runs: 1000 })),
   );
   return async () => {
     await sweepGuardrails(t.rt);
