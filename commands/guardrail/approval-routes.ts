@@ -31,7 +31,10 @@ const denyBody = z
   .strict()
   .optional();
 
-/** The run waiting for the caller's decision: visible, pending, and the caller an admin of its team. */
+/**
+ * The run waiting for the caller's decision: visible, pending, and the caller an admin of its team.
+ * The decider checks the same again; asking first keeps a refused caller from reserving budgets.
+ */
 async function pendingRun(rt: Runtime, runId: string, context: CommandContext): Promise<RunView> {
   const run = await rt.state(runDecider, runStream(runId));
   if (run.status !== 'live' || !canView(run, context)) throw new NotFound('run', runId);

@@ -104,6 +104,7 @@ export async function sweepGuardrails(rt: Runtime): Promise<void> {
   });
   for (const run of expired.items) await decide(rt, run, { type: 'ExpireApproval', data: { run_id: run.run_id } }, now);
   const limits = new Map<string, EffectiveLimits>();
+  // The longest without progress first: a sweep past PAGE running runs looks at the likeliest stuck.
   const running = await watched.find({ filter: { kind: 'running' }, sort: [['progressed_at', 'asc']], limit: PAGE });
   for (const run of running.items) {
     const key = `${run.team_uid ?? run.executing_team_uid}/${run.factory_uid}`;
