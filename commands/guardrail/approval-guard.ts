@@ -29,7 +29,8 @@ export async function approvalFor(
   now: string,
   requiredBy: 'automation' | 'schedule' | null,
 ): Promise<{ rule: ApprovalRule; expires_at: string } | null> {
-  if (run.depth > 0) return null;
+  // Sub-runs of a run that began, and personal runs (no team's admins to ask), never wait.
+  if (run.depth > 0 || run.team_uid === null) return null;
   const limits = await limitsOfRun(rt, run);
   const rule: ApprovalRule | null =
     requiredBy ?? (limits.requires_approval ? (run.factory_uid ? 'factory' : 'team') : null);

@@ -149,6 +149,28 @@ describe('an automation that requires approval', () => {
   });
 });
 
+describe('a schedule that requires approval', () => {
+  it('fires runs that wait for approval; its answer says so', async () => {
+    clock.set('2026-03-05T09:00:30Z');
+    const created = await t.call('POST', '/agent/schedules', {
+      name: 'Careful nightly',
+      prompt: 'Run it',
+      cron_schedule: '* * * * *',
+      requires_approval: true,
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json().requires_approval).toBe(true);
+    clock.set('2026-03-05T09:01:30Z');
+    const run = await eventually(async () => {
+      const listed = (await t.call('GET', '/agent/runs?source=SCHEDULED_AGENT')).json().runs;
+      return listed.length ? listed[0] : undefined;
+    });
+    expect(run).toMatchObject({ state: 'QUEUED', approval: { state: 'pending', rule: 'schedule' } });
+    await t.call('DELETE', `/agent/schedules/${created.json().id}`);
+    await settleGuards(t);
+  });
+});
+
 describe('limits', () => {
   it('are for admins to set and members to read; bad bodies are refused naming the field', async () => {
     await expectRefused(
