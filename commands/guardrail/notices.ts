@@ -105,6 +105,15 @@ export async function budgetNotices(rt: Runtime, scope: BudgetScope, period: str
   return { subject: `budget-${scopeKey(scope)}-${period}`, team_uid: scope.team_uid, factory_uid, notices };
 }
 
+/** Where a notice about a run goes: its team (the executing one for a personal run) and factory. */
+export async function runNoticePlace(
+  rt: Runtime,
+  runId: string,
+): Promise<{ team_uid: string; factory_uid: string | null } | null> {
+  const run = await createdOf(rt, runId);
+  return run && { team_uid: run.team_uid ?? run.executing_team_uid, factory_uid: run.factory_uid };
+}
+
 /** What a run waiting for approval tells its team's admins (nothing once decided). */
 export async function approvalNotice(rt: Runtime, runId: string, pending: boolean): Promise<GuardrailNotice | null> {
   const run = await createdOf(rt, runId);
@@ -120,10 +129,6 @@ export async function approvalNotice(rt: Runtime, runId: string, pending: boolea
         },
       ]
     : [];
-  return {
-    subject: `approval-${runId}`,
-    team_uid: run.team_uid ?? run.executing_team_uid,
-    factory_uid: run.factory_uid,
-    notices,
-  };
+  const place = { team_uid: run.team_uid ?? run.executing_team_uid, factory_uid: run.factory_uid };
+  return { subject: `approval-${runId}`, ...place, notices };
 }

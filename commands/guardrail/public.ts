@@ -11,4 +11,5 @@ export {
   budgetNotices,
   type GuardrailSource,
   guardrailMessage,
+  runNoticePlace,
 } from './notices.js';

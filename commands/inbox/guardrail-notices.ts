@@ -6,7 +6,7 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { derivedId, reactionContext } from '../../src/projector/reactor.js';
 import type { Runtime } from '../../src/runtime.js';
-import { approvalNotice, budgetNotices, type GuardrailSource } from '../guardrail/public.js';
+import { approvalNotice, budgetNotices, type GuardrailSource, runNoticePlace } from '../guardrail/public.js';
 import { teamDecider } from '../team/public.js';
 import { teamStream } from '../team/events.js';
 import { inboxDecider } from './inbox-decider.js';
@@ -25,7 +25,7 @@ type Notice = {
   team_uid: string;
   factory_uid: string | null;
   notices: Array<{
-    kind: 'budget' | 'approval' | 'queue_stalled';
+    kind: 'budget' | 'approval' | 'queue_stalled' | 'run_timed_out';
     key: string;
     title: string;
     description: string;
@@ -80,6 +80,23 @@ export async function onQueueStall(event: RecordedEvent<QueueStallEvent>, rt: Ru
         ]
       : [];
   await reconcileNotice(rt, event, { subject: `queue-${team_uid}`, team_uid, factory_uid: null, notices });
+}
+
+/** A run stuck, or running too long, ended ERROR: its team's admins hear which, once. */
+export async function onTimedOut(event: RecordedEvent<GuardrailSource>, rt: Runtime): Promise<void> {
+  const e = event as GuardrailSource;
+  if (e.type !== 'RunTimedOut') return;
+  const place = await runNoticePlace(rt, e.data.run_id);
+  if (!place) return;
+  const what = e.data.rule === 'stuck' ? 'made no progress for too long' : 'ran past its maximum duration';
+  const key = `timed_out:${e.data.execution_id}`;
+  await reconcileNotice(rt, event, {
+    ...place,
+    subject: `timedout-${e.data.run_id}`,
+    notices: [
+      { kind: 'run_timed_out', key, title: `A run ${what} and ended ERROR`, description: what, run_id: e.data.run_id },
+    ],
+  });
 }
 
 /** A run's approval was asked for or decided. */

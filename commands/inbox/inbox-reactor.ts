@@ -24,7 +24,7 @@ import { inboxRoutesDecider, routedTo } from './inbox-routes-decider.js';
 import { taskNotifications, taskSituation } from './task-situation.js';
 import { own } from '../../src/own-keys.js';
 import type { GuardrailSource } from '../guardrail/public.js';
-import { onApproval, onBudget, onQueueStall } from './guardrail-notices.js';
+import { onApproval, onBudget, onQueueStall, onTimedOut } from './guardrail-notices.js';
 import type { QueueStallEvent } from '../guardrail/events.js';
 
 type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent | GuardrailSource | QueueStallEvent;
@@ -166,6 +166,7 @@ export const inboxReactor = reactor<Source, Runtime>({
     RunApproved: onApproval,
     RunDenied: onApproval,
     RunApprovalExpired: onApproval,
+    RunTimedOut: onTimedOut,
     QueueStalled: onQueueStall,
     QueueStallEnded: onQueueStall,
   },

@@ -36,7 +36,7 @@ const inboxItem = z.object({
   kind: z
     .enum(NOTIFICATION_KINDS)
     .describe(
-      'Extensions: `webhook_disabled` (an outbound webhook the server disabled), `approval` (a run waiting for an admin’s approval), `budget` (a budget’s threshold passed, or its refusals), `queue_stalled` (queued runs wait with no worker connected)',
+      'Extensions: `webhook_disabled` (an outbound webhook the server disabled), `approval` (a run waiting for an admin’s approval), `budget` (a budget’s threshold passed, or its refusals), `queue_stalled` (queued runs wait with no worker connected), `run_timed_out` (a run stuck or running too long ended ERROR)',
     ),
   stage: z.enum(STAGES).nullable().describe("The task's stage when the notification was raised"),
   title: z.string(),

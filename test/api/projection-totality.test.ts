@@ -190,6 +190,7 @@ const ELSEWHERE: Record<string, string> = {
   // test/api/guardrail/limits.test.ts (the lifecycle's worker stays connected).
   QueueStalled: 'queued runs waiting with no worker connected, found by the guardrail sweeper',
   QueueStallEnded: 'a stalled queue that a worker then serves',
+  RunTimedOut: 'a run in progress past its stuck or maximum time, found by the guardrail sweeper (limits.test.ts)',
 };
 
 // ---- the property ----------------------------------------------------------------------------

@@ -116,6 +116,15 @@ describe('stuck runs', () => {
     });
     const heartbeat = await t.call('POST', `/agent/workers/${b.workerId}/heartbeat`, { runs: [runId] }, b.key);
     expect(JSON.stringify(heartbeat.json())).toContain('timed_out');
+    await settleGuards(t);
+    const inbox = (await t.call('GET', '/factory-inbox?scope=team')).json().notifications as Array<{
+      kind: string;
+      run_id?: string;
+      title: string;
+    }>;
+    expect(inbox.filter((n) => n.kind === 'run_timed_out' && n.run_id === runId).map((n) => n.title)).toEqual([
+      'A run made no progress for too long and ended ERROR',
+    ]);
   });
 
   it('a run past max_run_minutes ends ERROR though it makes progress', async () => {
