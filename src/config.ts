@@ -151,6 +151,16 @@ const schema = z.object({
     .default(1024 * 1024),
   /** Event streams: a comment line at least this often keeps an idle stream open through proxies. */
   STREAM_HEARTBEAT_SECONDS: z.coerce.number().min(0.05).max(15).default(15),
+  /** Guardrails: what a run without a per-run cap reserves of a budget at least (USD; docs/features/guardrails.md). */
+  BUDGET_RUN_ESTIMATE_FLOOR_USD: z.coerce.number().min(0).max(1_000_000).default(1),
+  /** Guardrails: how often approvals, stuck runs and long-queued runs are checked (fractions allowed, for tests). */
+  GUARDRAIL_SWEEP_SECONDS: z.coerce.number().min(0.05).max(3600).default(30),
+  /** Guardrails: a team whose runs waited this long in the queue with no worker connected gets one notice. */
+  GUARDRAIL_QUEUE_STALL_MINUTES: z.coerce
+    .number()
+    .min(1)
+    .max(7 * 24 * 60)
+    .default(15),
   /** `strict` fails an answer holding a field its route's response schema does not declare (tests). */
   RESPONSE_SCHEMAS: z.enum(['strip', 'strict']).default('strip'),
   /** `/metrics` asks for this bearer token (docs/operations.md, Metrics). */

@@ -10,6 +10,7 @@ import { conversationFeature } from '../commands/conversation/index.js';
 import { environmentFeature } from '../commands/environment/index.js';
 import { factoryFeature } from '../commands/factory/index.js';
 import { factoryFileFeature } from '../commands/factoryfile/index.js';
+import { guardrailFeature } from '../commands/guardrail/index.js';
 import { inboxFeature } from '../commands/inbox/index.js';
 import { identityFeature } from '../commands/identity/index.js';
 import { outboundWebhookFeature } from '../commands/outbound/index.js';
@@ -49,4 +50,5 @@ export const features: readonly Feature[] = [
   branchFeature,
   analyticsFeature,
   benchmarkFeature,
+  guardrailFeature,
 ];

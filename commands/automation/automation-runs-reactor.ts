@@ -122,6 +122,7 @@ export async function startAutomationRun(
         automatic_metadata: start.metadata,
         ...(start.artifacts ? { artifacts: start.artifacts } : {}),
         ...(start.schedule ? { schedule: start.schedule } : {}),
+        ...(automation.requires_approval ? { requires_approval: 'automation' as const } : {}),
       },
     );
     return true;

@@ -25,6 +25,8 @@ export interface AutomationFields {
   triggers: Trigger[];
   /** Run settings its runs start with (an automation file's execution overrides); absent: the agent's. */
   config?: Record<string, unknown> | null;
+  /** Its runs wait for a team admin's approval before they begin (guardrails); absent: false. */
+  requires_approval?: boolean;
 }
 
 export type AutomationEvent =

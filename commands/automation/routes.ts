@@ -28,6 +28,9 @@ const fields = {
   agent: uidParam.nullable(),
   enabled: z.boolean(),
   triggers: z.array(triggerSchema).min(1).max(MAX_TRIGGERS),
+  requires_approval: z
+    .boolean()
+    .describe('Its runs wait for a team admin’s approval before they begin (default false)'),
 };
 
 const createBody = z
@@ -37,6 +40,7 @@ const createBody = z
     agent: fields.agent.optional(),
     enabled: fields.enabled.optional(),
     triggers: fields.triggers,
+    requires_approval: fields.requires_approval.optional(),
   })
   .strict();
 
@@ -47,6 +51,7 @@ const patchBody = z
     agent: fields.agent.optional(),
     enabled: fields.enabled.optional(),
     triggers: fields.triggers.optional(),
+    requires_approval: fields.requires_approval.optional(),
   })
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: 'give at least one field to change' });
@@ -98,13 +103,16 @@ export default function automationRoutes(api: Api, rt: Runtime): void {
       const triggers = checkTriggers(req.body.triggers)!;
       await checkAgent(rt, req.body.agent, factory);
       const id = timeOrderedId();
-      const { name, prompt, agent = null, enabled = true } = req.body;
+      const { name, prompt, agent = null, enabled = true, requires_approval } = req.body;
       await rt.execute(
         automationsStream(factory.uid),
         automationsDecider,
         {
           type: 'CreateAutomation',
-          data: { id, factory_uid: factory.uid, team_uid: factory.team_uid, name, prompt, agent, enabled, triggers },
+          data: {
+            ...{ id, factory_uid: factory.uid, team_uid: factory.team_uid, name, prompt, agent, enabled, triggers },
+            ...(requires_approval ? { requires_approval } : {}),
+          },
           webhooks: await webhookStatuses(rt, factory.uid),
         },
         context,

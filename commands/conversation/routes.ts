@@ -20,6 +20,7 @@ import {
   attachmentSchema,
   MAX_ATTACHMENTS,
   runModeSchema,
+  sendFollowup,
 } from '../run/public.js';
 import { runStream } from '../run/events.js';
 import { conversationDecider } from './conversation-decider.js';
@@ -80,13 +81,9 @@ export default function conversationRoutes(api: Api, rt: Runtime): void {
       const { conversation_id } = req.params;
       const { message, mode, attachments } = req.body;
       return onNewestRun(rt, conversation_id, async (run_id) => {
-        const { state } = await execute(
+        const { state } = await sendFollowup(
           rt,
-          run_id,
-          {
-            type: 'SendFollowup',
-            data: { run_id, message, mode: mode ?? null, attachments, execution_id: timeOrderedId() },
-          },
+          { run_id, message, mode: mode ?? null, attachments, execution_id: timeOrderedId() },
           commandContext(req),
         );
         return { conversation_id, run_id, state: state.status === 'live' ? state.state : null };

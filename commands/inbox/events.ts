@@ -6,7 +6,12 @@
 import type { RunQuestion } from '../run/events.js';
 import type { Stage } from '../task/events.js';
 
-/** The kinds the hosted service knows, and `webhook_disabled` (an outbound webhook endpoint the server turned off). */
+/**
+ * The kinds the hosted service knows, and extensions: `webhook_disabled` (an outbound webhook
+ * endpoint the server turned off), `approval` (a run waiting for an admin), `budget` (a budget's
+ * threshold passed, or its refusals), `queue_stalled` (runs wait with no worker connected) and
+ * `run_timed_out` (a run stuck or running too long ended ERROR), for the team's admins.
+ */
 export const NOTIFICATION_KINDS = [
   'question',
   'answer_question',
@@ -15,6 +20,10 @@ export const NOTIFICATION_KINDS = [
   'blocked',
   'failed',
   'webhook_disabled',
+  'approval',
+  'budget',
+  'queue_stalled',
+  'run_timed_out',
 ] as const;
 export type NotificationKind = (typeof NOTIFICATION_KINDS)[number];
 

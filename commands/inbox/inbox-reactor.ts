@@ -23,8 +23,11 @@ import { inboxRoutesStream, inboxStream, outboundSubject, taskSubject } from './
 import { inboxRoutesDecider, routedTo } from './inbox-routes-decider.js';
 import { taskNotifications, taskSituation } from './task-situation.js';
 import { own } from '../../src/own-keys.js';
+import type { GuardrailSource } from '../guardrail/public.js';
+import { onApproval, onBudget, onQueueStall, onTimedOut } from './guardrail-notices.js';
+import type { QueueStallEvent } from '../guardrail/events.js';
 
-type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent;
+type Source = TaskEvent | RunEvent | ConversationEvent | OutboundWebhookEvent | GuardrailSource | QueueStallEvent;
 
 /** The members of a team now, from its own stream. */
 async function membersOf(rt: Runtime, team: string): Promise<Set<string>> {
@@ -158,5 +161,14 @@ export const inboxReactor = reactor<Source, Runtime>({
     OutboundWebhookDisabled: onEndpoint,
     OutboundWebhookUpdated: onEndpoint,
     OutboundWebhookDeleted: onEndpoint,
+    BudgetThresholdReached: onBudget,
+    BudgetRefused: onBudget,
+    RunApprovalRequested: onApproval,
+    RunApproved: onApproval,
+    RunDenied: onApproval,
+    RunApprovalExpired: onApproval,
+    RunTimedOut: onTimedOut,
+    QueueStalled: onQueueStall,
+    QueueStallEnded: onQueueStall,
   },
 });

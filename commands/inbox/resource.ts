@@ -28,11 +28,16 @@ const question = z.object({
 
 const inboxItem = z.object({
   notification_uid: z.string(),
-  factory_uid: z.string().nullable().describe('Null only for `webhook_disabled` (a team notification)'),
-  factory_task_uid: z.string().nullable().describe('Null only for `webhook_disabled`'),
+  factory_uid: z
+    .string()
+    .nullable()
+    .describe('Null for team notifications (`webhook_disabled`, a team budget, a team run’s approval)'),
+  factory_task_uid: z.string().nullable().describe('Null but for task notifications'),
   kind: z
     .enum(NOTIFICATION_KINDS)
-    .describe('`webhook_disabled` is an extension: an outbound webhook the server disabled'),
+    .describe(
+      'Extensions: `webhook_disabled` (an outbound webhook the server disabled), `approval` (a run waiting for an admin’s approval), `budget` (a budget’s threshold passed, or its refusals), `queue_stalled` (queued runs wait with no worker connected), `run_timed_out` (a run stuck or running too long ended ERROR)',
+    ),
   stage: z.enum(STAGES).nullable().describe("The task's stage when the notification was raised"),
   title: z.string(),
   description: z.string().optional(),

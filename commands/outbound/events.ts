@@ -8,7 +8,9 @@
 /** A team has at most this many endpoints. */
 export const MAX_ENDPOINTS_PER_TEAM = 20;
 
-/** The events an endpoint may subscribe to; `run.*`, `task.*`, `inbox.*`, `webhook.*` and `*` name groups. */
+import { GUARDRAIL_EVENT_TYPES } from '../guardrail/events.js';
+
+/** The events an endpoint may subscribe to; `run.*`, `task.*`, `inbox.*`, `webhook.*`, `budget.*` and `*` name groups. */
 export const OUTBOUND_EVENT_TYPES = [
   'run.queued',
   'run.in_progress',
@@ -21,6 +23,8 @@ export const OUTBOUND_EVENT_TYPES = [
   'inbox.notification_raised',
   'inbox.notification_cleared',
   'webhook.delivery_rejected',
+  // Guardrails (issue #33): budgets' thresholds and refusals, and runs' approvals.
+  ...GUARDRAIL_EVENT_TYPES,
 ] as const;
 export type OutboundEventType = (typeof OUTBOUND_EVENT_TYPES)[number];
 

@@ -7,8 +7,9 @@
 import type { RecordedEvent } from '../../src/eventstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { StreamEventSource } from '../../src/streams/stream-events.js';
+import { guardrailStreamEvents } from '../guardrail/public.js';
 import { inboxStreamEvents } from '../inbox/public.js';
-import { runStateEvents } from '../run/public.js';
+import { runApprovalEvents, runStateEvents } from '../run/public.js';
 import { taskStreamEvents } from '../task/public.js';
 import { webhookStreamEvents } from '../webhook/public.js';
 import { OUTBOUND_EVENT_TYPES, type OutboundEventType } from './events.js';
@@ -24,6 +25,8 @@ const SOURCES: readonly StreamEventSource[] = [
   taskStreamEvents,
   inboxStreamEvents,
   webhookStreamEvents,
+  guardrailStreamEvents,
+  runApprovalEvents,
 ];
 
 const isOutbound = (type: string): type is OutboundEventType =>

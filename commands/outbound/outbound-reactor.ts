@@ -11,12 +11,13 @@ import { wakeDispatcher } from './dispatcher.js';
 import { outboundDeliveryStream, outboundWebhooksStream, subscribes } from './events.js';
 import { outboundWebhookDecider } from './outbound-webhook-decider.js';
 import { outboundMessage } from './messages.js';
+import type { BudgetPeriodEvent } from '../guardrail/events.js';
 import type { InboxEvent } from '../inbox/events.js';
 import type { RunEvent } from '../run/events.js';
 import type { TaskEvent } from '../task/events.js';
 import type { DeliveryEvent } from '../webhook/events.js';
 
-type SourceEvent = RunEvent | TaskEvent | InboxEvent | DeliveryEvent;
+type SourceEvent = RunEvent | TaskEvent | InboxEvent | DeliveryEvent | BudgetPeriodEvent;
 
 async function schedule(event: RecordedEvent<SourceEvent>, rt: Runtime): Promise<void> {
   const occurred = event.metadata.occurred_at;
@@ -71,5 +72,11 @@ export const outboundReactor = reactor<SourceEvent, Runtime>({
     NotificationRaised: schedule,
     NotificationCleared: schedule,
     DeliveryRejected: schedule,
+    BudgetThresholdReached: schedule,
+    BudgetRefused: schedule,
+    RunApprovalRequested: schedule,
+    RunApproved: schedule,
+    RunDenied: schedule,
+    RunApprovalExpired: schedule,
   },
 });

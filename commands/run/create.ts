@@ -15,6 +15,8 @@ import { identityDecider } from '../identity/public.js';
 import { assertUsableModel, modelDecider } from '../model/public.js';
 import { MODELS_STREAM } from '../model/events.js';
 import { type AgentProfile, identityStream } from '../identity/events.js';
+import { periodOf } from '../guardrail/events.js';
+import { approvalFor, releaseBudgets, reserveBudgets } from '../guardrail/public.js';
 import { runDecider, type RunView } from './run-decider.js';
 import {
   type Artifact,
@@ -51,6 +53,8 @@ export interface CreateRunOptions {
   files?: Array<{ file_name: string; mime_type: string; bytes: Buffer }>;
   /** Text for the worker alone, sealed (see RunCreatedData). */
   sealed_context?: SealedContext;
+  /** The automation or schedule starting the run requires a team admin's approval first. */
+  requires_approval?: 'automation' | 'schedule';
 }
 
 /** The harness type a config names (`harness: {type}`), if any. */
@@ -121,14 +125,38 @@ export async function createRun(
     factory_uid: options.factory_uid ?? agent?.factory_uid ?? null,
     default_model_id: catalogue.catalogue?.default_model_id ?? null,
   });
-  const { state } = await rt.handle(
-    runStream(run_id),
-    runDecider,
-    { type: 'CreateRun', data, artifacts: options.artifacts },
-    context,
-  );
-  await joinConversation(rt, state as RunView, context);
-  return state as RunView;
+  const state = await recordCreation(rt, data, parent?.factory_uid ?? null, options, context);
+  await joinConversation(rt, state, context);
+  return state;
+}
+
+/**
+ * Appends `RunCreated` once the budgets that pay for the run reserved its estimate (they refuse
+ * with `budget_exceeded` when out of room), or with its request for approval when its limits, its
+ * automation or its schedule require one; a creation that fails gives the reservations back. A
+ * run created already (a reaction seen twice) reserves nothing more.
+ */
+async function recordCreation(
+  rt: Runtime,
+  data: RunCreatedData,
+  parentFactory: string | null,
+  { artifacts, requires_approval }: CreateRunOptions,
+  context: CommandContext,
+): Promise<RunView> {
+  const existing = await rt.state(runDecider, runStream(data.run_id));
+  // A sub-run without a factory of its own is paid for by its tree's.
+  const payer = { ...data, factory_uid: data.factory_uid ?? parentFactory };
+  const approval = await approvalFor(rt, payer, context.now, requires_approval ?? null);
+  // A run waiting for approval reserves when it is approved.
+  const reserved = existing.status === 'live' || approval ? [] : await reserveBudgets(rt, payer, context);
+  try {
+    const command = { type: 'CreateRun' as const, data, artifacts, ...(approval ? { approval } : {}) };
+    const { state } = await rt.handle(runStream(data.run_id), runDecider, command, context);
+    return state as RunView;
+  } catch (error) {
+    await releaseBudgets(rt, data.run_id, reserved, periodOf(context.now), context);
+    throw error;
+  }
 }
 
 /** The parent run, when the caller may see it and a child would nest no deeper than MAX_RUN_DEPTH. */

@@ -200,7 +200,62 @@ export type RunEvent =
   /** An ended run starts a new execution, in a new sandbox, with the follow-up as its prompt. */
   | { type: 'RunResumed'; data: { run_id: string; message: string; mode: RunMode | null; attachments: string[] } }
   /** Its worker stopped heartbeating: a run that never started is queued again, else it errs. */
-  | { type: 'RunWorkerLost'; data: { run_id: string; worker_id: string; requeued: boolean } };
+  | { type: 'RunWorkerLost'; data: { run_id: string; worker_id: string; requeued: boolean } }
+  /** The run waits in QUEUED for a team admin's approval until `expires_at` (guardrails). */
+  | {
+      type: 'RunApprovalRequested';
+      data: { run_id: string; rule: ApprovalRule; requested_at: string; expires_at: string };
+    }
+  /** An admin approved it: it may be handed to a worker. */
+  | { type: 'RunApproved'; data: { run_id: string; by: Principal; at: string } }
+  /** An admin denied it; a `RunCancelled` follows. */
+  | { type: 'RunDenied'; data: { run_id: string; by: Principal; at: string; reason: string | null } }
+  /** No one decided within the approval timeout; a `RunCancelled` follows. */
+  | { type: 'RunApprovalExpired'; data: { run_id: string; at: string } }
+  /** Its execution made no progress for too long, or ran too long; a `RunFinished` (ERROR) follows, and its worker is told. */
+  | { type: 'RunTimedOut'; data: { run_id: string; execution_id: string; rule: 'stuck' | 'max_duration' } };
+
+/** What asked for a run's approval: its factory's or team's limits, its automation or its schedule. */
+export type ApprovalRule = 'factory' | 'team' | 'automation' | 'schedule';
+
+/** A run's approval, as its events left it (`approval` on the run resource). */
+export interface RunApproval {
+  state: 'pending' | 'approved' | 'denied' | 'expired';
+  rule: ApprovalRule;
+  requested_at: string;
+  expires_at: string;
+  decided_by: Principal | null;
+  decided_at: string | null;
+}
+
+/** The approval an approval event leaves (the approval before it, for decisions). */
+export function nextApproval(before: RunApproval | null, event: RunEvent): RunApproval | null {
+  switch (event.type) {
+    case 'RunApprovalRequested':
+      return {
+        state: 'pending',
+        rule: event.data.rule,
+        requested_at: event.data.requested_at,
+        expires_at: event.data.expires_at,
+        decided_by: null,
+        decided_at: null,
+      };
+    case 'RunApproved':
+    case 'RunDenied':
+      return (
+        before && {
+          ...before,
+          state: event.type === 'RunApproved' ? 'approved' : 'denied',
+          decided_by: event.data.by,
+          decided_at: event.data.at,
+        }
+      );
+    case 'RunApprovalExpired':
+      return before && { ...before, state: 'expired', decided_at: event.data.at };
+    default:
+      return before;
+  }
+}
 
 export const runStream = (runId: string) => `run-${runId}`;
 

@@ -10,6 +10,7 @@ import { runTraceRoutes } from '../../queries/run/trace.js';
 import { runsTraceCommand } from '../../queries/run/trace-cli.js';
 import runEventRoutes from '../../queries/run/run-events.js';
 import { runDetailEvents } from './run-detail-events.js';
+import { runApprovalEvents } from './approval-stream-events.js';
 import { runStateEvents } from './stream-events.js';
 import { runsFollowCommand } from './follow-cli.js';
 import runAttachmentRoutes from './attachments.js';
@@ -27,6 +28,6 @@ export const runFeature = feature({
     runEventRoutes,
   ],
   projections: [runsProjection, runTimelineProjection, artifactsProjection],
-  streamEvents: [runStateEvents, runDetailEvents],
+  streamEvents: [runStateEvents, runDetailEvents, runApprovalEvents],
   cli: [commandGroup('runs', { trace: runsTraceCommand, follow: runsFollowCommand })],
 });

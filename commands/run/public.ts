@@ -5,6 +5,7 @@
  */
 export { ATTACHMENT_BODY_LIMIT, prepareAttachment, preparedAttachment } from './attachments.js';
 export { createRun, joinConversation } from './create.js';
+export { sendFollowup } from './followup.js';
 export { type RunCommand, runDecider, type RunDeciderState, type RunView } from './run-decider.js';
 export {
   artifactItemSchema,
@@ -28,3 +29,4 @@ export { artifactsProjection } from '../../projections/run/artifacts.js';
 export { type RunDoc, runsProjection } from '../../projections/run/runs.js';
 export { timelineEntrySchema } from './run-detail-events.js';
 export { runStateEvents } from './stream-events.js';
+export { runApprovalEvents } from './approval-stream-events.js';

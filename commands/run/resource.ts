@@ -212,6 +212,22 @@ export const runItem = z.object({
   artifacts: z.array(artifactItemSchema),
   scope: z.object({ type: z.enum(['User', 'Team']), uid: z.string() }),
   metadata: z.record(z.string(), z.string()),
+  approval: z
+    .object({
+      state: z.enum(['pending', 'approved', 'denied', 'expired']),
+      rule: z.enum(['factory', 'team', 'automation', 'schedule']).describe('What asked for the approval'),
+      requested_at: z.string(),
+      expires_at: z.string().describe('When a pending approval expires and the run is cancelled'),
+      decided_by: principalSchema.nullable(),
+      decided_at: z.string().nullable(),
+    })
+    .optional()
+    .describe('Extension (guardrails): present on a run that needed a team admin’s approval before it may begin'),
+  queue_position: z
+    .number()
+    .int()
+    .optional()
+    .describe('Extension (guardrails): a QUEUED run’s place in its queue, 1 being next (GET of one run only)'),
 });
 
 export type RunItem = z.infer<typeof runItem>;
@@ -253,9 +269,11 @@ export interface RunItemOptions {
   baseUrl: string;
   /** The moment the item describes: run time and debug windows are reckoned at it. */
   now: string;
+  /** A queued run's place in its queue, when the caller counted it. */
+  queue_position?: number | null;
 }
 
-export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions): RunItem {
+export function toRunItem(run: RunDoc, { baseUrl, now, queue_position }: RunItemOptions): RunItem {
   const debugging = debugWindowOpen(run, now);
   const skillSpec = run.skill_spec ?? (run.config?.skills as string[] | undefined)?.[0] ?? null;
   const started = run.started_at !== null;
@@ -292,6 +310,8 @@ export function toRunItem(run: RunDoc, { baseUrl, now }: RunItemOptions): RunIte
     artifacts: run.artifacts.map(artifactItem),
     scope: run.team_uid ? { type: 'Team', uid: run.team_uid } : { type: 'User', uid: run.creator.uid },
     metadata: run.metadata,
+    ...present('approval', run.approval),
+    ...present('queue_position', queue_position),
   };
 }
 

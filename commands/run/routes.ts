@@ -9,6 +9,7 @@ import { commandContext } from '../../src/http/context.js';
 import type { CommandContext } from '../../src/kernel/handle.js';
 import type { Runtime } from '../../src/runtime.js';
 import { createRun } from './create.js';
+import { sendFollowup } from './followup.js';
 import { type RunCommand, runDecider } from './run-decider.js';
 import { type RunEvent, runStream } from './events.js';
 import { runParams as params, runStateSchema } from './resource.js';
@@ -105,12 +106,9 @@ export default function runRoutes(api: Api, rt: Runtime): void {
     const { run_id: runId } = req.params;
     const { message, mode } = req.body;
     // A follow-up to a retained debug session starts a debug agent there: a new execution id.
-    const { state, events } = await execute(
-      runId,
-      {
-        type: 'SendFollowup',
-        data: { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: timeOrderedId() },
-      },
+    const { state, events } = await sendFollowup(
+      rt,
+      { run_id: runId, message, mode: mode ?? null, attachments: [], execution_id: timeOrderedId() },
       commandContext(req),
     );
     return { run_id: runId, state: state.status === 'live' ? state.state : null, routed_to: routedTo(events) };

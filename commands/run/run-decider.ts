@@ -13,15 +13,26 @@ import {
   type StatusMessage,
   WORKER_LOST,
   HELD_STATES,
+  nextApproval,
   nextRunState,
+  type ApprovalRule,
+  type RunApproval,
 } from './events.js';
 import { own, ownsKey } from '../../src/own-keys.js';
+import { type GuardCommand, guardEvents } from './run-guard-decisions.js';
 
 type Held = { worker_id: string; execution_id: string };
 
 export type RunCommand =
   /** `artifacts`: what the run starts with (an automation's event payload), recorded with its creation. */
-  | { type: 'CreateRun'; data: RunCreatedData; artifacts?: Artifact[] }
+  | {
+      type: 'CreateRun';
+      data: RunCreatedData;
+      artifacts?: Artifact[];
+      /** The run waits for a team admin's approval (guardrails). */
+      approval?: { rule: ApprovalRule; expires_at: string };
+    }
+  | GuardCommand
   | {
       type: 'SendFollowup';
       data: { run_id: string; message: string; mode: RunMode | null; attachments: string[]; execution_id: string };
@@ -79,6 +90,8 @@ export type RunView = {
   prepared: Record<string, Attachment>;
   /** Questions asked and not yet answered: a follow-up answers them, and an end other than BLOCKED drops them. */
   open_questions: Array<{ ask_id: string; questions: RunQuestion[] }>;
+  /** Its approval, when one was asked for; pending, it is never handed to a worker. */
+  approval: RunApproval | null;
 };
 
 export type RunDeciderState = { status: 'none' } | RunView;
@@ -119,6 +132,7 @@ const createdView = (d: RunCreatedData): RunView => ({
   turn: { prompt: d.prompt, mode: d.mode, resumed: false, attachments: d.attachments },
   prepared: {},
   open_questions: [],
+  approval: null,
 });
 
 /** The run moved to the state `event` leads to; no worker holds a run outside the held states. */
@@ -134,7 +148,7 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
   evolve: (state, event) => {
     if (event.type === 'RunCreated') return createdView(event.data);
     if (state.status !== 'live') return state;
-    const run = moved(state, event);
+    const run = { ...moved(state, event), approval: nextApproval(state.approval ?? null, event) };
     switch (event.type) {
       case 'RunLeased': {
         const { worker_id, execution_id, lease_expires_at } = event.data;
@@ -189,12 +203,16 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
     if (command.type === 'CreateRun') {
       if (state.status !== 'none') throw new Conflict(`run ${command.data.run_id} exists`);
       const run_id = command.data.run_id;
+      const approval = command.approval;
       return [
         { type: 'RunCreated', data: command.data },
         ...(command.artifacts ?? []).map((artifact) => ({
           type: 'RunArtifactAdded' as const,
           data: { run_id, artifact },
         })),
+        ...(approval
+          ? [{ type: 'RunApprovalRequested' as const, data: { run_id, ...approval, requested_at: context.now } }]
+          : []),
       ];
     }
     const run = visible(state, command.data.run_id, context);
@@ -215,6 +233,10 @@ export const runDecider: Decider<RunCommand, RunEvent, RunDeciderState> = {
           : [];
       case 'PrepareAttachment':
         return [{ type: 'RunAttachmentPrepared', data: { run_id, attachment: command.data.attachment } }];
+      case 'DecideApproval':
+      case 'ExpireApproval':
+      case 'TimeOutRun':
+        return guardEvents(run, command, context);
       default:
         return workerEvents(run, command);
     }
@@ -237,44 +259,71 @@ function followupEvents(run: RunView, data: FollowupData, context: DecideContext
       `attachments not prepared for run ${run_id}: ${unknown.join(', ')}; prepare them again`,
       'unknown_attachment',
     );
-  if (run.state === 'QUEUED' || run.state === 'PENDING')
-    return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
-  if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) {
-    return [
-      {
-        type: 'RunFollowupDelivered',
-        data: { run_id, execution_id: run.held.execution_id, message, mode, attachments, to: 'execution' },
-      },
-    ];
+  switch (followupRoute(run, context.now)) {
+    case 'queued_prompt':
+      return [{ type: 'RunPromptExtended', data: { run_id, message, mode } }];
+    case 'live_execution':
+      return [
+        {
+          type: 'RunFollowupDelivered',
+          data: { run_id, execution_id: run.held!.execution_id, message, mode, attachments, to: 'execution' },
+        },
+      ];
+    case 'debug_session':
+      return [
+        {
+          type: 'RunFollowupDelivered',
+          data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
+        },
+      ];
+    case 'new_execution':
+      return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
   }
+}
+
+/**
+ * Where a follow-up to `run` goes now: the prompt of a run not yet running, the execution holding
+ * it, the retained debug session of a failed environment setup, else a new execution (a resume).
+ */
+export function followupRoute(
+  run: RunView,
+  now: string,
+): 'queued_prompt' | 'live_execution' | 'debug_session' | 'new_execution' {
+  if (run.state === 'QUEUED' || run.state === 'PENDING') return 'queued_prompt';
+  if (run.held && (run.state === 'CLAIMED' || run.state === 'INPROGRESS')) return 'live_execution';
   const debug = run.status_message;
   if (
     run.state === 'FAILED' &&
     debug?.error_code === 'environment_setup_failed' &&
     debug.session_debug_until &&
-    debug.session_debug_until > context.now
-  ) {
-    return [
-      {
-        type: 'RunFollowupDelivered',
-        data: { run_id, execution_id, message, mode, attachments, to: 'debug_session' },
-      },
-    ];
-  }
-  return [{ type: 'RunResumed', data: { run_id, message, mode, attachments } }];
+    debug.session_debug_until > now
+  )
+    return 'debug_session';
+  return 'new_execution';
 }
 
 /** The commands of the execution that holds the run, and of the claims and sweeps around it. */
 type WorkerCommand = Exclude<
   RunCommand,
-  { type: 'CreateRun' | 'SendFollowup' | 'CancelRun' | 'InterruptRun' | 'PrepareAttachment' }
+  {
+    type:
+      | 'CreateRun'
+      | 'SendFollowup'
+      | 'CancelRun'
+      | 'InterruptRun'
+      | 'PrepareAttachment'
+      | 'DecideApproval'
+      | 'ExpireApproval'
+      | 'TimeOutRun';
+  }
 >;
 
 function workerEvents(run: RunView, command: WorkerCommand): RunEvent[] {
   const run_id = run.run_id;
   switch (command.type) {
     case 'LeaseRun':
-      if (run.state !== 'QUEUED') throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
+      if (run.state !== 'QUEUED' || run.approval?.state === 'pending')
+        throw new Conflict(`run ${run_id} is not queued`, 'not_queued');
       return [{ type: 'RunLeased', data: command.data }];
     case 'ExpireLease':
       return run.state === 'PENDING' && run.held?.worker_id === command.data.worker_id

@@ -14,6 +14,8 @@ export interface ScheduleFields {
   agent_uid: string | null;
   metadata: Record<string, string>;
   mode: RunMode;
+  /** Its runs wait for a team admin's approval before they begin (guardrails); absent: false. */
+  requires_approval?: boolean;
 }
 
 /** An agent schedule starts runs; an automation's inline schedule starts that automation's runs. */

@@ -29,6 +29,7 @@ const fields = {
   agent_uid: z.string().min(1).max(128),
   metadata: metadataSchema,
   mode: runModeSchema,
+  requires_approval: z.boolean().describe('Extension (guardrails): its runs wait for a team admin’s approval'),
 };
 
 /** Exactly one recurrence, and something to run: a prompt, or a skill in the agent config. */
@@ -54,6 +55,7 @@ export const createScheduleBody = z
     team: z.boolean().optional(),
     metadata: fields.metadata.optional(),
     mode: fields.mode.default('normal'),
+    requires_approval: fields.requires_approval.optional(),
   })
   .strict()
   .superRefine(complete);
@@ -70,6 +72,7 @@ export const replaceScheduleBody = z
     agent_uid: fields.agent_uid.nullish(),
     metadata: fields.metadata.optional(),
     mode: fields.mode.optional(),
+    requires_approval: fields.requires_approval.optional(),
   })
   .strict()
   .superRefine(complete);
@@ -114,6 +117,10 @@ export const scheduleResource = z.object({
   next_run_time: z.string().nullable(),
   scope: z.object({ type: z.enum(['User', 'Team']), uid: z.string() }),
   metadata: z.record(z.string(), z.string()),
+  requires_approval: z
+    .boolean()
+    .optional()
+    .describe('Extension (guardrails): present (true) when its runs wait for a team admin’s approval'),
 });
 
 export type ScheduleResource = z.infer<typeof scheduleResource>;
@@ -147,6 +154,7 @@ function toScheduleResource(doc: ScheduleDoc, profiles: ReadonlyMap<string, Prof
     created_by: who(doc.created_by),
     updated_by: who(doc.updated_by),
     history: { last_ran: doc.last_due_at, next_run: doc.next_run_at, firings: doc.firings },
+    ...(doc.requires_approval ? { requires_approval: true } : {}),
     next_run_time: doc.next_run_at,
     scope: doc.team_uid ? { type: 'Team', uid: doc.team_uid } : { type: 'User', uid: doc.owner.uid },
     metadata: doc.metadata,

@@ -93,6 +93,7 @@ function createRoute(api: Api, { current, execute, assertConfig, assertAgent }: 
         agent_uid: body.agent_uid ?? null,
         metadata: body.metadata ?? {},
         mode: body.mode,
+        ...(body.requires_approval ? { requires_approval: true } : {}),
       };
       await assertAgent(fields.agent_uid, team_uid);
       await assertConfig(fields, executing);
@@ -138,6 +139,7 @@ function replaceRoute(api: Api, { rt, current, execute, assertConfig, assertAgen
         agent_uid: keep(b.agent_uid, state.fields.agent_uid),
         metadata: b.metadata ?? state.fields.metadata,
         mode: b.mode ?? state.fields.mode,
+        ...((b.requires_approval ?? state.fields.requires_approval) ? { requires_approval: true } : {}),
       };
       await assertAgent(fields.agent_uid, state.team_uid);
       await assertConfig(fields, state.executing_team_uid);

@@ -77,10 +77,14 @@ export const scheduleDecider: Decider<ScheduleCommand, ScheduleEvent, ScheduleSt
         agent_uid,
         metadata,
         mode,
+        requires_approval,
         next_run_at,
         ...rest
       } = event.data;
-      const fields = { name, cron_schedule, rrule, prompt, enabled, agent_config, agent_uid, metadata, mode };
+      const fields = {
+        ...{ name, cron_schedule, rrule, prompt, enabled, agent_config, agent_uid, metadata, mode },
+        ...(requires_approval ? { requires_approval } : {}),
+      };
       return { status: 'live', ...rest, fields, since: rest.anchor, last_due_at: null, refused: [] };
     }
     if (state.status !== 'live') return state;

@@ -64,6 +64,7 @@ export const scheduledRunsReactor = reactor<ScheduleFired, Runtime>({
               cron_schedule: fields.cron_schedule,
               ...(fields.rrule ? { rrule: fields.rrule } : {}),
             },
+            ...(fields.requires_approval ? { requires_approval: 'schedule' as const } : {}),
           },
         );
       } catch (error) {

@@ -59,7 +59,7 @@ export const assignmentSchema = z
   .describe('A run handed to a worker: everything it needs to execute it');
 
 /** A signal's stop causes (`cancel`). */
-const stopCause = z.enum(['cancelled', 'lease_expired', 'worker_lost', 'not_held']);
+const stopCause = z.enum(['cancelled', 'lease_expired', 'worker_lost', 'not_held', 'timed_out']);
 
 const signalId = z.string().describe('Acknowledge it (`acks` of the next heartbeat) and it is not sent again');
 

@@ -15,7 +15,8 @@ import { Conflict } from '../../src/kernel/errors.js';
 import type { Sort } from '../../src/readstore/port.js';
 import type { Runtime } from '../../src/runtime.js';
 import type { Api } from '../../src/http/api.js';
-import { runsProjection, runDecider } from '../run/public.js';
+import { isTerminal, type RunDoc, runsProjection, runDecider } from '../run/public.js';
+import { fairOrder, freeSlots, takeSlots } from '../guardrail/public.js';
 import { runStream } from '../run/events.js';
 import { type Assignment, assignmentOf } from './assignment.js';
 import type { PresenceDoc } from './presence-store.js';
@@ -87,8 +88,12 @@ async function claimWithin(rt: Runtime, workers: Workers, claim: Claim, ms: numb
   }
 }
 
-/** Leases the oldest queued run this worker may take; null when there is none. */
-async function leaseNext(rt: Runtime, { registry }: Workers, { req, worker, stop }: Claim): Promise<Assignment | null> {
+/**
+ * Leases the oldest queued run this worker may take (fair between factories under a team limit,
+ * and only with a place free under the concurrency limits); null when there is none.
+ */
+async function leaseNext(rt: Runtime, workers: Workers, claim: Claim): Promise<Assignment | null> {
+  const { worker } = claim;
   const runs = rt.readModel(runsProjection);
   for (let round = 0; round < MAX_CLAIM_ROUNDS; round++) {
     const page = await runs.find({
@@ -96,38 +101,67 @@ async function leaseNext(rt: Runtime, { registry }: Workers, { req, worker, stop
         executing_team_uid: worker.team_uid,
         state: 'QUEUED',
         'config.worker_host': { $in: [null, 'warp', worker.worker_id] },
+        // Waiting for an admin's approval: never handed out.
+        approval_pending: { $in: [null, false] },
       },
       sort: QUEUE_ORDER,
       limit: QUEUE_PAGE,
     });
     if (!page.items.length) return null;
     // Read after the runs: a revocation logged before any of them shows here too.
-    await recheckAdmission(req);
-    for (const run of page.items) {
-      if (stop.aborted || registry.closed) return null;
-      const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
-      const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
-      try {
-        const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
-        const { position } = await rt.execute(
-          runStream(run.run_id),
-          runDecider,
-          { type: 'LeaseRun', data: lease },
-          commandContext(req),
-        );
-        registry.hold({
-          ...held,
-          team_uid: worker.team_uid,
-          state: 'PENDING',
-          lease_expires_ms: expires,
-          since: position!,
-        });
-        return await assignmentOf(rt, run.run_id);
-      } catch (error) {
-        // Another worker leased it first (the write side lets only one through): next one.
-        if (!(error instanceof Conflict)) throw error;
-      }
+    await recheckAdmission(claim.req);
+    let raced = false;
+    for (const run of await fairOrder(rt, worker.team_uid, page.items)) {
+      if (claim.stop.aborted || workers.registry.closed) return null;
+      const leased = await leaseOne(rt, workers, claim, run);
+      if (leased === 'raced') raced = true;
+      else if (leased) return leased;
     }
+    // Every run was over a limit: looking again finds the same.
+    if (!raced) return null;
   }
   return null;
+}
+
+/** Whether a run holding a place under a limit has ended (its place is free again). */
+async function hasEnded(rt: Runtime, runId: string): Promise<boolean> {
+  const run = await rt.state(runDecider, runStream(runId));
+  return run.status !== 'live' || isTerminal(run.state);
+}
+
+/** Leases `run` to the worker: the assignment, null when a limit holds it back, 'raced' when another took it. */
+async function leaseOne(
+  rt: Runtime,
+  { registry }: Workers,
+  { req, worker }: Claim,
+  run: RunDoc,
+): Promise<Assignment | null | 'raced'> {
+  const context = commandContext(req);
+  if (!(await takeSlots(rt, run, context, (id) => hasEnded(rt, id)))) return null;
+  const expires = Date.now() + rt.config.WORKER_LEASE_SECONDS * 1000;
+  const held = { run_id: run.run_id, worker_id: worker.worker_id, execution_id: timeOrderedId() };
+  try {
+    const lease = { ...held, lease_expires_at: new Date(expires).toISOString() };
+    const { position } = await rt.execute(
+      runStream(run.run_id),
+      runDecider,
+      { type: 'LeaseRun', data: lease },
+      context,
+    );
+    registry.hold({
+      ...held,
+      team_uid: worker.team_uid,
+      state: 'PENDING',
+      lease_expires_ms: expires,
+      since: position!,
+    });
+    return await assignmentOf(rt, run.run_id);
+  } catch (error) {
+    // Another worker leased it first (the write side lets only one through): next one.
+    if (!(error instanceof Conflict)) throw error;
+    // Its place is the other lease's now, unless no one holds the run.
+    const now = await rt.state(runDecider, runStream(run.run_id));
+    if (now.status === 'live' && now.state === 'QUEUED') await freeSlots(rt, run, context);
+    return 'raced';
+  }
 }

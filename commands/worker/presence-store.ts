@@ -33,6 +33,9 @@ export interface PresenceDoc {
   acks?: Ack[];
 }
 
+/** How many workers of the team are connected now (seen within their missed heartbeats), from any process. */
+export const liveWorkerCount = (rt: Runtime, teamUid: string): Promise<number> => new Presences(rt).countLive(teamUid);
+
 /** Acknowledgements kept at least this long, whatever their run, and never more than this many. */
 const ACK_KEPT_MS = 10 * 60_000;
 const MAX_ACKS = 1000;

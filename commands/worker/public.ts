@@ -5,3 +5,4 @@
  */
 export { workerPrincipal } from './principal.js';
 export { executionHeader, runParams } from './schema.js';
+export { liveWorkerCount } from './presence-store.js';

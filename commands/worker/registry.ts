@@ -37,7 +37,7 @@ export interface Holding {
 }
 
 /** Why a worker must stop an execution. */
-export type StopCause = 'cancelled' | 'lease_expired' | 'worker_lost' | 'not_held';
+export type StopCause = 'cancelled' | 'lease_expired' | 'worker_lost' | 'not_held' | 'timed_out';
 
 export type Signal =
   | {
@@ -270,8 +270,9 @@ export class WorkerRegistry {
   // ---- folding run events --------------------------------------------------------------------
 
   /**
-   * Applies run events to holdings and signals. Returns the runs that became QUEUED, with their
-   * team when known here, for the caller to wake the team once the read models show them.
+   * Applies run events to holdings and signals. Returns the runs that became QUEUED (or approved,
+   * or that freed a place under a concurrency limit by ending), with their team when known here,
+   * for the caller to wake the team once the read models show them.
    */
   apply(events: readonly RecordedEvent[]): Array<{ run_id: string; team_uid: string | null }> {
     const queued: Array<{ run_id: string; team_uid: string | null }> = [];
@@ -324,10 +325,21 @@ export class WorkerRegistry {
           break;
         }
         case 'RunFinished':
-          this.release(e, e.data.run_id);
+        case 'RunCancelled': {
+          const stop = e.type === 'RunCancelled' ? { cause: 'cancelled' as const, reason: e.data.reason } : undefined;
+          const h = this.release(e, e.data.run_id, stop);
+          // A run that ends frees its place under a concurrency limit: a claim waiting may take the next.
+          if (h) queued.push({ run_id: e.data.run_id, team_uid: h.team_uid });
           break;
-        case 'RunCancelled':
-          this.release(e, e.data.run_id, { cause: 'cancelled', reason: e.data.reason });
+        }
+        case 'RunTimedOut':
+          this.release(e, e.data.run_id, {
+            cause: 'timed_out',
+            reason: e.data.rule === 'stuck' ? 'the run made no progress for too long' : 'the run ran too long',
+          });
+          break;
+        case 'RunApproved':
+          queued.push({ run_id: e.data.run_id, team_uid: null });
           break;
         case 'RunFollowupDelivered': {
           const { run_id, execution_id, message, mode, attachments, to } = e.data;

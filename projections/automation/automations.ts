@@ -20,6 +20,7 @@ export interface AutomationDoc {
   prompt: string;
   agent: string | null;
   enabled: boolean;
+  requires_approval?: boolean;
   triggers: TriggerDoc[];
   /** The schedules its `schedule/cron_fired` triggers fire on (inline ones and `schedule_ids`). */
   schedule_ids: string[];

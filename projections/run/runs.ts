@@ -15,7 +15,9 @@ import {
   type StatusMessage,
   WORKER_LOST,
   WORKING_STATES,
+  nextApproval,
   nextRunState,
+  type RunApproval,
 } from '../../commands/run/events.js';
 import type {
   InferenceUsage,
@@ -91,6 +93,9 @@ export interface RunDoc {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** Its approval (guardrails), when one was asked for; `approval_pending` while no one decided. */
+  approval?: RunApproval | null;
+  approval_pending?: boolean;
 }
 
 const rootStatus = (state: RunState): TaskStatus =>
@@ -103,6 +108,14 @@ const rootStatus = (state: RunState): TaskStatus =>
         : state === 'CANCELLED'
           ? 'cancelled'
           : 'failed';
+
+/** A run's approval moved (guardrails): the claim skips runs still pending. */
+async function approvalMoved(docs: Docs<RunDoc>, e: RecordedEvent<RunEvent>): Promise<void> {
+  const run = await docs.get(e.data.run_id);
+  if (!run) return;
+  const approval = nextApproval(run.approval ?? null, e as RunEvent);
+  docs.patch(run.run_id, { approval, approval_pending: approval?.state === 'pending' });
+}
 
 /** The `owner_key` of a personal run (`team: false`): never a team uid, which is a bare UUID. */
 export const personalOwnerKey = (creatorUid: string) => `user:${creatorUid}`;
@@ -289,6 +302,10 @@ export const runsProjection = projection<RunEvent | RunInferencePriced | RunExec
       docs.patch(e.data.run_id, { usage: e.data.usage, usage_reported_at: e.metadata.occurred_at }),
     RunInferencePriced: (e, docs) => docs.patch(e.data.run_id, { priced_inference: e.data.usage }),
     RunExecutionPriced: (e, docs) => docs.patch(e.data.run_id, { priced_machine: e.data.usage }),
+    RunApprovalRequested: (e, docs) => approvalMoved(docs, e),
+    RunApproved: (e, docs) => approvalMoved(docs, e),
+    RunDenied: (e, docs) => approvalMoved(docs, e),
+    RunApprovalExpired: (e, docs) => approvalMoved(docs, e),
     RunHandoffFileAdded: async (e, docs) => {
       const run = await docs.get(e.data.run_id);
       if (run)

@@ -72,7 +72,23 @@ function runReading(rt: Runtime) {
     rt,
     runs,
     timelines: rt.readModel(runTimelineProjection),
-    item: (run: RunDoc, now = new Date().toISOString()) => toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now }),
+    item: (run: RunDoc, now = new Date().toISOString(), queue_position?: number | null) =>
+      toRunItem(run, { baseUrl: rt.config.publicBaseUrl, now, queue_position }),
+    /**
+     * A queued run's place in its queue (guardrails): its factory's, or its team's for runs without
+     * one, first in first out; a run waiting for approval is in no queue yet.
+     */
+    queuePosition: async (run: RunDoc): Promise<number | null> => {
+      if (run.state !== 'QUEUED' || run.approval_pending) return null;
+      const ahead = await runs.count({
+        executing_team_uid: run.executing_team_uid,
+        factory_uid: run.factory_uid,
+        state: 'QUEUED',
+        approval_pending: { $in: [null, false] },
+        created_at: { $lt: run.created_at },
+      });
+      return ahead + 1;
+    },
     /** The run if the caller may read it; any other answers 404, existing or not. */
     visibleRun: async (req: FastifyRequest, runId: string): Promise<RunDoc> => {
       const run = await runs.get(runId);
@@ -138,7 +154,7 @@ function listRunsRoute(api: Api, { rt, runs, item, visibleRun, accessibleFactori
   });
 }
 
-function runRoute(api: Api, { rt, item, visibleRun }: RunReading): void {
+function runRoute(api: Api, { rt, item, visibleRun, queuePosition }: RunReading): void {
   api.get(
     '/agent/runs/:run_id',
     {
@@ -152,7 +168,7 @@ function runRoute(api: Api, { rt, item, visibleRun }: RunReading): void {
     async (req) => {
       const run = await visibleRun(req, req.params.run_id);
       const asOf = req.query.as_of;
-      if (asOf === undefined) return item(run);
+      if (asOf === undefined) return item(run, undefined, await queuePosition(run));
       // Who may read a run never changes, so today's check stands for any moment.
       const then = (await projectAsOf(
         runsProjection,

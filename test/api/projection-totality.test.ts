@@ -186,6 +186,11 @@ const ELSEWHERE: Record<string, string> = {
   // Its data is the run and worker ids only (no user content); the sweeper judges presence by the
   // process's own timers, not the clock: test/api/worker/workers-sweeper.test.ts.
   RunWorkerLost: 'a worker silent past its lease, found by the sweeper',
+  // A team with queued runs and no worker seen by the process's own timers for the stall threshold:
+  // test/api/guardrail/limits.test.ts (the lifecycle's worker stays connected).
+  QueueStalled: 'queued runs waiting with no worker connected, found by the guardrail sweeper',
+  QueueStallEnded: 'a stalled queue that a worker then serves',
+  RunTimedOut: 'a run in progress past its stuck or maximum time, found by the guardrail sweeper (limits.test.ts)',
 };
 
 // ---- the property ----------------------------------------------------------------------------

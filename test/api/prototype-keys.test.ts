@@ -182,6 +182,12 @@ const BODIES: Record<string, unknown> = {
   'POST /factory/{factory_uid}/automations/{automation_id}/test-filter': { delivery_id: delivery },
   'PUT /agent/schedules/{schedule_id}': { name: 'S', prompt: 'p', enabled: true, cron_schedule: '0 9 * * 1' },
   'PUT /factory/{factory_uid}/inbox-routes': { routes: [] },
+  'PUT /teams/{team_uid}/budget': { monthly_usd: 100 },
+  'PUT /factory/{factory_uid}/budget': { monthly_usd: 100 },
+  'PUT /teams/{team_uid}/members/{user_uid}/budget': { monthly_usd: 100 },
+  'PUT /teams/{team_uid}/limits': {},
+  'PUT /factory/{factory_uid}/limits': {},
+  'POST /agent/runs/{run_id}/deny': {},
   'POST /teams/{team_uid}/outbound-webhooks': { url: 'https://1.1.1.1/y', event_types: ['run.blocked'] },
   'PATCH /teams/{team_uid}/outbound-webhooks/{webhook_uid}': { description: 'd' },
   'POST /factory/{factory_uid}/scorers': {

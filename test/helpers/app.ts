@@ -59,6 +59,9 @@ export async function startTestApp(
     // (test/api/load-shedding.test.ts sheds on purpose).
     LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...productionStores(dir),
+    // The guardrail sweeper compares the injected clock, which tests move by hours, with real
+    // intervals: it sweeps only in the tests that ask for it (test/api/guardrail).
+    GUARDRAIL_SWEEP_SECONDS: '3600',
     ...env,
   });
   const server = await openServer(config, createLogger(config, logTo), [...features, ...more], clock);

@@ -16,6 +16,7 @@ import { ADMIN_KEY, type TestApp } from './app.js';
 import { asList, fixture } from './factory-files.js';
 import { startReceiver } from './receiver.js';
 import { CLASSIFICATIONS, simulatedWorker } from './scorer-fixtures.js';
+import { guardrailSteps } from './lifecycle-guardrails.js';
 
 /** What the story is told with: a string, a free-form JSON value, recurrences. */
 export interface Content {
@@ -113,6 +114,7 @@ export async function lifecycle(
     json('POST', '/agent/identities', (c) => ({ name: unique(c), agent_type: 'FOREMAN', factory_uid: factory })),
   );
   const agentKey = (await send('its key', json('POST', `/agent/identities/${agent.uid}/api-keys`))).api_key as string;
+  const guardrailsExpire = await guardrailSteps(t, factory, agent.uid, { send, expectAnswer, after });
   const env = await send(
     'an environment',
     json('POST', '/agent/environments', (c) => ({ name: unique(c), docker_image: 'node:20' })),
@@ -503,6 +505,7 @@ export async function lifecycle(
   );
   await send('delete the agent', json('DELETE', `/agent/identities/${agent.uid}`));
   await moveClock(2 * 86_400_000); // schedules fire (the orphan's run is refused), the endpoint fails for a day
+  await guardrailsExpire();
   await send('delete a schedule', json('DELETE', `/agent/schedules/${orphan.id}`));
 
   // The inbox, then everything goes.

@@ -50,6 +50,7 @@ describe('automations: create, read, update, delete', () => {
       prompt: 'Triage the alert.',
       agent: null,
       enabled: true,
+      requires_approval: false,
       triggers: [
         {
           provider: 'webhook',
