@@ -128,10 +128,17 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'team-guardrails');
 
+    await page.getByText('Set the budget of Assembly line').click();
     const factoryForm = page.locator('form', {
       has: page.getByRole('button', { name: 'Save budget of Assembly line' }),
     });
     await factoryForm.getByLabel('Monthly amount (US dollars)').fill('250');
+    await factoryForm.getByLabel(/^Notify at/).fill('half');
+    await factoryForm.getByRole('button', { name: 'Save budget of Assembly line' }).click();
+    // A bad field is the server's problem, named, and nothing is written.
+    await factoryForm.getByRole('alert').getByText('notify_at').first().waitFor();
+    expect((await call(server, 'GET', `/factory/${data.factory}/budget`)).status).toBe(404);
+    await factoryForm.getByLabel(/^Notify at/).fill('');
     await factoryForm.getByLabel('Cap per run (US dollars, optional)').fill('20');
     await factoryForm.getByRole('button', { name: 'Save budget of Assembly line' }).click();
     await page.getByText('Budget saved: $250.00 a month').waitFor();

@@ -5,7 +5,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { api } from '../api';
 import { useAction, useApi } from '../hooks';
-import { Time, usd } from '../ui/format';
+import { usd } from '../ui/format';
 import { ActionResult, Empty, Loading, ProblemView } from '../ui/status';
 
 export interface BudgetAnswer {
@@ -19,6 +19,9 @@ export interface BudgetAnswer {
   remaining_usd: number;
 }
 
+/** A budget's period is a calendar month in UTC: named as such, whatever the reader's zone. */
+const month = new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric', timeZone: 'UTC' });
+
 function Figures({ b }: { b: BudgetAnswer }) {
   return (
     <dl class="facts">
@@ -30,7 +33,7 @@ function Figures({ b }: { b: BudgetAnswer }) {
       <dd>{usd(b.remaining_usd)}</dd>
       <dt>Period</dt>
       <dd>
-        <Time iso={b.period_start} /> to <Time iso={b.period_end} />
+        <time dateTime={b.period_start}>{month.format(new Date(b.period_start))}</time> (UTC)
       </dd>
       <dt>Monthly</dt>
       <dd>{usd(b.monthly_usd)}</dd>
@@ -74,47 +77,49 @@ function BudgetForm({ path, name, current, saved }: BudgetFormProps) {
   );
   const id = (field: string) => `${name.replace(/\W+/g, '-').toLowerCase()}-${field}`;
   return (
-    <form class="card" onSubmit={async (e) => (e.preventDefault(), (await doPut()) && saved())}>
-      <h4>{current ? `Change the ${name}` : `Set the ${name}`}</h4>
-      <label for={id('monthly')}>Monthly amount (US dollars)</label>
-      <input
-        id={id('monthly')}
-        type="number"
-        step="any"
-        required
-        value={monthly}
-        onInput={(e) => setMonthly(e.currentTarget.value)}
-      />
-      <label for={id('per-run')}>Cap per run (US dollars, optional)</label>
-      <input
-        id={id('per-run')}
-        type="number"
-        step="any"
-        value={perRun}
-        onInput={(e) => setPerRun(e.currentTarget.value)}
-      />
-      <label for={id('notify')}>
-        Notify at (fractions of the monthly amount, comma separated; default 0.5, 0.8, 1)
-      </label>
-      <input id={id('notify')} value={notifyAt} onInput={(e) => setNotifyAt(e.currentTarget.value)} />
-      <div class="row">
-        <button type="submit" disabled={put.busy}>
-          Save {name}
-        </button>
-        {current && (
-          <button
-            type="button"
-            class="danger"
-            disabled={removal.busy}
-            onClick={async () => (await doRemove()) !== undefined && saved()}
-          >
-            Delete {name}
+    <details class="edit">
+      <summary>{current ? `Change the ${name}` : `Set the ${name}`}</summary>
+      <form class="card" onSubmit={async (e) => (e.preventDefault(), (await doPut()) && saved())}>
+        <label for={id('monthly')}>Monthly amount (US dollars)</label>
+        <input
+          id={id('monthly')}
+          type="number"
+          step="any"
+          required
+          value={monthly}
+          onInput={(e) => setMonthly(e.currentTarget.value)}
+        />
+        <label for={id('per-run')}>Cap per run (US dollars, optional)</label>
+        <input
+          id={id('per-run')}
+          type="number"
+          step="any"
+          value={perRun}
+          onInput={(e) => setPerRun(e.currentTarget.value)}
+        />
+        <label for={id('notify')}>
+          Notify at (fractions of the monthly amount, comma separated; default 0.5, 0.8, 1)
+        </label>
+        <input id={id('notify')} value={notifyAt} onInput={(e) => setNotifyAt(e.currentTarget.value)} />
+        <div class="row">
+          <button type="submit" disabled={put.busy}>
+            Save {name}
           </button>
-        )}
-      </div>
-      <ActionResult state={put} />
-      <ActionResult state={removal} />
-    </form>
+          {current && (
+            <button
+              type="button"
+              class="danger"
+              disabled={removal.busy}
+              onClick={async () => (await doRemove()) !== undefined && saved()}
+            >
+              Delete {name}
+            </button>
+          )}
+        </div>
+        <ActionResult state={put} />
+        <ActionResult state={removal} />
+      </form>
+    </details>
   );
 }
 

@@ -76,27 +76,30 @@ function LimitsForm({
   const set = (key: string) => (e: { currentTarget: { value: string } }) =>
     setForm({ ...form, [key]: e.currentTarget.value });
   return (
-    <form class="card" onSubmit={async (e) => (e.preventDefault(), (await doPut()) && saved())}>
-      <h4>Set the {name} (an empty field takes the default)</h4>
-      {NUMBERS.map(([key, label, unit]) => (
-        <Fragment key={key}>
-          <label for={id(key)}>
-            {label} ({unit})
-          </label>
-          <input id={id(key)} type="number" min="1" step="1" value={form[key]} onInput={set(key)} />
-        </Fragment>
-      ))}
-      <label for={id('approval')}>Requires approval</label>
-      <select id={id('approval')} value={form.requires_approval} onChange={set('requires_approval')}>
-        <option value="">Not set</option>
-        <option value="yes">Yes</option>
-        <option value="no">No</option>
-      </select>
-      <button type="submit" disabled={put.busy}>
-        Save {name}
-      </button>
-      <ActionResult state={put} />
-    </form>
+    <details class="edit">
+      <summary>Change the {name}</summary>
+      <form class="card" onSubmit={async (e) => (e.preventDefault(), (await doPut()) && saved())}>
+        <p class="muted">An empty field takes the default.</p>
+        {NUMBERS.map(([key, label, unit]) => (
+          <Fragment key={key}>
+            <label for={id(key)}>
+              {label} ({unit})
+            </label>
+            <input id={id(key)} type="number" min="1" step="1" value={form[key]} onInput={set(key)} />
+          </Fragment>
+        ))}
+        <label for={id('approval')}>Requires approval</label>
+        <select id={id('approval')} value={form.requires_approval} onChange={set('requires_approval')}>
+          <option value="">Not set</option>
+          <option value="yes">Yes</option>
+          <option value="no">No</option>
+        </select>
+        <button type="submit" disabled={put.busy}>
+          Save {name}
+        </button>
+        <ActionResult state={put} />
+      </form>
+    </details>
   );
 }
 

@@ -1,1 +1,0 @@
-import{a as o}from"./index-Cu1B0kwN.js";import{P as e}from"./page-X_-7S6AX.js";function t(){return o(e,{title:"Page not found",children:o("p",{children:["This address names no page of the console. Go to ",o("a",{href:"/runs",children:"Runs"}),"."]})})}export{t as default};
