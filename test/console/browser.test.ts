@@ -37,6 +37,10 @@ let foreign: () => string[];
 let refusedByPolicy: () => string[];
 let apiRequests: () => string[];
 
+/** A run of the seeded factory, which then requires approval: it waits for a team admin. */
+const waiting = async (title: string): Promise<string> =>
+  (await ok(server, 'POST', `/factory/${data.factory}/runs`, { prompt: title, title }, 201)).run_id;
+
 describe.skipIf(SKIP)('the console in a real browser', () => {
   beforeAll(async () => {
     if (!CHROMIUM)
@@ -112,8 +116,6 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     await ok(server, 'PUT', `/factory/${data.factory}/limits`, { requires_approval: true });
     const foreman = { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: data.factory };
     await ok(server, 'POST', '/agent/identities', foreman, 201);
-    const waiting = async (title: string) =>
-      (await ok(server, 'POST', `/factory/${data.factory}/runs`, { prompt: title, title }, 201)).run_id;
     const [approved, denied] = [await waiting('Ship the widgets'), await waiting('Melt the widgets')];
     await page.goto(`${server.baseUrl}/team`);
     const guardrails = page.getByRole('region', { name: 'Budgets, limits and approvals' });
@@ -160,9 +162,10 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     const place = page.locator('dt:text-is("Place in the queue") + dd');
     expect(await place.textContent()).toBe(a.queue_position === 1 ? '1 (next)' : String(a.queue_position));
     await page.getByText(`approved by user ${a.approval.decided_by.uid}`).waitFor();
+  }, 60_000);
 
-    // A member reads the same, and is offered none of the writes.
-    await waiting('Paint it red');
+  it('offers a member none of the guardrail writes; an admin denies a run from its page, with a reason', async () => {
+    const painted = await waiting('Paint it red');
     const invited = await ok(server, 'POST', `/teams/${data.team}/members`, { email: 'third@example.com' }, 201);
     const memberKey = (await ok(server, 'POST', '/invitations/redeem', { code: invited.invitation_code }, 201, ''))
       .api_key;
@@ -175,7 +178,19 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     await tab.locator('.loading').first().waitFor({ state: 'detached' });
     expect(await tab.getByRole('button', { name: /^(Approve|Deny) / }).count()).toBe(0);
     expect(await tab.getByText(/^(Set|Change) the /).count()).toBe(0);
+    await tab.goto(`${server.baseUrl}/runs/${painted}`);
+    await tab.getByText('waiting for a team admin').waitFor();
+    expect(await tab.getByRole('button', { name: /^(Approve|Deny) run$/ }).count()).toBe(0);
     await asMember.close();
+
+    // An admin denies it from its page, with a reason the run's history keeps.
+    await page.goto(`${server.baseUrl}/runs/${painted}`);
+    await page.getByLabel('Reason for denying (optional)').fill('Too bright');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Deny run' }).click();
+    await page.getByText('Denied “Paint it red”: the run is CANCELLED.').waitFor();
+    expect((await ok(server, 'GET', `/agent/runs/${painted}`)).approval.state).toBe('denied');
+    expect(JSON.stringify(await ok(server, 'GET', `/agent/runs/${painted}/history`))).toContain('Too bright');
     await ok(server, 'PUT', `/factory/${data.factory}/limits`, {});
   }, 60_000);
 

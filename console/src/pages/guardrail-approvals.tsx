@@ -3,18 +3,12 @@
  * filter for them: the console reads the queued runs a page at a time and shows those pending.
  */
 import { useState } from 'preact/hooks';
-import { api } from '../api';
-import { useAction, usePaged } from '../hooks';
+import { usePaged } from '../hooks';
 import type { RunSummary } from '../runs';
 import { Time } from '../ui/format';
 import { More } from '../ui/page';
 import { ActionResult, Empty, Loading, ProblemView } from '../ui/status';
-
-interface Decided {
-  run_id: string;
-  state: string;
-  approval: { state: string; decided_at: string | null };
-}
+import { useDecision, type Verb } from './approval-decision';
 
 const RULES: Record<string, string> = {
   factory: "its factory's limits",
@@ -22,14 +16,6 @@ const RULES: Record<string, string> = {
   automation: 'its automation',
   schedule: 'its schedule',
 };
-
-type Verb = 'approve' | 'deny';
-
-/** The decision in words: what the run is now. */
-const said = ({ title, d }: { title: string; d: Decided }) =>
-  d.approval.state === 'approved'
-    ? `Approved “${title}”: the run is ${d.state} and goes to the next free worker.`
-    : `Denied “${title}”: the run is ${d.state}.`;
 
 function Decide({ run, busy, decide }: { run: RunSummary; busy: boolean; decide: (r: RunSummary, v: Verb) => void }) {
   return (
@@ -49,16 +35,7 @@ export function Approvals({ admin }: { admin: boolean }) {
   // Decided here: hidden at once (a refresh keeps rows past its first page as they were).
   const [decided, setDecided] = useState<ReadonlySet<string>>(new Set());
   const pending = queued.items.filter((r) => r.approval?.state === 'pending' && !decided.has(r.run_id));
-  const [decision, decide] = useAction(
-    async (run: RunSummary, verb: Verb) => ({
-      title: run.title || run.run_id,
-      d: await api<Decided>(`/agent/runs/${run.run_id}/${verb}`, {
-        method: 'POST',
-        body: verb === 'deny' ? {} : undefined,
-      }),
-    }),
-    said,
-  );
+  const [decision, decide] = useDecision();
   const onDecide = async (run: RunSummary, verb: Verb) => {
     if (!(await decide(run, verb))) return;
     setDecided((s) => new Set([...s, run.run_id]));

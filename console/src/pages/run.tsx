@@ -9,6 +9,7 @@ import { Page } from '../ui/page';
 import { ActionResult, Async, Empty } from '../ui/status';
 import { RunRows } from './runs';
 import { Conversation } from './run-conversation';
+import { RunApproval } from './approval-decision';
 
 /** A run's approval in words: pending until when, or who decided and when. */
 function ApprovalState({ approval: a }: { approval: Approval }) {
@@ -266,6 +267,7 @@ export default function Run() {
               <code>{r.run_id}</code> · <a href={`/audit?kind=run&id=${r.run_id}`}>Audit this run</a>
             </p>
             <Summary run={r} />
+            {r.approval && <RunApproval run={r} decided={run.reload} />}
             <Actions run={r} reload={run.reload} />
             <Timeline runId={runId} />
             <Conversation runId={runId} />
