@@ -183,8 +183,15 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     expect(await tab.getByRole('button', { name: /^(Approve|Deny) run$/ }).count()).toBe(0);
     await asMember.close();
 
-    // An admin denies it from its page, with a reason the run's history keeps.
+    // An approval the factory's budget has no room for is refused in words; the run waits on.
+    await ok(server, 'PUT', `/factory/${data.factory}/budget`, { monthly_usd: 10, per_run_usd: 20 });
     await page.goto(`${server.baseUrl}/runs/${painted}`);
+    await page.getByRole('button', { name: 'Approve run' }).click();
+    await page.getByRole('alert').getByText('Budget exceeded').waitFor();
+    expect((await ok(server, 'GET', `/agent/runs/${painted}`)).approval.state).toBe('pending');
+    await ok(server, 'DELETE', `/factory/${data.factory}/budget`, undefined, 204);
+
+    // An admin denies it from its page, with a reason the run's history keeps.
     await page.getByLabel('Reason for denying (optional)').fill('Too bright');
     expect(await seriousViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Deny run' }).click();

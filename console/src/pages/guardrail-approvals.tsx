@@ -46,8 +46,12 @@ export function Approvals({ admin }: { admin: boolean }) {
       <ActionResult state={decision} />
       {queued.problem && <ProblemView problem={queued.problem} />}
       {queued.loading && queued.items.length === 0 && <Loading what="Loading runs waiting for approval" />}
-      {!queued.loading && !queued.problem && pending.length === 0 && !queued.hasMore && (
-        <Empty>No run waits for approval. Runs wait here when limits or an automation require approval.</Empty>
+      {!queued.loading && !queued.problem && pending.length === 0 && (
+        <Empty>
+          {queued.hasMore
+            ? 'None of the queued runs read so far waits for approval: load more to look further.'
+            : 'No run waits for approval. Runs wait here when limits or an automation require approval.'}
+        </Empty>
       )}
       {!admin && pending.length > 0 && <p class="muted">Only a team admin can approve or deny these runs.</p>}
       <ul class="cards">
