@@ -11,7 +11,19 @@ export type Topic = 'run' | 'task' | 'delivery' | 'schedule' | 'inbox' | 'benchm
 
 /** The stream's event types by topic (an EventSource listens by exact name; docs/features/streams.md). */
 const EVENT_TYPES: Record<Topic, readonly string[]> = {
-  run: ['run.queued', 'run.in_progress', 'run.succeeded', 'run.failed', 'run.errored', 'run.cancelled', 'run.blocked'],
+  run: [
+    'run.queued',
+    'run.in_progress',
+    'run.succeeded',
+    'run.failed',
+    'run.errored',
+    'run.cancelled',
+    'run.blocked',
+    'run.approval_requested',
+    'run.approved',
+    'run.denied',
+    'run.approval_expired',
+  ],
   task: ['task.stage_changed'],
   delivery: ['webhook.delivery_accepted', 'webhook.delivery_duplicated', 'webhook.delivery_rejected'],
   schedule: ['schedule.fired'],

@@ -64,6 +64,18 @@ export interface RunSummary {
   is_run_type_cancellable?: boolean;
   artifacts?: Artifact[];
   schedule?: { schedule_id: string; schedule_name: string };
+  /** Guardrails: a run that needed a team admin's approval; its place in the queue (one run's GET only). */
+  approval?: Approval;
+  queue_position?: number;
+}
+
+export interface Approval {
+  state: 'pending' | 'approved' | 'denied' | 'expired';
+  rule: string;
+  requested_at: string;
+  expires_at: string;
+  decided_by: { type: string; uid: string } | null;
+  decided_at: string | null;
 }
 
 /** What a run cost so far, in US dollars (inference, compute and platform together). */

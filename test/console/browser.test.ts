@@ -37,6 +37,10 @@ let foreign: () => string[];
 let refusedByPolicy: () => string[];
 let apiRequests: () => string[];
 
+/** A run of the seeded factory, which then requires approval: it waits for a team admin. */
+const waiting = async (title: string): Promise<string> =>
+  (await ok(server, 'POST', `/factory/${data.factory}/runs`, { prompt: title, title }, 201)).run_id;
+
 describe.skipIf(SKIP)('the console in a real browser', () => {
   beforeAll(async () => {
     if (!CHROMIUM)
@@ -105,6 +109,97 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     }
     expect(problems).toEqual([]);
   }, 120_000);
+
+  it("shows the team's guardrails made through the API; sets a budget, approves and denies in the console", async () => {
+    await ok(server, 'PUT', `/teams/${data.team}/budget`, { monthly_usd: 500, notify_at: [0.5, 0.9] });
+    await ok(server, 'PUT', `/teams/${data.team}/limits`, { max_concurrent_runs: 7 });
+    await ok(server, 'PUT', `/factory/${data.factory}/limits`, { requires_approval: true });
+    const foreman = { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: data.factory };
+    await ok(server, 'POST', '/agent/identities', foreman, 201);
+    const [approved, denied] = [await waiting('Ship the widgets'), await waiting('Melt the widgets')];
+    await page.goto(`${server.baseUrl}/team`);
+    const guardrails = page.getByRole('region', { name: 'Budgets, limits and approvals' });
+    await guardrails
+      .getByRole('link', { name: 'Ship the widgets' })
+      .waitFor()
+      .catch(async (e) => Promise.reject((await screenshot(page, 'team-guardrails-failed'), e)));
+    await guardrails.getByText('$500.00').first().waitFor();
+    await guardrails.getByText('50 %, 90 %').waitFor();
+    await page.locator('.loading').first().waitFor({ state: 'detached' });
+    expect(await guardrails.locator('dd', { hasText: /^7 runs$/ }).count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(guardrails, 'team-guardrails');
+
+    await page.getByText('Set the budget of Assembly line').click();
+    const factoryForm = page.locator('form', {
+      has: page.getByRole('button', { name: 'Save budget of Assembly line' }),
+    });
+    await factoryForm.getByLabel('Monthly amount (US dollars)').fill('250');
+    await factoryForm.getByLabel(/^Notify at/).fill('half');
+    await factoryForm.getByRole('button', { name: 'Save budget of Assembly line' }).click();
+    // A bad field is the server's problem, named, and nothing is written.
+    await factoryForm.getByRole('alert').getByText('notify_at').first().waitFor();
+    expect((await call(server, 'GET', `/factory/${data.factory}/budget`)).status).toBe(404);
+    await factoryForm.getByLabel(/^Notify at/).fill('');
+    await factoryForm.getByLabel('Cap per run (US dollars, optional)').fill('20');
+    await factoryForm.getByRole('button', { name: 'Save budget of Assembly line' }).click();
+    await page.getByText('Budget saved: $250.00 a month').waitFor();
+    const factoryBudget = await ok(server, 'GET', `/factory/${data.factory}/budget`);
+    expect([factoryBudget.monthly_usd, factoryBudget.per_run_usd]).toEqual([250, 20]);
+
+    await page.getByRole('button', { name: 'Approve Ship the widgets' }).click();
+    await page.getByText('Approved “Ship the widgets”: the run is QUEUED').waitFor();
+    await page.getByRole('button', { name: 'Deny Melt the widgets' }).click();
+    await page.getByText('Denied “Melt the widgets”: the run is CANCELLED.').waitFor();
+    const [a, d] = [
+      await ok(server, 'GET', `/agent/runs/${approved}`),
+      await ok(server, 'GET', `/agent/runs/${denied}`),
+    ];
+    expect([a.state, a.approval.state, typeof a.queue_position]).toEqual(['QUEUED', 'approved', 'number']);
+    expect([d.state, d.approval.state]).toEqual(['CANCELLED', 'denied']);
+    // The approved run's page says where it waits and who let it.
+    await page.goto(`${server.baseUrl}/runs/${approved}`);
+    const place = page.locator('dt:text-is("Place in the queue") + dd');
+    expect(await place.textContent()).toBe(a.queue_position === 1 ? '1 (next)' : String(a.queue_position));
+    await page.getByText(`approved by user ${a.approval.decided_by.uid}`).waitFor();
+  }, 60_000);
+
+  it('offers a member none of the guardrail writes; an admin denies a run from its page, with a reason', async () => {
+    const painted = await waiting('Paint it red');
+    const invited = await ok(server, 'POST', `/teams/${data.team}/members`, { email: 'third@example.com' }, 201);
+    const memberKey = (await ok(server, 'POST', '/invitations/redeem', { code: invited.invitation_code }, 201, ''))
+      .api_key;
+    const { context: asMember } = await consoleContext(browser, server.baseUrl);
+    const tab = await asMember.newPage();
+    await signIn(tab, server.baseUrl, memberKey);
+    await tab.goto(`${server.baseUrl}/team`);
+    await tab.getByRole('link', { name: 'Paint it red' }).waitFor();
+    await tab.getByText('$500.00').first().waitFor();
+    await tab.locator('.loading').first().waitFor({ state: 'detached' });
+    expect(await tab.getByRole('button', { name: /^(Approve|Deny) / }).count()).toBe(0);
+    expect(await tab.getByText(/^(Set|Change) the /).count()).toBe(0);
+    await tab.goto(`${server.baseUrl}/runs/${painted}`);
+    await tab.getByText('waiting for a team admin').waitFor();
+    expect(await tab.getByRole('button', { name: /^(Approve|Deny) run$/ }).count()).toBe(0);
+    await asMember.close();
+
+    // An approval the factory's budget has no room for is refused in words; the run waits on.
+    await ok(server, 'PUT', `/factory/${data.factory}/budget`, { monthly_usd: 10, per_run_usd: 20 });
+    await page.goto(`${server.baseUrl}/runs/${painted}`);
+    await page.getByRole('button', { name: 'Approve run' }).click();
+    await page.getByRole('alert').getByText('Budget exceeded').waitFor();
+    expect((await ok(server, 'GET', `/agent/runs/${painted}`)).approval.state).toBe('pending');
+    await ok(server, 'DELETE', `/factory/${data.factory}/budget`, undefined, 204);
+
+    // An admin denies it from its page, with a reason the run's history keeps.
+    await page.getByLabel('Reason for denying (optional)').fill('Too bright');
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Deny run' }).click();
+    await page.getByText('Denied “Paint it red”: the run is CANCELLED.').waitFor();
+    expect((await ok(server, 'GET', `/agent/runs/${painted}`)).approval.state).toBe('denied');
+    expect(JSON.stringify(await ok(server, 'GET', `/agent/runs/${painted}/history`))).toContain('Too bright');
+    await ok(server, 'PUT', `/factory/${data.factory}/limits`, {});
+  }, 60_000);
 
   it('shows a run created through the API on Runs without a reload, told by the team stream', async () => {
     // Once the stream is open the console stops polling: the new run can only come through it.
@@ -203,7 +298,7 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     await tab.getByRole('button', { name: 'Redeem invitation' }).click();
     await tab.getByText('Invitation redeemed for second@example.com').waitFor();
     await tab.getByRole('button', { name: 'Sign in' }).click();
-    await tab.getByRole('heading', { name: /^Team / }).waitFor();
+    await tab.getByRole('heading', { level: 1, name: /^Team / }).waitFor();
     await tab.getByText('member', { exact: true }).first().waitFor();
     // A member is not offered what only admins may do.
     expect(await tab.getByRole('button', { name: 'Invite' }).count()).toBe(0);

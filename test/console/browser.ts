@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Locator, type Page } from 'playwright-core';
 
 const CANDIDATES = [
   '/usr/bin/chromium',
@@ -101,7 +101,9 @@ export async function seriousViolations(page: Page): Promise<string[]> {
  */
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS ?? path.join(os.tmpdir(), 'shopfloor-console-screenshots');
 
-export async function screenshot(page: Page, name: string): Promise<void> {
+/** A whole page, or one part of it (a locator: a section). */
+export async function screenshot(target: Page | Locator, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  await ('goto' in target ? target.screenshot({ path: file, fullPage: true }) : target.screenshot({ path: file }));
 }

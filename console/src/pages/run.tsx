@@ -3,12 +3,34 @@ import { useRoute } from 'preact-iso';
 import { useState } from 'preact/hooks';
 import { api, apiUrl } from '../api';
 import { useAction, useApi } from '../hooks';
-import { type Artifact, type RunSummary, runCost, TERMINAL, type Usage } from '../runs';
+import { type Approval, type Artifact, type RunSummary, runCost, TERMINAL, type Usage } from '../runs';
 import { Json, State, Time, usd } from '../ui/format';
 import { Page } from '../ui/page';
 import { ActionResult, Async, Empty } from '../ui/status';
 import { RunRows } from './runs';
 import { Conversation } from './run-conversation';
+import { RunApproval } from './approval-decision';
+
+/** A run's approval in words: pending until when, or who decided and when. */
+function ApprovalState({ approval: a }: { approval: Approval }) {
+  if (a.state === 'pending')
+    return (
+      <>
+        waiting for a team admin (asked by its {a.rule} rule), expires <Time iso={a.expires_at} />
+      </>
+    );
+  if (a.state === 'expired')
+    return (
+      <>
+        expired: no one decided by <Time iso={a.expires_at} />
+      </>
+    );
+  return (
+    <>
+      {a.state} by {a.decided_by ? `${a.decided_by.type} ${a.decided_by.uid}` : 'someone'} <Time iso={a.decided_at} />
+    </>
+  );
+}
 
 function Summary({ run }: { run: RunSummary }) {
   return (
@@ -17,6 +39,20 @@ function Summary({ run }: { run: RunSummary }) {
       <dd>
         <State state={run.state} /> {run.status_message?.message}
       </dd>
+      {run.queue_position !== undefined && (
+        <>
+          <dt>Place in the queue</dt>
+          <dd>{run.queue_position === 1 ? '1 (next)' : run.queue_position}</dd>
+        </>
+      )}
+      {run.approval && (
+        <>
+          <dt>Approval</dt>
+          <dd>
+            <ApprovalState approval={run.approval} />
+          </dd>
+        </>
+      )}
       <dt>Created</dt>
       <dd>
         <Time iso={run.created_at} />
@@ -231,6 +267,7 @@ export default function Run() {
               <code>{r.run_id}</code> · <a href={`/audit?kind=run&id=${r.run_id}`}>Audit this run</a>
             </p>
             <Summary run={r} />
+            {r.approval && <RunApproval run={r} decided={run.reload} />}
             <Actions run={r} reload={run.reload} />
             <Timeline runId={runId} />
             <Conversation runId={runId} />

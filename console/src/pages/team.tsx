@@ -151,7 +151,7 @@ export default function Team() {
           <Members teamUid={team.uid} admin={isAdmin(session)} />
           <Keys />
           <AccessAudit teamUid={team.uid} />
-          <Guardrails teamUid={team.uid} />
+          <Guardrails teamUid={team.uid} admin={isAdmin(session)} />
         </>
       ) : (
         <Empty>You belong to no team: ask an admin for an invitation.</Empty>
