@@ -8,6 +8,7 @@ import type { AnyProjection } from './projector/projection.js';
 import type { AnyReactor } from './projector/reactor.js';
 import type { Runtime } from './runtime.js';
 import type { Api } from './http/api.js';
+import { own } from './own-keys.js';
 import type { StreamEventSource } from './streams/stream-events.js';
 
 /** Registers routes on `api` (relative to /api/v1, or to the root for `rootRoutes`). */
@@ -53,7 +54,7 @@ export function commandGroup(name: string, parts: Record<string, CliCommand>): C
     name,
     usage,
     async run(argv) {
-      const part = Object.hasOwn(parts, argv[0] ?? '') ? parts[argv[0] as string] : undefined;
+      const part = own(parts, argv[0] ?? '');
       if (part) return part.run(argv);
       console.error(`usage:\n${usage}`);
       return 2;

@@ -64,7 +64,8 @@ describe('the console', () => {
   it('never shadows the API, the docs, the probes, metrics or the webhook ingress', async () => {
     expectProblem(await get('/api/v1/no-such-route'), 404, 'not_found');
     expectProblem(await get('/api/v1'), 404, 'not_found');
-    expectProblem(await get('/metrics'), 404, 'not_found');
+    // The Prometheus exposition (loopback here), not the console's page.
+    expect((await get('/metrics')).headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     expectProblem(await get('/webhooks/w'), 404, 'not_found');
     expectProblem(await get('/webhooks/'), 404, 'not_found');
     expectProblem(await get('/assets/no-such-file.js'), 404, 'not_found');
