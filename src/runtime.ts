@@ -105,7 +105,9 @@ function signingSecret(config: Config): string {
   return fs.readFileSync(file, 'utf8').trim();
 }
 
-export async function openStores(config: Config): Promise<{ events: EventStore; docs: DocumentStore }> {
+type Stores = { events: EventStore; docs: DocumentStore };
+
+export async function openStores(config: Config): Promise<Stores> {
   ownerOnlyDir(config.DATA_DIR);
   const events = config.EVENTSTORE_URL
     ? (await import('./eventstore/esdb.js')).openEsdbEventStore(config.EVENTSTORE_URL, config.EVENTSTORE_STREAM_PREFIX)
@@ -114,6 +116,17 @@ export async function openStores(config: Config): Promise<{ events: EventStore; 
     ? await (await import('./readstore/mongo.js')).openMongoDocumentStore(config.MONGODB_URL, config.MONGODB_DB)
     : openSqliteDocumentStore(path.join(config.DATA_DIR, 'read.db'));
   return { events, docs };
+}
+
+/** Runs `work` on the configured stores, closing them after (the CLI's commands on the stores). */
+export async function withStores<T>(config: Config, work: (stores: Stores) => Promise<T>): Promise<T> {
+  const stores = await openStores(config);
+  try {
+    return await work(stores);
+  } finally {
+    await stores.events.close();
+    await stores.docs.close();
+  }
 }
 
 export async function openRuntime(

@@ -10,7 +10,7 @@ import type { EventStore } from '../../src/eventstore/port.js';
 import type { CliCommand } from '../../src/feature.js';
 import { collectionOf } from '../../src/projector/projection.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
-import { openStores } from '../../src/runtime.js';
+import { withStores } from '../../src/runtime.js';
 import { type RunDoc, runsProjection } from '../../commands/run/public.js';
 import { runTrace } from './trace.js';
 
@@ -63,13 +63,5 @@ export async function traceRun(
 export const runsTraceCommand: CliCommand = {
   name: 'runs',
   usage: USAGE,
-  async run(argv) {
-    const stores = await openStores(loadConfig());
-    try {
-      return await traceRun(stores, argv);
-    } finally {
-      await stores.events.close();
-      await stores.docs.close();
-    }
-  },
+  run: (argv) => withStores(loadConfig(), (stores) => traceRun(stores, argv)),
 };

@@ -11,7 +11,7 @@ import type { EventStore, RecordedEvent } from '../../src/eventstore/port.js';
 import type { CliCommand } from '../../src/feature.js';
 import { collectionOf } from '../../src/projector/projection.js';
 import type { DocumentStore } from '../../src/readstore/port.js';
-import { openStores } from '../../src/runtime.js';
+import { withStores } from '../../src/runtime.js';
 import { userStream } from '../../commands/user/events.js';
 import { type AuditEntryDoc, accessAuditProjection, teamAudit } from '../../commands/team/public.js';
 import { type RunCreatedData, runStream } from '../../commands/run/events.js';
@@ -106,13 +106,5 @@ export async function history(
 export const historyCommand: CliCommand = {
   name: 'history',
   usage: USAGE,
-  async run(argv) {
-    const stores = await openStores(loadConfig());
-    try {
-      return await history(stores, argv);
-    } finally {
-      await stores.events.close();
-      await stores.docs.close();
-    }
-  },
+  run: (argv) => withStores(loadConfig(), (stores) => history(stores, argv)),
 };

@@ -4,7 +4,7 @@ import { backup } from '../backup/backup.js';
 import { checkBackup, copyBackup, rebuildRestored } from '../backup/restore.js';
 import { mustBeEmpty } from '../backup/manifest.js';
 import type { AnyProjection } from '../projector/projection.js';
-import { openStores } from '../runtime.js';
+import { withStores } from '../runtime.js';
 
 export const BACKUP_USAGE = `  shopfloor backup <dir>                    a consistent snapshot of the embedded store (log, blobs, keys) while the server runs
   shopfloor restore <dir>                   check a backup and restore it into an empty DATA_DIR; the read models are rebuilt`;
@@ -29,15 +29,11 @@ export async function backupCommand(
 ): Promise<number> {
   refuseProduction(config, 'backup');
   if (!dir) throw new Error('name the directory to back up into: shopfloor backup <dir>');
-  const stores = await openStores(config);
-  try {
+  return withStores(config, async (stores) => {
     const { logPosition, files } = await backup(config.DATA_DIR, dir, stores.docs, reactors);
     console.log(`backed up ${files.length} file(s) to ${dir}: the log up to position ${logPosition}`);
     return 0;
-  } finally {
-    await stores.events.close();
-    await stores.docs.close();
-  }
+  });
 }
 
 export async function restoreCommand(config: Config, dir: string | undefined, projections: readonly AnyProjection[]) {
@@ -46,15 +42,11 @@ export async function restoreCommand(config: Config, dir: string | undefined, pr
   mustBeEmpty(config.DATA_DIR, 'DATA_DIR');
   const manifest = await checkBackup(dir);
   await copyBackup(dir, manifest, config.DATA_DIR);
-  const stores = await openStores(config);
-  try {
+  return withStores(config, async (stores) => {
     const events = await rebuildRestored(stores, manifest, projections);
     console.log(
       `restored ${manifest.files.length} file(s) into ${config.DATA_DIR}: the log up to position ${manifest.log_position}, ${events} event(s) projected`,
     );
     return 0;
-  } finally {
-    await stores.events.close();
-    await stores.docs.close();
-  }
+  });
 }

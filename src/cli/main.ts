@@ -5,7 +5,7 @@ import { projectionsOf, streamSourcesOf } from '../feature.js';
 import { features } from '../features.js';
 import { pino } from 'pino';
 import { createLogger } from '../log.js';
-import { openRuntime, openStores } from '../runtime.js';
+import { openRuntime, withStores } from '../runtime.js';
 import { EXPORT_USAGE, exportReadModel } from './export.js';
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './backup.js';
 import { rebuild, retry, select, status, verify } from './projections.js';
@@ -36,13 +36,7 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'backup') return backupCommand(loadConfig(), argv[1], reactorNames);
   if (argv[0] === 'restore') return restoreCommand(loadConfig(), argv[1], projections);
   if (argv[0] === 'export') {
-    const stores = await openStores(loadConfig());
-    try {
-      return await exportReadModel(stores.docs, projections, argv.slice(1));
-    } finally {
-      await stores.events.close();
-      await stores.docs.close();
-    }
+    return withStores(loadConfig(), (stores) => exportReadModel(stores.docs, projections, argv.slice(1)));
   }
   const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: true });
   const [group, action, name] = positionals;
@@ -51,8 +45,7 @@ async function main(argv: string[]): Promise<number> {
     return 2;
   }
   const config = loadConfig();
-  const stores = await openStores(config);
-  try {
+  return withStores(config, async (stores) => {
     switch (action) {
       case 'status':
         return await status(stores, projections, reactorNames);
@@ -71,10 +64,7 @@ async function main(argv: string[]): Promise<number> {
         console.error(USAGE);
         return 2;
     }
-  } finally {
-    await stores.events.close();
-    await stores.docs.close();
-  }
+  });
 }
 
 main(process.argv.slice(2)).then(
