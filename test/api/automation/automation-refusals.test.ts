@@ -10,12 +10,15 @@ import { type AutomationRunRefused, automationRefusalStream } from '../../../com
 import type { DeliveryAccepted } from '../../../commands/webhook/events.js';
 import { type RecordedEvent, START } from '../../../src/eventstore/port.js';
 import { runCli } from '../../e2e/server-process.js';
-import { startTestApp, type TestApp } from '../../helpers/app.js';
+import { fireDueSchedules } from '../../../commands/schedule/scheduler.js';
+import { manualClock } from '../../../src/clock.js';
+import { quiet, startTestApp, type TestApp } from '../../helpers/app.js';
 import { settleGuards } from '../../helpers/guardrail-fixtures.js';
 
+const clock = manualClock('2026-07-01T00:00:00Z');
 let t: TestApp;
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({}, clock);
 });
 afterAll(() => t.close());
 
@@ -116,6 +119,28 @@ describe("an automation's refused run start", () => {
     const started = await deliver(hook, { alert: 'memory' });
     expect(await runsOf(factory, started)).toHaveLength(1);
     expect(await logEntry(factory, hook.uid, started)).not.toHaveProperty('refused_runs');
+  });
+
+  it("records a scheduled automation's refusal as well, with its firing", async () => {
+    const { factory } = await setup();
+    const created = await t.call('POST', `/factory/${factory}/automations`, {
+      name: 'Nightly',
+      prompt: 'Sweep.',
+      triggers: [{ provider: 'schedule', event: 'cron_fired', schedule: { name: 'nightly', cron: '0 2 * * *' } }],
+    });
+    expect(created.statusCode, created.body).toBe(201);
+    await quiet(t); // the inline schedule is created in the background
+    clock.set('2026-07-01T02:00:10Z');
+    await fireDueSchedules(t.rt);
+    await quiet(t);
+    const refusals = (await refusalEvents()).filter((e) => e.data.automation_id === created.json().id);
+    expect(refusals.map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        schedule: { schedule_id: expect.any(String), due_at: '2026-07-01T02:00:00.000Z' },
+        code: 'budget_exceeded',
+      }),
+    ]);
+    expect((await t.call('GET', `/agent/runs?factory_uid=${factory}`)).json().runs).toEqual([]);
   });
 
   it('the OpenAPI document describes the extension field, and the read models verify clean', async () => {
