@@ -20,7 +20,15 @@ import { foremanOf } from '../task/public.js';
 import { type LiveFactory, liveFactory } from '../factory/public.js';
 import type { DeliveryAccepted } from '../webhook/events.js';
 import { type Automation, automationsDecider } from './automations-decider.js';
-import { automationsStream, type DeliveryReplayed, type Trigger, webhookOf } from './events.js';
+import {
+  type AutomationFiring,
+  automationRefusalStream,
+  automationsStream,
+  type DeliveryReplayed,
+  type Trigger,
+  webhookOf,
+} from './events.js';
+import { runRefusalDecider } from './run-refusal-decider.js';
 
 const PAYLOAD_FILE_NAME = 'event-payload.json';
 
@@ -80,12 +88,75 @@ export interface AutomationRunStart {
   metadata: Record<string, string>;
   artifacts?: Artifact[];
   schedule?: RunSchedule;
+  /** What fired it: named by its refusal. */
+  fired_by: AutomationFiring;
+}
+
+/** Creates the automation's factory run, with the agent it names, else the factory's foreman (reference-notes §5). */
+async function createAutomationRun(
+  rt: Runtime,
+  automation: Automation,
+  factory: LiveFactory,
+  foremanUid: string | null,
+  context: CommandContext,
+  start: AutomationRunStart,
+): Promise<void> {
+  const agent = (await automationAgent(rt, automation, factory)) ?? foremanUid;
+  await createRun(
+    rt,
+    {
+      prompt: start.prompt,
+      title: automation.name,
+      ...(agent ? { agent_identity_uid: agent } : {}),
+      ...(automation.config ? { config: automation.config } : {}),
+      team: true,
+      interactive: false,
+      mode: 'normal',
+    },
+    context,
+    {
+      source: start.source,
+      team_uid: factory.team_uid,
+      run_id: start.run_id,
+      factory_uid: factory.uid,
+      automatic_metadata: start.metadata,
+      ...(start.artifacts ? { artifacts: start.artifacts } : {}),
+      ...(start.schedule ? { schedule: start.schedule } : {}),
+      ...(automation.requires_approval ? { requires_approval: 'automation' as const } : {}),
+    },
+  );
+}
+
+/** Records why the run could not start, where the firing is shown (a delivery's log entry). */
+async function recordRefusal(
+  rt: Runtime,
+  automation: Automation,
+  factory: LiveFactory,
+  context: CommandContext,
+  start: AutomationRunStart,
+  error: DomainError,
+): Promise<void> {
+  const { run_id, fired_by } = start;
+  rt.log.warn({ run_id, automation: automation.id, code: error.code, detail: error.message }, 'automation run refused');
+  const data = {
+    ...fired_by,
+    run_id,
+    automation_id: automation.id,
+    automation_name: automation.name,
+    factory_uid: factory.uid,
+    team_uid: factory.team_uid,
+    status: error.status,
+    code: error.code,
+    detail: error.message,
+  };
+  await rt.execute(automationRefusalStream(run_id), runRefusalDecider, { type: 'RefuseAutomationRun', data }, context);
 }
 
 /**
- * Starts an automation's factory run, with the agent it names, else the factory's foreman
- * (reference-notes §5). A run already there (a replayed reaction; or one whose creation a crash
- * cut short) is finished instead. Returns whether the run exists now; a refusal is logged.
+ * Starts an automation's factory run. A run already there (a replayed reaction; or one whose
+ * creation a crash cut short) is finished instead. Returns whether the run exists now; a refusal
+ * is recorded (`AutomationRunRefused`), and a run refused once is not started by a replay later,
+ * though there may be room by then: the firing was answered.
  */
 export async function startAutomationRun(
   rt: Runtime,
@@ -101,38 +172,13 @@ export async function startAutomationRun(
       await joinConversation(rt, created, context);
       return true;
     }
-    const agent = (await automationAgent(rt, automation, factory)) ?? foremanUid;
-    await createRun(
-      rt,
-      {
-        prompt: start.prompt,
-        title: automation.name,
-        ...(agent ? { agent_identity_uid: agent } : {}),
-        ...(automation.config ? { config: automation.config } : {}),
-        team: true,
-        interactive: false,
-        mode: 'normal',
-      },
-      context,
-      {
-        source: start.source,
-        team_uid: factory.team_uid,
-        run_id: start.run_id,
-        factory_uid: factory.uid,
-        automatic_metadata: start.metadata,
-        ...(start.artifacts ? { artifacts: start.artifacts } : {}),
-        ...(start.schedule ? { schedule: start.schedule } : {}),
-        ...(automation.requires_approval ? { requires_approval: 'automation' as const } : {}),
-      },
-    );
+    if ((await rt.state(runRefusalDecider, automationRefusalStream(start.run_id))).refused) return false;
+    await createAutomationRun(rt, automation, factory, foremanUid, context, start);
     return true;
   } catch (error) {
     if (error instanceof Conflict) return true; // another reaction to the same event created it first
     if (!(error instanceof DomainError)) throw error;
-    rt.log.warn(
-      { run_id: start.run_id, automation: automation.id, code: error.code, detail: error.message },
-      'automation run refused',
-    );
+    await recordRefusal(rt, automation, factory, context, start, error);
     return false;
   }
 }
@@ -184,6 +230,13 @@ export async function startAutomationRuns(rt: Runtime, event: DeliveryEvent): Pr
       prompt: automationPrompt(automation, webhook, delivery.delivery_id),
       source: 'API',
       artifacts: [artifact],
+      fired_by: {
+        delivery: {
+          webhook_uid: webhook.uid,
+          delivery_id: delivery.delivery_id,
+          ...('replay_id' in delivery ? { replay_id: delivery.replay_id } : {}),
+        },
+      },
       metadata: {
         automation_id: automation.id,
         webhook_uid: webhook.uid,

@@ -40,8 +40,34 @@ export type DeliveryReplayed = {
   data: DeliveryAccepted['data'] & { replay_id: string };
 };
 
+/** What fired an automation: a delivery (or a replay of one), or a schedule's firing. */
+export type AutomationFiring =
+  | { delivery: { webhook_uid: string; delivery_id: string; replay_id?: string } }
+  | { schedule: { schedule_id: string; due_at: string } };
+
+/**
+ * An automation's run could not start (a budget with no room, a model disabled): the run does not
+ * exist, this says why. One per run id, on `automationrefusal-<run_id>`, so a replayed reaction
+ * records it once, and starts no run later that was refused once.
+ */
+export type AutomationRunRefused = {
+  type: 'AutomationRunRefused';
+  data: AutomationFiring & {
+    run_id: string;
+    automation_id: string;
+    automation_name: string;
+    factory_uid: string;
+    team_uid: string;
+    /** The problem's status, `code` and `detail`, as the API would have answered them. */
+    status: number;
+    code: string;
+    detail: string;
+  };
+};
+
 export const automationsStream = (factoryUid: string) => `automations-${factoryUid}`;
 export const replayStream = (replayId: string) => `replay-${replayId}`;
+export const automationRefusalStream = (runId: string) => `automationrefusal-${runId}`;
 
 /** The webhook a trigger listens to, or null for a trigger of another provider. */
 export const webhookOf = (t: Trigger): string | null =>

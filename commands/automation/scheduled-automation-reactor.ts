@@ -131,6 +131,7 @@ async function startScheduledRuns(rt: Runtime, event: RecordedEvent<ScheduleFire
         `This run was started by the schedule "${fired.fields.name}" (${fired.id}) for its due time ${fired.due_at}.`,
       ].join('\n'),
       source: 'SCHEDULED_AGENT',
+      fired_by: { schedule: { schedule_id: fired.id, due_at: fired.due_at } },
       metadata: { automation_id: id, schedule_id: fired.id, factory_uid: factory.uid },
       schedule: { schedule_id: fired.id, schedule_name: fired.fields.name, cron_schedule: fired.fields.cron_schedule },
     });

@@ -10,6 +10,7 @@
 import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
 import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import type { DeliveryEvent } from '../../commands/webhook/events.js';
+import type { AutomationRunRefused } from '../../commands/automation/events.js';
 
 export type DeliveryStatus =
   | 'accepted'
@@ -43,6 +44,19 @@ export interface DeliveryDoc {
   count?: number;
   /** The delivery logged after this one. */
   next: string | null;
+  /** Automations whose runs this delivery (or a replay of it) fired and that could not start: the newest 100. */
+  refused_runs?: RefusedRun[];
+}
+
+interface RefusedRun {
+  run_id: string;
+  automation_id: string;
+  automation_name: string;
+  replay_id: string | null;
+  status: number;
+  code: string;
+  detail: string;
+  refused_at: string;
 }
 
 interface LogHeadDoc {
@@ -59,6 +73,8 @@ interface LogHeadDoc {
 
 const DELIVERY_LOG_KEEP_COUNT = 50;
 const DELIVERY_LOG_KEEP_MS = 7 * 24 * 3600 * 1000;
+/** At most one per automation of the factory (100) for each replay: the newest are kept. */
+const REFUSALS_KEPT = 100;
 
 async function record(
   e: RecordedEvent<DeliveryEvent>,
@@ -102,7 +118,35 @@ async function record(
   });
 }
 
-export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc, { heads: LogHeadDoc }>({
+/** Names the refused run on its delivery's entry, unless the entry has left the log or names it already. */
+async function recordRefusal(
+  e: RecordedEvent<AutomationRunRefused>,
+  docs: ProjectionDocs<DeliveryDoc, { heads: LogHeadDoc }>,
+) {
+  if (!('delivery' in e.data)) return; // a schedule fired it
+  const { delivery, run_id, automation_id, automation_name, status, code, detail } = e.data;
+  const entry = await docs.get(delivery.delivery_id);
+  if (!entry || entry.webhook_uid !== delivery.webhook_uid) return;
+  const refused = entry.refused_runs ?? [];
+  if (refused.some((r) => r.run_id === run_id)) return;
+  const refusal: RefusedRun = {
+    run_id,
+    automation_id,
+    automation_name,
+    replay_id: delivery.replay_id ?? null,
+    status,
+    code,
+    detail,
+    refused_at: e.metadata.occurred_at,
+  };
+  docs.patch(delivery.delivery_id, { refused_runs: [...refused, refusal].slice(-REFUSALS_KEPT) });
+}
+
+export const webhookDeliveriesProjection = projection<
+  DeliveryEvent | AutomationRunRefused,
+  DeliveryDoc,
+  { heads: LogHeadDoc }
+>({
   name: 'webhook_deliveries',
   version: 3,
   indexes: [['webhook_uid', 'received_at']],
@@ -130,5 +174,6 @@ export const webhookDeliveriesProjection = projection<DeliveryEvent, DeliveryDoc
         duplicate_of: null,
         ...(e.data.count !== undefined ? { count: e.data.count } : {}),
       }),
+    AutomationRunRefused: recordRefusal,
   },
 });

@@ -32,6 +32,15 @@ const DELIVERY_SORT: Sort = [
 
 const webhooksResponse = z.object({ webhooks: z.array(webhookResource).describe('Oldest first') });
 
+const refusedRun = z.object({
+  automation_id: z.string(),
+  automation_name: z.string().describe('Its name when the run was refused'),
+  replay_id: z.string().nullable().describe('The replay of the delivery that fired it; null for the delivery itself'),
+  status: z.int().describe('The HTTP status of the problem'),
+  code: z.string().describe('The problem code, such as budget_exceeded'),
+  detail: z.string(),
+  refused_at: z.string(),
+});
 /** One entry of the delivery log. */
 const deliveryItem = z.object({
   delivery_id: z.string(),
@@ -49,6 +58,12 @@ const deliveryItem = z.object({
     .optional()
     .describe(
       'Rejections of senders not authenticated past the failed-authentication budget are counted, not logged one by one: this entry stands for `count` of them (size_bytes is their sum, received_at the last)',
+    ),
+  refused_runs: z
+    .array(refusedRun)
+    .optional()
+    .describe(
+      'Extension: the automations this delivery (or a replay of it) triggered whose runs could not start (a budget with no room, say), the newest 100; absent when none was refused',
     ),
 });
 const deliveriesResponse = z.object({
@@ -114,6 +129,7 @@ export default function webhookQueries(api: Api, rt: Runtime): void {
             received_at: d.received_at,
             ...(d.duplicate_of ? { duplicate_of: d.duplicate_of } : {}),
             ...(d.count !== undefined ? { count: d.count } : {}),
+            ...(d.refused_runs?.length ? { refused_runs: d.refused_runs.map(({ run_id: _, ...r }) => r) } : {}),
             ...(await payloadOf(d)),
           }),
         ),

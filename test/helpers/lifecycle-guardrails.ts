@@ -18,6 +18,9 @@ export interface Steps {
   after: (what: string) => Promise<void>;
 }
 
+/** The factory budget every later run of the story reserves from. */
+export const FACTORY_BUDGET = { monthly_usd: 10, per_run_usd: 0.05, notify_at: [1e-6] };
+
 const call =
   (t: TestApp, method: 'POST' | 'PUT' | 'DELETE', url: string, body?: (c: Content) => unknown) =>
   (c: Content) =>
@@ -52,7 +55,7 @@ export async function guardrailSteps(
   );
   await send(
     'a budget the factory’s runs reserve from',
-    call(t, 'PUT', `/factory/${factory}/budget`, () => ({ monthly_usd: 10, per_run_usd: 0.05, notify_at: [1e-6] })),
+    call(t, 'PUT', `/factory/${factory}/budget`, () => FACTORY_BUDGET),
   );
   await send(
     'approval required',

@@ -1,13 +1,13 @@
 /**
  * One of everything, start to end, carrying hostile content: people, keys, agents, environments,
  * secrets, a factory with its inbox routes, webhooks and their deliveries (accepted, duplicate,
- * rejected, replayed), GitHub pull-request facts, runs executed by a worker that reports every
- * kind of thing, follow-ups, interrupts and cancels, tasks through their stages, a scorer and its
- * judge runs, a benchmark suite run to its verdict, a factory branch applied, schedules paused,
- * resumed and fired, an outbound endpoint that fails until it is disabled, and the deletion of it
- * all. Each request sends the hostile content first and, when that is refused, plain content, so
- * that the story goes on; `after` runs once every request the server accepted (the totality test
- * settles the projector and reactors there).
+ * rejected, replayed, a replay whose automation run the budget refuses), GitHub pull-request facts,
+ * runs executed by a worker that reports every kind of thing, follow-ups, interrupts and cancels,
+ * tasks through their stages, a scorer and its judge runs, a benchmark suite run to its verdict, a
+ * factory branch applied, schedules paused, resumed and fired, an outbound endpoint that fails
+ * until it is disabled, and the deletion of it all. Each request sends the hostile content first
+ * and, when that is refused, plain content, so that the story goes on; `after` runs once every
+ * request the server accepted (the totality test settles the projector and reactors there).
  */
 import { createHmac } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
@@ -16,7 +16,7 @@ import { ADMIN_KEY, type TestApp } from './app.js';
 import { asList, fixture } from './factory-files.js';
 import { startReceiver } from './receiver.js';
 import { CLASSIFICATIONS, simulatedWorker } from './scorer-fixtures.js';
-import { guardrailSteps } from './lifecycle-guardrails.js';
+import { FACTORY_BUDGET, guardrailSteps } from './lifecycle-guardrails.js';
 
 /** What the story is told with: a string, a free-form JSON value, recurrences. */
 export interface Content {
@@ -177,6 +177,19 @@ export async function lifecycle(
   await send(
     'a replay',
     json('POST', `/factory/${factory}/webhooks/${hook.uid}/deliveries/${delivered.delivery_id}/replay`),
+  );
+  // A replay the factory's budget has no room for: the automation's refusal is in the delivery log.
+  await send(
+    'no room',
+    json('PUT', `/factory/${factory}/budget`, () => ({ monthly_usd: 0.001 })),
+  );
+  await send(
+    'a replay refused',
+    json('POST', `/factory/${factory}/webhooks/${hook.uid}/deliveries/${delivered.delivery_id}/replay`),
+  );
+  await send(
+    'room again',
+    json('PUT', `/factory/${factory}/budget`, () => FACTORY_BUDGET),
   );
   await send(
     'a new secret',

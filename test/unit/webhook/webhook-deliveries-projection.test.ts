@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { webhookDeliveriesProjection } from '../../../projections/webhook/webhook-deliveries.js';
 import type { DeliveryEvent } from '../../../commands/webhook/events.js';
+import type { AutomationRunRefused } from '../../../commands/automation/events.js';
 import { metadata, project, recorded } from '../../helpers/projection-spec.js';
 
 const DAY = 24 * 3600 * 1000;
@@ -96,5 +97,45 @@ describe('webhook deliveries projection', () => {
     expect(await project(webhookDeliveriesProjection, list, { times: 2 })).toEqual(
       await project(webhookDeliveriesProjection, list),
     );
+  });
+});
+
+describe('automation runs refused on a delivery', () => {
+  const refused = (run: string, fired: Record<string, unknown>) =>
+    ({
+      type: 'AutomationRunRefused',
+      data: {
+        run_id: run,
+        automation_id: 'a',
+        automation_name: 'Triage',
+        factory_uid: 'f',
+        team_uid: 't',
+        status: 402,
+        code: 'budget_exceeded',
+        detail: 'no room',
+        ...fired,
+      },
+    }) as AutomationRunRefused;
+  const ofDelivery = (id: string, replay_id?: string) => ({
+    delivery: { webhook_uid: 'w', delivery_id: id, ...(replay_id ? { replay_id } : {}) },
+  });
+
+  it('names each refused run once on its entry, applied again or not; a schedule firing or a pruned entry changes nothing', async () => {
+    const docs = await project(
+      webhookDeliveriesProjection,
+      recorded([
+        { ...accepted(1, base), metadata: metadata(new Date(base).toISOString()) },
+        refused('r1', ofDelivery('d0001')),
+        refused('r2', ofDelivery('d0001', 'rp')),
+        refused('r3', ofDelivery('d0009')),
+        refused('r4', { schedule: { schedule_id: 's', due_at: new Date(base).toISOString() } }),
+      ]),
+      { times: 2, batchSize: 1 },
+    );
+    expect(deliveries(docs)).toEqual(['d0001']);
+    expect(docs.d0001!.refused_runs).toEqual([
+      expect.objectContaining({ run_id: 'r1', replay_id: null, code: 'budget_exceeded', detail: 'no room' }),
+      expect.objectContaining({ run_id: 'r2', replay_id: 'rp', status: 402 }),
+    ]);
   });
 });
