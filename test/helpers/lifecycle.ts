@@ -12,7 +12,7 @@
 import { createHmac } from 'node:crypto';
 import type { LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
-import { ADMIN_KEY, type TestApp } from './app.js';
+import { ADMIN_KEY, quiet, type TestApp } from './app.js';
 import { asList, fixture } from './factory-files.js';
 import { startReceiver } from './receiver.js';
 import { CLASSIFICATIONS, simulatedWorker } from './scorer-fixtures.js';
@@ -424,8 +424,12 @@ export async function lifecycle(
     })),
   );
   // Trials of the first task always fail (retried, then failed); the others pass their judge.
-  for (let next = await worker.claim(); next; next = await worker.claim()) {
-    const run = next;
+  // Each claim waits for the reactions to what came before (a retry, a judge run), so the loop
+  // ends when nothing is left to run, not when a reactor is merely behind.
+  for (;;) {
+    await quiet(t);
+    const run = await worker.claim();
+    if (!run) break;
     const step = (what: string, body?: unknown) => () => () =>
       worker.report(run, what, body, [200, 201, 400, 409, 422]);
     await send('a trial claimed', step('claim'));
