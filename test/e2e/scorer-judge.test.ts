@@ -17,7 +17,7 @@ import {
   removeDir,
   runCli,
   type ServerProcess,
-  sleep,
+  untilWithLogs,
   startServer,
   startWorker,
   type WorkerProcess,
@@ -45,14 +45,8 @@ let dataDir: string;
 let server: ServerProcess;
 let worker: WorkerProcess | null = null;
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>): Promise<T> {
-  for (const deadline = Date.now() + DEADLINE_MS; ; await sleep(100)) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`${what} did not happen; worker said:\n${worker?.log() ?? ''}\nserver said:\n${server.stderr()}`);
-  }
-}
+const until = <T>(what: string, check: () => Promise<T | null | undefined | false>) =>
+  untilWithLogs(what, check, () => ({ server, worker }), DEADLINE_MS);
 
 function* filesUnder(dir: string): Generator<[string, Buffer]> {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {

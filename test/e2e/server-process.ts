@@ -296,6 +296,26 @@ export function ownerPid(dataDir: string, name: string): number | null {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Polls `check` every 100 ms until it returns a value, at most `deadlineMs`; past it, fails with
+ * what the server and the worker said, which is what one needs to read then.
+ */
+export async function untilWithLogs<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  processes: () => { server: ServerProcess; worker: WorkerProcess | null },
+  deadlineMs: number,
+): Promise<T> {
+  for (const deadline = Date.now() + deadlineMs; ; await sleep(100)) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) {
+      const { server, worker } = processes();
+      throw new Error(`${what} did not happen; worker said:\n${worker?.log() ?? ''}\nserver said:\n${server.stderr()}`);
+    }
+  }
+}
+
 /** The reference worker (`shopfloor worker`) in a process group of its own, its output kept for failure messages. */
 export interface WorkerProcess {
   /** Everything it wrote so far, stdout and stderr interleaved. */
