@@ -19,7 +19,7 @@ import {
   sessionCookie,
   signIn,
 } from './browser.js';
-import { ok, type Seeded, seed } from './seed.js';
+import { eventually, ok, type Seeded, seed } from './seed.js';
 
 const CHROMIUM = findChromium();
 const SKIP = !CHROMIUM && !process.env.CI;
@@ -200,6 +200,43 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     expect(JSON.stringify(await ok(server, 'GET', `/agent/runs/${painted}/history`))).toContain('Too bright');
     await ok(server, 'PUT', `/factory/${data.factory}/limits`, {});
   }, 60_000);
+
+  it("shows on a delivery the automation run it fired that its factory's budget refused", async () => {
+    const factory = (await ok(server, 'POST', '/factory', { name: 'Budget line' }, 201)).uid;
+    await ok(
+      server,
+      'POST',
+      '/agent/identities',
+      { name: 'Foreman', agent_type: 'FOREMAN', factory_uid: factory },
+      201,
+    );
+    const hook = await ok(
+      server,
+      'POST',
+      `/factory/${factory}/webhooks`,
+      { name: 'Alerts', authMode: 'url_token' },
+      201,
+    );
+    const triggers = [{ provider: 'webhook', event: 'received', filter: { webhook_ids: [hook.uid] } }];
+    await ok(server, 'POST', `/factory/${factory}/automations`, { name: 'Triage', prompt: 'Triage', triggers }, 201);
+    // A run's estimate is at least $1: a month of $0.001 has no room for one.
+    await ok(server, 'PUT', `/factory/${factory}/budget`, { monthly_usd: 0.001 });
+    const delivered = await fetch(`${server.baseUrl}/webhooks/w/${hook.uid}/${hook.secret}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ alert: 'disk full' }),
+    });
+    expect(delivered.status).toBe(202);
+    await eventually(async () => {
+      const log = await ok(server, 'GET', `/factory/${factory}/webhooks/${hook.uid}/deliveries`);
+      return log.deliveries[0]?.refused_runs ? true : undefined;
+    });
+    await page.goto(`${server.baseUrl}/factories/${factory}/webhooks/${hook.uid}`);
+    await page.getByText('1 automation run refused').waitFor();
+    await page.getByText('budget_exceeded').waitFor();
+    expect(await page.locator('li', { hasText: 'budget_exceeded' }).getByText('Triage').count()).toBe(1);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
 
   it('shows a run created through the API on Runs without a reload, told by the team stream', async () => {
     // Once the stream is open the console stops polling: the new run can only come through it.

@@ -195,4 +195,4 @@ export async function seed(server: Server) {
   };
 }
 
-export { ok };
+export { eventually, ok };

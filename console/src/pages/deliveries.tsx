@@ -16,6 +16,35 @@ interface Delivery {
   duplicate_of?: string;
   payload?: unknown;
   count?: number;
+  refused_runs?: RefusedRun[];
+}
+
+/** An automation's run this delivery fired that could not start (a budget with no room, say). */
+interface RefusedRun {
+  run_id: string;
+  automation_name: string;
+  replay_id: string | null;
+  code: string;
+  detail: string;
+  refused_at: string;
+}
+
+function Refusals({ refused }: { refused: RefusedRun[] }) {
+  return (
+    <details open>
+      <summary>
+        {refused.length} automation run{refused.length === 1 ? '' : 's'} refused
+      </summary>
+      <ul>
+        {refused.map((r) => (
+          <li key={r.run_id}>
+            <strong>{r.automation_name}</strong> <code>{r.code}</code>: {r.detail} <Time iso={r.refused_at} />
+            {r.replay_id && <span class="muted"> · on replay {r.replay_id}</span>}
+          </li>
+        ))}
+      </ul>
+    </details>
+  );
 }
 
 export default function Deliveries() {
@@ -61,6 +90,7 @@ export default function Deliveries() {
             <div class="muted">
               <code>{d.delivery_id}</code>
             </div>
+            {d.refused_runs && <Refusals refused={d.refused_runs} />}
             {d.status === 'accepted' && d.payload !== undefined && (
               <details>
                 <summary>Payload</summary>

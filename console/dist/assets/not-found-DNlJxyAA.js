@@ -1,0 +1,1 @@
+import{a as o}from"./index-BQOEpwky.js";import{P as e}from"./page-DZXrLxNx.js";function t(){return o(e,{title:"Page not found",children:o("p",{children:["This address names no page of the console. Go to ",o("a",{href:"/runs",children:"Runs"}),"."]})})}export{t as default};
