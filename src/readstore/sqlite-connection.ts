@@ -39,7 +39,7 @@ function openDatabase(file: string): Database.Database {
   // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
   // Documents keyed by random uuids touch pages all over the file: keep the B-trees' inner pages and
-  // a working set in memory (it counts in the server's RSS; 64 MiB cost 54 MiB more RSS for 4% less
+  // a working set in memory (it counts in the server's RSS; 64 MiB cost 54 MiB more RSS for 5% less
   // CPU in a 200k-event catch-up; the operating system caches the file besides).
   db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
