@@ -2,9 +2,11 @@
 import { loadConfig } from './config.js';
 import { features } from './features.js';
 import { createLogger } from './log.js';
+import { boundHeapGrowth } from './heap.js';
 import { openServer } from './server.js';
 import { serveMetricsPort } from './metrics/port.js';
 
+boundHeapGrowth();
 const config = loadConfig();
 const log = createLogger(config);
 const server = await openServer(config, log, features);

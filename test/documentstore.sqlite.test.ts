@@ -14,6 +14,7 @@ import {
 } from '../src/readstore/sqlite-filter.js';
 import { findAll } from '../src/readstore/paging.js';
 import { openSqliteDocumentStore } from '../src/readstore/sqlite.js';
+import { openSqliteConnection } from '../src/readstore/sqlite-connection.js';
 import type { Filter } from '../src/readstore/port.js';
 import { documentStoreContract } from './contract/documentstore-contract.js';
 import { holdWriteLock } from './helpers/sqlite-lock.js';
@@ -106,6 +107,16 @@ describe('sqlite document store', () => {
     dir = tempDir();
   });
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it('keeps at most 16 MiB of pages in memory: the page cache counts in the server RSS (docs/operations.md#memory)', async () => {
+    const conn = openSqliteConnection(path.join(dir, 'cache.db'));
+    try {
+      // Negative: a size in KiB, whatever the page size.
+      expect(conn.db.pragma('cache_size', { simple: true })).toBe(-16 * 1024);
+    } finally {
+      await conn.close();
+    }
+  });
 
   it('lets the event loop turn between the pages of a long listing (its reads are synchronous)', async () => {
     const store = openSqliteDocumentStore(path.join(dir, 'pages.db'));

@@ -30,6 +30,8 @@ function slopePerMinute(samples: number[], everyMs: number): number {
 }
 
 const SAMPLE_MS = 1000;
+/** The issue's bound on the server's resident memory once its read models and reactors have caught up. */
+const LOADED_RSS_TARGET_MB = 300;
 const WAL_FILES = ['events.db-wal', 'read.db-wal'];
 
 const fileMb = (file: string): number => {
@@ -133,7 +135,12 @@ const workload: Workload = {
           unit: 'events/s',
           detail: `${fmt(server.readyMs / 1000, 1)} s from spawn to /readyz 200`,
         },
-        { name: `RSS after loading ${fmt(info.events)} events (read models caught up)`, value: loaded, unit: 'MiB' },
+        {
+          name: `RSS after loading ${fmt(info.events)} events (read models caught up)`,
+          value: loaded,
+          unit: 'MiB',
+          target: { text: `< ${LOADED_RSS_TARGET_MB} MiB`, met: loaded < LOADED_RSS_TARGET_MB },
+        },
         {
           name: `RSS during ${params.soakSeconds} s of mixed load: start → end (peak)`,
           value: end,

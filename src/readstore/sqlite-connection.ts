@@ -12,6 +12,8 @@ import { SET_ASIDE } from './set-aside.js';
 
 /** Prepared statements are kept by SQL text; filters with varying `$in` sizes make new texts. */
 const STATEMENT_CACHE_LIMIT = 500;
+/** The connection's page cache, in KiB (SQLite's `cache_size` in its negative form). */
+const PAGE_CACHE_KIB = 16 * 1024;
 
 export interface SqliteConnection extends Pick<TurnSnapshot, 'read' | 'writing'> {
   db: Database.Database;
@@ -36,8 +38,10 @@ function openDatabase(file: string): Database.Database {
   db.pragma('synchronous = NORMAL');
   // Opening waits for locks (another process creating the schema); writes later never do (sqlite-snapshot).
   db.pragma('busy_timeout = 5000');
-  // Documents keyed by random uuids touch pages all over the file: keep a working set in memory.
-  db.pragma('cache_size = -65536');
+  // Documents keyed by random uuids touch pages all over the file: keep the B-trees' inner pages and
+  // a working set in memory (it counts in the server's RSS; 64 MiB cost 54 MiB more RSS for 5% less
+  // CPU in a 200k-event catch-up; the operating system caches the file besides).
+  db.pragma(`cache_size = -${PAGE_CACHE_KIB}`);
   db.function(LOWER, { deterministic: true }, (s: unknown) =>
     typeof s === 'string' ? s.toLowerCase() : (s as SqlValue),
   );
