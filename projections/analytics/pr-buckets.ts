@@ -1,0 +1,355 @@
+/**
+ * The pull-request figures of a factory summed per UTC hour, day and month (the `buckets` table of
+ * the pull-request read model), so that a range's metrics and per-PR costs read the few rows that
+ * tile it, not its pull requests: by the hour each was first seen (counts, interactions, dollars,
+ * sizes, the costliest), by the hour it merged (the autonomy funnel, impact, latency medians);
+ * and merges per team repository and hour (`repo_merges`, the funnel's `total_merged`).
+ *
+ * A pull request's contribution follows from its document, so when the document changes the old
+ * contribution is taken out and the new put in, in the same commit: an event applied again changes
+ * nothing (the document is already what it makes). Medians are sketches (./sketch.ts). The
+ * costliest are kept per row: all of an hour's, the first `TOP_KEPT` of a day or month; a day's or
+ * month's list is made again from its hours' or days' when one of its own may have fallen behind
+ * one it no longer holds.
+ */
+import type { Usd } from '../../commands/analytics/events.js';
+import type { Docs } from '../../src/projector/projection.js';
+import { own, putOwn } from '../../src/own-keys.js';
+import { bucketId, GRAINS, type Grain, grainStart } from './grains.js';
+import { emptySketch, type Sketch, withValue } from './sketch.js';
+
+export type PrSize = 'S' | 'M' | 'L' | 'XL';
+export const PR_SIZE_KEYS: readonly PrSize[] = ['S', 'M', 'L', 'XL'];
+export type Stage = 'kickoff_to_pr' | 'pr_to_first_review' | 'first_review_to_merge' | 'kickoff_to_merge';
+export const STAGES: readonly Stage[] = [
+  'kickoff_to_pr',
+  'pr_to_first_review',
+  'first_review_to_merge',
+  'kickoff_to_merge',
+];
+/** The most a day's or month's list of costliest holds: the largest `limit` of costs/per-pr/top. */
+const TOP_KEPT = 50;
+
+/** What of a pull-request document its figures are made of. */
+export interface BucketedPr {
+  pr_id: string;
+  team_uid: string;
+  factory_uid: string | null;
+  listed: boolean;
+  first_seen_at: string | null;
+  merged_at: string | null;
+  opened_at: string | null;
+  kickoff_at: string | null;
+  first_human_review_at: string | null;
+  repo_full_name: string | null;
+  repo_key: string | null;
+  history_complete: boolean;
+  human_code_change: boolean;
+  human_interactions: { total: number };
+  additions: number | null;
+  deletions: number | null;
+  size: PrSize | null;
+  cost: Usd & { total: number };
+}
+
+const between = (from: string | null, to: string | null): number | null =>
+  from === null || to === null ? null : Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000);
+
+/** The seconds of each stage of a pull request's cycle (null when one of its ends is unobserved). */
+export const cycleTime = (pr: BucketedPr): Record<Stage, number | null> => ({
+  kickoff_to_pr: between(pr.kickoff_at, pr.opened_at),
+  pr_to_first_review: between(pr.opened_at, pr.first_human_review_at),
+  first_review_to_merge: between(pr.first_human_review_at, pr.merged_at),
+  kickoff_to_merge: between(pr.kickoff_at, pr.merged_at),
+});
+
+export interface TopEntry {
+  /** The document's id (`<team_uid>:<pr_id>`). */
+  key: string;
+  pr_id: string;
+  total: number;
+  first_seen_at: string;
+}
+
+interface SizeFigures {
+  count: number;
+  usd: Usd;
+  costs: Sketch;
+}
+
+export interface PrBucket {
+  [field: string]: unknown;
+  factory_uid: string;
+  grain: Grain;
+  at: string;
+  /** The pull requests first seen in it. */
+  seen: {
+    count: number;
+    merged: number;
+    interactions: number;
+    usd: Usd;
+    costs: Sketch;
+    sizes: Record<PrSize, SizeFigures>;
+    /** The costliest, costliest first (ties: first seen first, then by id). */
+    top: TopEntry[];
+  };
+  /** The pull requests merged in it. */
+  merged: {
+    count: number;
+    observed: number;
+    autonomous: number;
+    additions: number;
+    deletions: number;
+    measured: number;
+    /** How many are in each repository (`owner/repo` as the code host spells it). */
+    repos: Record<string, number>;
+    stages: Record<Stage, Sketch>;
+  };
+}
+
+export interface RepoMergeBucket {
+  [field: string]: unknown;
+  grain: Grain;
+  at: string;
+  merged: number;
+}
+
+/** The owner of a team repository's merge rows. */
+export const repoOwner = (team_uid: string, repo_key: string) => `${team_uid}/${repo_key}`;
+
+const round = (usd: number) => Math.round(usd * 1e9) / 1e9;
+const noUsd = (): Usd => ({ inference: 0, compute: 0, platform: 0 });
+const addUsd = (a: Usd, b: Usd, sign: 1 | -1): Usd => ({
+  inference: round(a.inference + sign * b.inference),
+  compute: round(a.compute + sign * b.compute),
+  platform: round(a.platform + sign * b.platform),
+});
+
+const blankBucket = (factory_uid: string, grain: Grain, at: string): PrBucket => ({
+  factory_uid,
+  grain,
+  at,
+  seen: {
+    count: 0,
+    merged: 0,
+    interactions: 0,
+    usd: noUsd(),
+    costs: emptySketch(),
+    sizes: Object.fromEntries(PR_SIZE_KEYS.map((s) => [s, { count: 0, usd: noUsd(), costs: emptySketch() }])) as Record<
+      PrSize,
+      SizeFigures
+    >,
+    top: [],
+  },
+  merged: {
+    count: 0,
+    observed: 0,
+    autonomous: 0,
+    additions: 0,
+    deletions: 0,
+    measured: 0,
+    repos: {},
+    stages: Object.fromEntries(STAGES.map((s) => [s, emptySketch()])) as Record<Stage, Sketch>,
+  },
+});
+
+interface SeenPart {
+  factory_uid: string;
+  at: string;
+  entry: TopEntry;
+  merged: boolean;
+  interactions: number;
+  usd: Usd;
+  size: PrSize | null;
+}
+
+interface MergedPart {
+  factory_uid: string;
+  at: string;
+  observed: boolean;
+  autonomous: boolean;
+  additions: number | null;
+  deletions: number | null;
+  repo: string | null;
+  stages: Record<Stage, number | null>;
+}
+
+function seenPart(pr: BucketedPr | null): SeenPart | null {
+  if (!pr?.listed || pr.factory_uid === null || pr.first_seen_at === null) return null;
+  const { inference, compute, platform, total } = pr.cost;
+  return {
+    factory_uid: pr.factory_uid,
+    at: pr.first_seen_at,
+    entry: { key: `${pr.team_uid}:${pr.pr_id}`, pr_id: pr.pr_id, total, first_seen_at: pr.first_seen_at },
+    merged: pr.merged_at !== null,
+    interactions: pr.human_interactions.total,
+    usd: { inference, compute, platform },
+    size: pr.size,
+  };
+}
+
+function mergedPart(pr: BucketedPr | null): MergedPart | null {
+  if (!pr?.listed || pr.factory_uid === null || pr.merged_at === null) return null;
+  return {
+    factory_uid: pr.factory_uid,
+    at: pr.merged_at,
+    observed: pr.history_complete,
+    autonomous: pr.history_complete && !pr.human_code_change,
+    additions: pr.additions,
+    deletions: pr.deletions,
+    repo: pr.repo_full_name,
+    stages: cycleTime(pr),
+  };
+}
+
+/** Costliest first; ties: first seen first, then by pull request. */
+export const byCost = (a: TopEntry, b: TopEntry) =>
+  b.total - a.total || a.first_seen_at.localeCompare(b.first_seen_at) || a.pr_id.localeCompare(b.pr_id);
+
+function addSeen(row: PrBucket, p: SeenPart, sign: 1 | -1): PrBucket['seen'] {
+  const s = row.seen;
+  const sizes = { ...s.sizes };
+  if (p.size) {
+    const of = sizes[p.size];
+    sizes[p.size] = {
+      count: of.count + sign,
+      usd: addUsd(of.usd, p.usd, sign),
+      costs: withValue(of.costs, p.entry.total, sign),
+    };
+  }
+  return {
+    count: s.count + sign,
+    merged: s.merged + (p.merged ? sign : 0),
+    interactions: s.interactions + sign * p.interactions,
+    usd: addUsd(s.usd, p.usd, sign),
+    costs: withValue(s.costs, p.entry.total, sign),
+    sizes,
+    top: s.top,
+  };
+}
+
+function addMerged(row: PrBucket, p: MergedPart, sign: 1 | -1): PrBucket['merged'] {
+  const m = row.merged;
+  const measured = p.additions !== null && p.deletions !== null;
+  const repos = { ...m.repos };
+  if (p.repo !== null) {
+    const n = (own(repos, p.repo) ?? 0) + sign;
+    if (n === 0) delete repos[p.repo];
+    else putOwn(repos, p.repo, n);
+  }
+  const stages = { ...m.stages };
+  for (const s of STAGES) if (p.stages[s] !== null) stages[s] = withValue(stages[s], p.stages[s]!, sign);
+  return {
+    count: m.count + sign,
+    observed: m.observed + (p.observed ? sign : 0),
+    autonomous: m.autonomous + (p.autonomous ? sign : 0),
+    additions: m.additions + (measured ? sign * p.additions! : 0),
+    deletions: m.deletions + (measured ? sign * p.deletions! : 0),
+    measured: m.measured + (measured ? sign : 0),
+    repos,
+    stages,
+  };
+}
+
+type BucketDocs = Docs<PrBucket>;
+
+const idOf = (grain: Grain, p: { factory_uid: string; at: string }) =>
+  bucketId(grain, p.factory_uid, grainStart(p.at, grain));
+
+async function rowOf(docs: BucketDocs, grain: Grain, p: { factory_uid: string; at: string }) {
+  return (await docs.get(idOf(grain, p))) ?? blankBucket(p.factory_uid, grain, grainStart(p.at, grain));
+}
+
+/** The ids of the rows one grain finer that make up a day's (its hours) or a month's (its days) row. */
+function childIds(row: PrBucket): string[] {
+  const start = Date.parse(row.at);
+  const [grain, step, end] =
+    row.grain === 'day'
+      ? (['hour', 3_600_000, start + 86_400_000] as const)
+      : ([
+          'day',
+          86_400_000,
+          Date.UTC(new Date(start).getUTCFullYear(), new Date(start).getUTCMonth() + 1, 1),
+        ] as const);
+  const ids: string[] = [];
+  for (let t = start; t < end; t += step) ids.push(bucketId(grain, row.factory_uid, new Date(t).toISOString()));
+  return ids;
+}
+
+/** A day's or month's costliest made again from its hours' or days' (each holds its own costliest). */
+async function refillTop(docs: BucketDocs, row: PrBucket): Promise<TopEntry[]> {
+  const children = await Promise.all(childIds(row).map((id) => docs.get(id)));
+  return children
+    .flatMap((c) => c?.seen.top ?? [])
+    .sort(byCost)
+    .slice(0, TOP_KEPT);
+}
+
+/** Moves a pull request's first-seen figures, and its place among the costliest, at one grain. */
+async function moveSeen(docs: BucketDocs, grain: Grain, from: SeenPart | null, to: SeenPart | null) {
+  let refill = false;
+  if (from) {
+    const row = await rowOf(docs, grain, from);
+    const top = row.seen.top.filter((e) => e.key !== from.entry.key);
+    const seen = { ...addSeen(row, from, -1), top };
+    // It left a list that does not hold every pull request of the row: one left out may now come before it.
+    const stays = to !== null && idOf(grain, to) === idOf(grain, from) && byCost(to.entry, from.entry) <= 0;
+    refill = top.length < row.seen.top.length && row.seen.count > row.seen.top.length && !stays;
+    docs.put(idOf(grain, from), { ...row, seen });
+  }
+  if (to) {
+    const row = await rowOf(docs, grain, to);
+    const top = [...row.seen.top, to.entry].sort(byCost);
+    const seen = { ...addSeen(row, to, 1), top: grain === 'hour' ? top : top.slice(0, TOP_KEPT) };
+    docs.put(idOf(grain, to), { ...row, seen });
+  }
+  if (refill && from) {
+    const row = await rowOf(docs, grain, from);
+    docs.put(idOf(grain, from), { ...row, seen: { ...row.seen, top: await refillTop(docs, row) } });
+  }
+}
+
+async function moveMerged(docs: BucketDocs, grain: Grain, from: MergedPart | null, to: MergedPart | null) {
+  for (const [part, sign] of [
+    [from, -1],
+    [to, 1],
+  ] as const) {
+    if (!part) continue;
+    const row = await rowOf(docs, grain, part);
+    docs.put(idOf(grain, part), { ...row, merged: addMerged(row, part, sign) });
+  }
+}
+
+/** Moves a team repository's merge count from when `before` merged to when `after` did. */
+async function moveRepoMerge(docs: Docs<RepoMergeBucket>, before: BucketedPr | null, after: BucketedPr) {
+  const part = (pr: BucketedPr | null) =>
+    pr?.repo_key && pr.merged_at ? { owner: repoOwner(pr.team_uid, pr.repo_key), at: pr.merged_at } : null;
+  const [from, to] = [part(before), part(after)];
+  if (JSON.stringify(from) === JSON.stringify(to)) return;
+  for (const grain of GRAINS)
+    for (const [p, sign] of [
+      [from, -1],
+      [to, 1],
+    ] as const) {
+      if (!p) continue;
+      const at = grainStart(p.at, grain);
+      const id = bucketId(grain, p.owner, at);
+      const row = (await docs.get(id)) ?? { grain, at, merged: 0 };
+      docs.put(id, { ...row, merged: row.merged + sign });
+    }
+}
+
+/** Takes `before`'s contribution out of the buckets and puts `after`'s in (nothing when they are the same). */
+export async function moveBuckets(
+  buckets: BucketDocs,
+  repoMerges: Docs<RepoMergeBucket>,
+  before: BucketedPr | null,
+  after: BucketedPr,
+): Promise<void> {
+  const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+  const [s0, s1] = [seenPart(before), seenPart(after)];
+  if (!same(s0, s1)) for (const grain of GRAINS) await moveSeen(buckets, grain, s0, s1);
+  const [m0, m1] = [mergedPart(before), mergedPart(after)];
+  if (!same(m0, m1)) for (const grain of GRAINS) await moveMerged(buckets, grain, m0, m1);
+  await moveRepoMerge(repoMerges, before, after);
+}
