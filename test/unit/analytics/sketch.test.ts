@@ -51,7 +51,7 @@ describe('median sketch', () => {
   it('merged from any split, its median is within 1% of the exact median (seeded)', () => {
     fc.assert(
       fc.property(
-        fc.array(value, { minLength: 1, maxLength: 400 }),
+        fc.array(value, { minLength: 1, maxLength: 400, size: 'max' }),
         fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { maxLength: 12 }),
         (values, cuts) => {
           const merged = mergeSketches(split(values, cuts).map(sketchOf));
@@ -66,7 +66,7 @@ describe('median sketch', () => {
 
   it('a value taken out leaves the sketch as if it never came', () => {
     fc.assert(
-      fc.property(fc.array(value, { minLength: 40, maxLength: 200 }), fc.nat(), (values, pick) => {
+      fc.property(fc.array(value, { minLength: 40, maxLength: 200, size: 'max' }), fc.nat(), (values, pick) => {
         const out = values[pick % values.length]!;
         const without = [...values];
         without.splice(pick % values.length, 1);
