@@ -4,11 +4,9 @@
  * them, then a log-bucketed histogram (DDSketch's scheme) whose bucket counts add up across hours,
  * days and months. A value x > 0 falls in bucket i = ceil(log_γ x) with γ = (1 + α) / (1 - α),
  * and the bucket stands for 2γ^i / (γ + 1), within α = 1% of every value in it; zeros are
- * counted apart. So a median read from buckets is within 1% of the exact one (of each middle value,
+ * counted apart; the counts are kept as one array from the lowest bucket held. So a median read from buckets is within 1% of the exact one (of each middle value,
  * and so of their mean). Values can be taken out again (a pull request whose figures changed).
  */
-import { own, putOwn } from '../../src/own-keys.js';
-
 export const RELATIVE_ERROR = 0.01;
 /** Up to this many values a sketch keeps them, and its median is exact. */
 export const EXACT_VALUES = 32;
@@ -21,32 +19,53 @@ export interface Sketch {
   /** The values, while at most EXACT_VALUES (sorted); null once bucketed. */
   values: number[] | null;
   zeros: number;
-  /** Bucket index → how many values it holds. */
-  bins: Record<string, number>;
+  /** Bucketed: how many values bucket `offset + j` holds, for each j (no zeros at either end). */
+  offset: number;
+  counts: number[];
 }
 
-export const emptySketch = (): Sketch => ({ values: [], zeros: 0, bins: {} });
+export const emptySketch = (): Sketch => ({ values: [], zeros: 0, offset: 0, counts: [] });
 
 const bucketOf = (x: number) => Math.ceil(Math.log(x) / LOG_GAMMA);
 const bucketValue = (i: number) => (2 * GAMMA ** i) / (GAMMA + 1);
 
-/** `bins` (with `zeros`) plus sign × one value. */
-function addToBins(s: Sketch, x: number, sign: 1 | -1): void {
-  if (x <= 0) {
-    s.zeros += sign;
-    return;
-  }
-  const key = String(bucketOf(x));
-  const n = (own(s.bins, key) ?? 0) + sign;
-  if (n <= 0) delete s.bins[key];
-  else putOwn(s.bins, key, n);
+/** `counts` from `offset`, widened to hold bucket `i`. */
+function widened(s: Sketch, i: number): Sketch {
+  if (s.counts.length === 0) return { ...s, offset: i, counts: [0] };
+  if (i < s.offset) return { ...s, offset: i, counts: [...new Array<number>(s.offset - i).fill(0), ...s.counts] };
+  const end = s.offset + s.counts.length;
+  return i < end
+    ? { ...s, counts: [...s.counts] }
+    : { ...s, counts: [...s.counts, ...new Array<number>(i - end + 1).fill(0)] };
+}
+
+/** Without zero counts at either end (one form for one content). */
+function trimmed(s: Sketch): Sketch {
+  let from = 0;
+  let to = s.counts.length;
+  while (from < to && s.counts[from] === 0) from++;
+  while (to > from && s.counts[to - 1] === 0) to--;
+  if (from === to) return { ...s, offset: 0, counts: [] };
+  return from === 0 && to === s.counts.length ? s : { ...s, offset: s.offset + from, counts: s.counts.slice(from, to) };
+}
+
+/** A bucketed sketch plus sign × one value. */
+function addToBuckets(s: Sketch, x: number, sign: 1 | -1): Sketch {
+  if (x <= 0) return { ...s, zeros: s.zeros + sign };
+  const i = bucketOf(x);
+  const out = widened(s, i);
+  out.counts[i - out.offset]! += sign;
+  return sign === 1 ? out : trimmed(out);
 }
 
 function bucketed(s: Sketch): Sketch {
   if (s.values === null) return s;
-  const out: Sketch = { values: null, zeros: 0, bins: {} };
-  for (const x of s.values) addToBins(out, x, 1);
-  return out;
+  return s.values.reduce((out, x) => addToBuckets(out, x, 1), {
+    values: null,
+    zeros: 0,
+    offset: 0,
+    counts: [],
+  } as Sketch);
 }
 
 /** The sketch with one value more (sign 1) or less (-1: a value it holds). */
@@ -61,9 +80,7 @@ export function withValue(sketch: Sketch, x: number, sign: 1 | -1): Sketch {
     if (at >= 0) values.splice(at, 1);
     return { ...sketch, values };
   }
-  const out: Sketch = { values: null, zeros: sketch.zeros, bins: { ...sketch.bins } };
-  addToBins(out, x, sign);
-  return out;
+  return addToBuckets(sketch, x, sign);
 }
 
 function sortedIndex(sorted: readonly number[], x: number): number {
@@ -81,28 +98,33 @@ function sortedIndex(sorted: readonly number[], x: number): number {
 export function mergeSketches(sketches: readonly Sketch[]): Sketch {
   if (sketches.every((s) => s.values !== null)) {
     const values = sketches.flatMap((s) => s.values!);
-    if (values.length <= EXACT_VALUES) return { values: values.sort((a, b) => a - b), zeros: 0, bins: {} };
+    if (values.length <= EXACT_VALUES) return { ...emptySketch(), values: values.sort((a, b) => a - b) };
   }
-  const out: Sketch = { values: null, zeros: 0, bins: {} };
-  for (const part of sketches.map(bucketed)) {
-    out.zeros += part.zeros;
-    for (const [k, n] of Object.entries(part.bins)) putOwn(out.bins, k, (own(out.bins, k) ?? 0) + n);
+  const parts = sketches.map(bucketed).filter((p) => p.counts.length > 0 || p.zeros > 0);
+  const spans = parts.filter((p) => p.counts.length > 0);
+  const offset = spans.length ? Math.min(...spans.map((p) => p.offset)) : 0;
+  const end = spans.length ? Math.max(...spans.map((p) => p.offset + p.counts.length)) : 0;
+  const counts = new Array<number>(end - offset).fill(0);
+  let zeros = 0;
+  for (const p of parts) {
+    zeros += p.zeros;
+    for (let j = 0; j < p.counts.length; j++) counts[p.offset - offset + j]! += p.counts[j]!;
   }
-  return out;
+  return { values: null, zeros, offset, counts };
 }
 
 export const sketchCount = (s: Sketch): number =>
-  s.values !== null ? s.values.length : Object.values(s.bins).reduce((sum, n) => sum + n, s.zeros);
+  s.values !== null ? s.values.length : s.counts.reduce((sum, n) => sum + n, s.zeros);
 
 /** The value of rank `rank` (0-based, ascending) of a bucketed sketch. */
-function valueAtRank(s: Sketch, bins: ReadonlyArray<readonly [number, number]>, rank: number): number {
+function valueAtRank(s: Sketch, rank: number): number {
   if (rank < s.zeros) return 0;
   let seen = s.zeros;
-  for (const [i, n] of bins) {
-    seen += n;
-    if (rank < seen) return bucketValue(i);
+  for (let j = 0; j < s.counts.length; j++) {
+    seen += s.counts[j]!;
+    if (rank < seen) return bucketValue(s.offset + j);
   }
-  return bucketValue(bins.at(-1)![0]);
+  return bucketValue(s.offset + s.counts.length - 1);
 }
 
 /** The median (the mean of the two middle values for an even count), or null of no value. */
@@ -111,8 +133,5 @@ export function sketchMedian(s: Sketch): number | null {
   if (n === 0) return null;
   const mid = n >> 1;
   if (s.values !== null) return n % 2 ? s.values[mid]! : (s.values[mid - 1]! + s.values[mid]!) / 2;
-  const bins = Object.entries(s.bins)
-    .map(([k, c]) => [Number(k), c] as const)
-    .sort((a, b) => a[0] - b[0]);
-  return n % 2 ? valueAtRank(s, bins, mid) : (valueAtRank(s, bins, mid - 1) + valueAtRank(s, bins, mid)) / 2;
+  return n % 2 ? valueAtRank(s, mid) : (valueAtRank(s, mid - 1) + valueAtRank(s, mid)) / 2;
 }

@@ -72,7 +72,7 @@ describe('median sketch', () => {
         without.splice(pick % values.length, 1);
         const taken = withValue(sketchOf(values), out, -1);
         // Bucketed (more than EXACT_VALUES came) it stays bucketed: the same buckets as the rest's.
-        expect(taken).toEqual(mergeSketches([sketchOf(without), { values: null, zeros: 0, bins: {} }]));
+        expect(taken).toEqual(mergeSketches([sketchOf(without), { values: null, zeros: 0, offset: 0, counts: [] }]));
       }),
       { seed: 34, numRuns: 200 },
     );
