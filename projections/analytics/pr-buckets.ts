@@ -285,6 +285,32 @@ async function refillTop(docs: BucketDocs, row: PrBucket): Promise<TopEntry[]> {
     .slice(0, TOP_KEPT);
 }
 
+/** `top` (in order) with `entry` in its place. */
+function withEntry(top: readonly TopEntry[], entry: TopEntry): TopEntry[] {
+  let lo = 0;
+  let hi = top.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (byCost(top[mid]!, entry) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return [...top.slice(0, lo), entry, ...top.slice(lo)];
+}
+
+const sameUsd = (a: Usd, b: Usd) => a.inference === b.inference && a.compute === b.compute && a.platform === b.platform;
+
+/** Whether two first-seen parts count the same (they are made of one pull request's documents). */
+const sameSeen = (a: SeenPart | null, b: SeenPart | null) =>
+  a === null || b === null
+    ? a === b
+    : a.at === b.at &&
+      a.factory_uid === b.factory_uid &&
+      a.entry.total === b.entry.total &&
+      a.merged === b.merged &&
+      a.interactions === b.interactions &&
+      a.size === b.size &&
+      sameUsd(a.usd, b.usd);
+
 /** Moves a pull request's first-seen figures, and its place among the costliest, at one grain. */
 async function moveSeen(docs: BucketDocs, grain: Grain, from: SeenPart | null, to: SeenPart | null) {
   let refill = false;
@@ -299,7 +325,7 @@ async function moveSeen(docs: BucketDocs, grain: Grain, from: SeenPart | null, t
   }
   if (to) {
     const row = await rowOf(docs, grain, to);
-    const top = [...row.seen.top, to.entry].sort(byCost);
+    const top = withEntry(row.seen.top, to.entry);
     const seen = { ...addSeen(row, to, 1), top: grain === 'hour' ? top : top.slice(0, TOP_KEPT) };
     docs.put(idOf(grain, to), { ...row, seen });
   }
@@ -348,7 +374,7 @@ export async function moveBuckets(
 ): Promise<void> {
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const [s0, s1] = [seenPart(before), seenPart(after)];
-  if (!same(s0, s1)) for (const grain of GRAINS) await moveSeen(buckets, grain, s0, s1);
+  if (!sameSeen(s0, s1)) for (const grain of GRAINS) await moveSeen(buckets, grain, s0, s1);
   const [m0, m1] = [mergedPart(before), mergedPart(after)];
   if (!same(m0, m1)) for (const grain of GRAINS) await moveMerged(buckets, grain, m0, m1);
   await moveRepoMerge(repoMerges, before, after);

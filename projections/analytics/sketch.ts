@@ -100,15 +100,26 @@ export function mergeSketches(sketches: readonly Sketch[]): Sketch {
     const values = sketches.flatMap((s) => s.values!);
     if (values.length <= EXACT_VALUES) return { ...emptySketch(), values: values.sort((a, b) => a - b) };
   }
-  const parts = sketches.map(bucketed).filter((p) => p.counts.length > 0 || p.zeros > 0);
-  const spans = parts.filter((p) => p.counts.length > 0);
-  const offset = spans.length ? Math.min(...spans.map((p) => p.offset)) : 0;
-  const end = spans.length ? Math.max(...spans.map((p) => p.offset + p.counts.length)) : 0;
-  const counts = new Array<number>(end - offset).fill(0);
+  // Each part's buckets: its own, or its values' (one array pass, then one sum into the result).
   let zeros = 0;
-  for (const p of parts) {
-    zeros += p.zeros;
-    for (let j = 0; j < p.counts.length; j++) counts[p.offset - offset + j]! += p.counts[j]!;
+  let offset = Infinity;
+  let end = -Infinity;
+  const parts = sketches.map((s) => {
+    zeros += s.values === null ? s.zeros : s.values.filter((x) => x <= 0).length;
+    const indices = s.values === null ? null : s.values.filter((x) => x > 0).map(bucketOf);
+    const lo = indices ? indices[0] : s.counts.length ? s.offset : undefined;
+    const hi = indices ? indices.at(-1) : s.offset + s.counts.length - 1;
+    if (lo !== undefined && hi !== undefined) {
+      offset = Math.min(offset, lo);
+      end = Math.max(end, hi + 1);
+    }
+    return { s, indices };
+  });
+  if (offset === Infinity) return { values: null, zeros, offset: 0, counts: [] };
+  const counts = new Array<number>(end - offset).fill(0);
+  for (const { s, indices } of parts) {
+    if (indices) for (const i of indices) counts[i - offset]! += 1;
+    else for (let j = 0; j < s.counts.length; j++) counts[s.offset - offset + j]! += s.counts[j]!;
   }
   return { values: null, zeros, offset, counts };
 }

@@ -18,10 +18,10 @@ import type { Api } from '../../src/http/api.js';
 import { limitParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { byCost } from '../../projections/analytics/pr-buckets.js';
+import { byCost, type PrBucket } from '../../projections/analytics/pr-buckets.js';
 import { type AnswerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
-import { costPerPr, sumSeen } from './pr-figures.js';
+import { costPerPr, ofSize, sumSeen } from './pr-figures.js';
 
 const perPrQuery = z.object({ ...rangeParams, ...periodParam }).strict();
 const topQuery = z.object({ limit: limitParam(50, 20), ...rangeParams }).strict();
@@ -36,9 +36,9 @@ const bucketsOf = (rt: Runtime, factory: FactoryDoc, range: Range) =>
 
 async function perPrOf(rt: Runtime, factory: FactoryDoc, range: Range) {
   const rows = await bucketsOf(rt, factory, range);
-  const whole = { ...scopeOf(factory, range), ...costPerPr(sumSeen(rows.whole)) };
+  const whole = { ...scopeOf(factory, range), ...costPerPr(rows.whole.map((r) => r.seen)) };
   if (!rows.periods) return whole;
-  const periods = rows.periods.map((p) => costPerPr(sumSeen(p)));
+  const periods = rows.periods.map((p) => costPerPr(p.map((r) => r.seen)));
   return {
     ...whole,
     period_list: range.periods!.map((p) => p.label),
@@ -55,23 +55,23 @@ async function perPrOf(rt: Runtime, factory: FactoryDoc, range: Range) {
 }
 
 /** The mean and median cost of each size of pull request. */
-const sizeBuckets = (seen: ReturnType<typeof sumSeen>) =>
+const sizeBuckets = (rows: readonly PrBucket[]) =>
   PR_SIZES.map((size) => {
-    const of = costPerPr(seen.sizes[size]);
+    const of = costPerPr(ofSize(rows, size));
     return { size, pr_count: of.pr_count, mean: of.mean, median: of.median };
   });
 
 async function bySizeOf(rt: Runtime, factory: FactoryDoc, range: Range) {
   const rows = await bucketsOf(rt, factory, range);
-  const seen = sumSeen(rows.whole);
+  const buckets = sizeBuckets(rows.whole);
   const whole = {
     ...scopeOf(factory, range),
-    pr_count: seen.count,
-    sized_pr_count: PR_SIZES.reduce((s, size) => s + seen.sizes[size].count, 0),
-    buckets: sizeBuckets(seen),
+    pr_count: sumSeen(rows.whole).count,
+    sized_pr_count: buckets.reduce((s, b) => s + b.pr_count, 0),
+    buckets,
   };
   if (!rows.periods) return whole;
-  const periods = rows.periods.map((p) => sizeBuckets(sumSeen(p)));
+  const periods = rows.periods.map(sizeBuckets);
   const of = (size: (typeof PR_SIZES)[number]) => {
     const at = periods.map((p) => p.find((b) => b.size === size)!);
     return {

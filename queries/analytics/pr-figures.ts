@@ -3,13 +3,7 @@
  * the metrics and the per-PR costs answer from, a few rows whatever the pull requests in them.
  */
 import type { Usd } from '../../commands/analytics/events.js';
-import {
-  type PrBucket,
-  PR_SIZE_KEYS,
-  type PrSize,
-  STAGES,
-  type Stage,
-} from '../../projections/analytics/pr-buckets.js';
+import { type PrBucket, type PrSize, STAGES, type Stage } from '../../projections/analytics/pr-buckets.js';
 import { mergeSketches, type Sketch, sketchCount, sketchMedian } from '../../projections/analytics/sketch.js';
 import { addUsd, dollarsOf, noUsd } from './analytics-answers.js';
 
@@ -21,29 +15,20 @@ interface CostFigures {
   costs: Sketch;
 }
 
-const sumCosts = (parts: readonly CostFigures[]): CostFigures => ({
-  count: parts.reduce((s, p) => s + p.count, 0),
-  usd: parts.reduce((s, p) => addUsd(s, p.usd), noUsd()),
-  costs: mergeSketches(parts.map((p) => p.costs)),
-});
-
-/** The first-seen figures of some rows: counts, interactions, dollars and their sketch, by size too. */
+/** The first-seen counts of some rows. */
 export function sumSeen(rows: readonly PrBucket[]) {
-  const seen = rows.map((r) => r.seen);
   return {
-    ...sumCosts(seen),
-    merged: seen.reduce((s, r) => s + r.merged, 0),
-    interactions: seen.reduce((s, r) => s + r.interactions, 0),
-    sizes: Object.fromEntries(PR_SIZE_KEYS.map((size) => [size, sumCosts(seen.map((r) => r.sizes[size]))])) as Record<
-      PrSize,
-      CostFigures
-    >,
+    count: rows.reduce((s, r) => s + r.seen.count, 0),
+    merged: rows.reduce((s, r) => s + r.seen.merged, 0),
+    interactions: rows.reduce((s, r) => s + r.seen.interactions, 0),
   };
 }
 
-/** The mean and median cost of the pull requests of `figures`. */
-export function costPerPr({ count: n, usd, costs }: CostFigures) {
-  const median = sketchMedian(costs);
+/** The pull requests of some rows' figures (all first seen, or those of one size): their sum, mean and median cost. */
+export function costPerPr(parts: readonly CostFigures[]) {
+  const n = parts.reduce((s, p) => s + p.count, 0);
+  const usd = parts.reduce((s, p) => addUsd(s, p.usd), noUsd());
+  const median = sketchMedian(mergeSketches(parts.map((p) => p.costs)));
   return {
     pr_count: n,
     dollars: dollarsOf(usd),
@@ -51,6 +36,9 @@ export function costPerPr({ count: n, usd, costs }: CostFigures) {
     median: median === null ? null : round6(median),
   };
 }
+
+/** The figures of the pull requests of one size in some rows. */
+export const ofSize = (rows: readonly PrBucket[], size: PrSize) => rows.map((r) => r.seen.sizes[size]);
 
 /** The merged figures of some rows, with each stage's median (latency sketches merged). */
 export function sumMerged(rows: readonly PrBucket[]) {
