@@ -2,24 +2,22 @@
  * The pull-request figures of a factory summed per UTC hour, day and month (the `buckets` table of
  * the pull-request read model), so that a range's metrics and per-PR costs read the few rows that
  * tile it, not its pull requests: by the hour each was first seen (counts, interactions, dollars,
- * sizes, the costliest), by the hour it merged (the autonomy funnel, impact, latency medians);
+ * sizes; the costliest in `costliest`, ./pr-costliest.ts), by the hour it merged (the autonomy funnel, impact, latency medians);
  * and merges per team repository and hour (`repo_merges`, the funnel's `total_merged`).
  *
  * A pull request's contribution follows from its document, so when the document changes the old
  * contribution is taken out and the new put in, in the same commit: an event applied again changes
- * nothing (the document is already what it makes). Medians are sketches (./sketch.ts). The
- * costliest are kept per row: all of an hour's, the first `TOP_KEPT` of a day or month; a day's or
- * month's list is made again from its hours' or days' when one of its own may have fallen behind
- * one it no longer holds.
+ * nothing (the document is already what it makes). Medians are sketches (./sketch.ts).
  */
 import type { Usd } from '../../commands/analytics/events.js';
 import type { Docs } from '../../src/projector/projection.js';
 import { own, putOwn } from '../../src/own-keys.js';
 import { bucketId, GRAINS, type Grain, grainStart } from './grains.js';
+import { type CostliestBucket, moveCostliest, type TopEntry } from './pr-costliest.js';
 import { emptySketch, type Sketch, withValue } from './sketch.js';
 
 export type PrSize = 'S' | 'M' | 'L' | 'XL';
-export const PR_SIZE_KEYS: readonly PrSize[] = ['S', 'M', 'L', 'XL'];
+const PR_SIZE_KEYS: readonly PrSize[] = ['S', 'M', 'L', 'XL'];
 export type Stage = 'kickoff_to_pr' | 'pr_to_first_review' | 'first_review_to_merge' | 'kickoff_to_merge';
 export const STAGES: readonly Stage[] = [
   'kickoff_to_pr',
@@ -27,8 +25,6 @@ export const STAGES: readonly Stage[] = [
   'first_review_to_merge',
   'kickoff_to_merge',
 ];
-/** The most a day's or month's list of costliest holds: the largest `limit` of costs/per-pr/top. */
-const TOP_KEPT = 50;
 
 /** What of a pull-request document its figures are made of. */
 export interface BucketedPr {
@@ -63,14 +59,6 @@ export const cycleTime = (pr: BucketedPr): Record<Stage, number | null> => ({
   kickoff_to_merge: between(pr.kickoff_at, pr.merged_at),
 });
 
-export interface TopEntry {
-  /** The document's id (`<team_uid>:<pr_id>`). */
-  key: string;
-  pr_id: string;
-  total: number;
-  first_seen_at: string;
-}
-
 interface SizeFigures {
   count: number;
   usd: Usd;
@@ -90,8 +78,6 @@ export interface PrBucket {
     usd: Usd;
     costs: Sketch;
     sizes: Record<PrSize, SizeFigures>;
-    /** The costliest, costliest first (ties: first seen first, then by id). */
-    top: TopEntry[];
   };
   /** The pull requests merged in it. */
   merged: {
@@ -139,7 +125,6 @@ const blankBucket = (factory_uid: string, grain: Grain, at: string): PrBucket =>
       PrSize,
       SizeFigures
     >,
-    top: [],
   },
   merged: {
     count: 0,
@@ -202,10 +187,6 @@ function mergedPart(pr: BucketedPr | null): MergedPart | null {
   };
 }
 
-/** Costliest first; ties: first seen first, then by pull request. */
-export const byCost = (a: TopEntry, b: TopEntry) =>
-  b.total - a.total || a.first_seen_at.localeCompare(b.first_seen_at) || a.pr_id.localeCompare(b.pr_id);
-
 function addSeen(row: PrBucket, p: SeenPart, sign: 1 | -1): PrBucket['seen'] {
   const s = row.seen;
   const sizes = { ...s.sizes };
@@ -224,7 +205,6 @@ function addSeen(row: PrBucket, p: SeenPart, sign: 1 | -1): PrBucket['seen'] {
     usd: addUsd(s.usd, p.usd, sign),
     costs: withValue(s.costs, p.entry.total, sign),
     sizes,
-    top: s.top,
   };
 }
 
@@ -260,43 +240,6 @@ async function rowOf(docs: BucketDocs, grain: Grain, p: { factory_uid: string; a
   return (await docs.get(idOf(grain, p))) ?? blankBucket(p.factory_uid, grain, grainStart(p.at, grain));
 }
 
-/** The ids of the rows one grain finer that make up a day's (its hours) or a month's (its days) row. */
-function childIds(row: PrBucket): string[] {
-  const start = Date.parse(row.at);
-  const [grain, step, end] =
-    row.grain === 'day'
-      ? (['hour', 3_600_000, start + 86_400_000] as const)
-      : ([
-          'day',
-          86_400_000,
-          Date.UTC(new Date(start).getUTCFullYear(), new Date(start).getUTCMonth() + 1, 1),
-        ] as const);
-  const ids: string[] = [];
-  for (let t = start; t < end; t += step) ids.push(bucketId(grain, row.factory_uid, new Date(t).toISOString()));
-  return ids;
-}
-
-/** A day's or month's costliest made again from its hours' or days' (each holds its own costliest). */
-async function refillTop(docs: BucketDocs, row: PrBucket): Promise<TopEntry[]> {
-  const children = await Promise.all(childIds(row).map((id) => docs.get(id)));
-  return children
-    .flatMap((c) => c?.seen.top ?? [])
-    .sort(byCost)
-    .slice(0, TOP_KEPT);
-}
-
-/** `top` (in order) with `entry` in its place. */
-function withEntry(top: readonly TopEntry[], entry: TopEntry): TopEntry[] {
-  let lo = 0;
-  let hi = top.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (byCost(top[mid]!, entry) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return [...top.slice(0, lo), entry, ...top.slice(lo)];
-}
-
 const sameUsd = (a: Usd, b: Usd) => a.inference === b.inference && a.compute === b.compute && a.platform === b.platform;
 
 /** Whether two first-seen parts count the same (they are made of one pull request's documents). */
@@ -311,27 +254,15 @@ const sameSeen = (a: SeenPart | null, b: SeenPart | null) =>
       a.size === b.size &&
       sameUsd(a.usd, b.usd);
 
-/** Moves a pull request's first-seen figures, and its place among the costliest, at one grain. */
+/** Moves a pull request's first-seen figures at one grain. */
 async function moveSeen(docs: BucketDocs, grain: Grain, from: SeenPart | null, to: SeenPart | null) {
-  let refill = false;
-  if (from) {
-    const row = await rowOf(docs, grain, from);
-    const top = row.seen.top.filter((e) => e.key !== from.entry.key);
-    const seen = { ...addSeen(row, from, -1), top };
-    // It left a list that does not hold every pull request of the row: one left out may now come before it.
-    const stays = to !== null && idOf(grain, to) === idOf(grain, from) && byCost(to.entry, from.entry) <= 0;
-    refill = top.length < row.seen.top.length && row.seen.count > row.seen.top.length && !stays;
-    docs.put(idOf(grain, from), { ...row, seen });
-  }
-  if (to) {
-    const row = await rowOf(docs, grain, to);
-    const top = withEntry(row.seen.top, to.entry);
-    const seen = { ...addSeen(row, to, 1), top: grain === 'hour' ? top : top.slice(0, TOP_KEPT) };
-    docs.put(idOf(grain, to), { ...row, seen });
-  }
-  if (refill && from) {
-    const row = await rowOf(docs, grain, from);
-    docs.put(idOf(grain, from), { ...row, seen: { ...row.seen, top: await refillTop(docs, row) } });
+  for (const [part, sign] of [
+    [from, -1],
+    [to, 1],
+  ] as const) {
+    if (!part) continue;
+    const row = await rowOf(docs, grain, part);
+    docs.put(idOf(grain, part), { ...row, seen: addSeen(row, part, sign) });
   }
 }
 
@@ -367,14 +298,18 @@ async function moveRepoMerge(docs: Docs<RepoMergeBucket>, before: BucketedPr | n
 
 /** Takes `before`'s contribution out of the buckets and puts `after`'s in (nothing when they are the same). */
 export async function moveBuckets(
-  buckets: BucketDocs,
-  repoMerges: Docs<RepoMergeBucket>,
+  tables: { buckets: BucketDocs; costliest: Docs<CostliestBucket>; repoMerges: Docs<RepoMergeBucket> },
   before: BucketedPr | null,
   after: BucketedPr,
 ): Promise<void> {
+  const { buckets, costliest, repoMerges } = tables;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   const [s0, s1] = [seenPart(before), seenPart(after)];
-  if (!sameSeen(s0, s1)) for (const grain of GRAINS) await moveSeen(buckets, grain, s0, s1);
+  if (!sameSeen(s0, s1))
+    for (const grain of GRAINS) {
+      await moveSeen(buckets, grain, s0, s1);
+      await moveCostliest(costliest, grain, s0, s1);
+    }
   const [m0, m1] = [mergedPart(before), mergedPart(after)];
   if (!same(m0, m1)) for (const grain of GRAINS) await moveMerged(buckets, grain, m0, m1);
   await moveRepoMerge(repoMerges, before, after);

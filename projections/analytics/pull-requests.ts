@@ -24,6 +24,7 @@ import type { RecordedEvent } from '../../src/eventstore/port.js';
 import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import { own, putOwn } from '../../src/own-keys.js';
 import { moveBuckets, type PrBucket, type PrSize, type RepoMergeBucket } from './pr-buckets.js';
+import type { CostliestBucket } from './pr-costliest.js';
 
 type PrState = 'open' | 'draft' | 'merged' | 'closed';
 
@@ -224,13 +225,14 @@ interface TreeDoc {
   [field: string]: unknown;
   team_uid: string;
 }
-type PrTables = { trees: TreeDoc; buckets: PrBucket; repo_merges: RepoMergeBucket };
+type PrTables = { trees: TreeDoc; buckets: PrBucket; costliest: CostliestBucket; repo_merges: RepoMergeBucket };
 type PrDocs = ProjectionDocs<PullRequestDoc, PrTables>;
 
 /** Writes a pull request's document, and moves its figures in the buckets from `before`'s. */
 async function save(docs: PrDocs, id: string, before: PullRequestDoc | null, after: PullRequestDoc) {
   docs.put(id, after);
-  await moveBuckets(docs.in('buckets'), docs.in('repo_merges'), before, after);
+  const tables = { buckets: docs.in('buckets'), costliest: docs.in('costliest'), repoMerges: docs.in('repo_merges') };
+  await moveBuckets(tables, before, after);
 }
 
 /** The team of the tree `root`: null until one of its runs named a pull request. */
@@ -307,7 +309,7 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
     ['team_uid', 'repo_key', 'merged_at'],
     ['team_uid', 'repo_key', 'head_branch'],
   ],
-  tables: { trees: [], buckets: [], repo_merges: [] },
+  tables: { trees: [], buckets: [], costliest: [], repo_merges: [] },
   on: {
     PullRequestLinked: async (e, docs) => {
       const d = e.data;

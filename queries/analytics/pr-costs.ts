@@ -18,7 +18,8 @@ import type { Api } from '../../src/http/api.js';
 import { limitParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { byCost, type PrBucket } from '../../projections/analytics/pr-buckets.js';
+import type { PrBucket } from '../../projections/analytics/pr-buckets.js';
+import { byCost } from '../../projections/analytics/pr-costliest.js';
 import { type AnswerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
 import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { costPerPr, ofSize, sumSeen } from './pr-figures.js';
@@ -104,9 +105,9 @@ function topEntry(pr: PullRequestDoc) {
 
 /** The costliest first seen in the range: the first of each row's own costliest (each holds at least `limit`). */
 async function topOf(rt: Runtime, factory: FactoryDoc, range: Range, limit: number) {
-  const rows = await bucketsOf(rt, factory, range);
+  const rows = await rowsOfRange(rt.readTable(pullRequestsProjection, 'costliest'), factory.uid, range);
   const costliest = rows.whole
-    .flatMap((r) => r.seen.top)
+    .flatMap((r) => r.top)
     .sort(byCost)
     .slice(0, limit);
   const docs = await rt.readModel(pullRequestsProjection).getMany(costliest.map((e) => e.key));
