@@ -254,26 +254,20 @@ const sameSeen = (a: SeenPart | null, b: SeenPart | null) =>
       a.size === b.size &&
       sameUsd(a.usd, b.usd);
 
-/** Moves a pull request's first-seen figures at one grain. */
-async function moveSeen(docs: BucketDocs, grain: Grain, from: SeenPart | null, to: SeenPart | null) {
+/** Moves a pull request's part (first-seen or merged figures) at one grain from `from`'s row to `to`'s. */
+async function moveFigures<P extends { factory_uid: string; at: string }>(
+  docs: BucketDocs,
+  grain: Grain,
+  [from, to]: [P | null, P | null],
+  add: (row: PrBucket, part: P, sign: 1 | -1) => Partial<PrBucket>,
+) {
   for (const [part, sign] of [
     [from, -1],
     [to, 1],
   ] as const) {
     if (!part) continue;
     const row = await rowOf(docs, grain, part);
-    docs.put(idOf(grain, part), { ...row, seen: addSeen(row, part, sign) });
-  }
-}
-
-async function moveMerged(docs: BucketDocs, grain: Grain, from: MergedPart | null, to: MergedPart | null) {
-  for (const [part, sign] of [
-    [from, -1],
-    [to, 1],
-  ] as const) {
-    if (!part) continue;
-    const row = await rowOf(docs, grain, part);
-    docs.put(idOf(grain, part), { ...row, merged: addMerged(row, part, sign) });
+    docs.put(idOf(grain, part), { ...row, ...add(row, part, sign) });
   }
 }
 
@@ -304,13 +298,17 @@ export async function moveBuckets(
 ): Promise<void> {
   const { buckets, costliest, repoMerges } = tables;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
-  const [s0, s1] = [seenPart(before), seenPart(after)];
+  const seen: [SeenPart | null, SeenPart | null] = [seenPart(before), seenPart(after)];
+  const [s0, s1] = seen;
+  const costMoved = s0?.entry.total !== s1?.entry.total || s0?.at !== s1?.at;
   if (!sameSeen(s0, s1))
     for (const grain of GRAINS) {
-      await moveSeen(buckets, grain, s0, s1);
-      await moveCostliest(costliest, grain, s0, s1);
+      await moveFigures(buckets, grain, seen, (row, part, sign) => ({ seen: addSeen(row, part, sign) }));
+      if (costMoved) await moveCostliest(costliest, grain, s0, s1);
     }
-  const [m0, m1] = [mergedPart(before), mergedPart(after)];
-  if (!same(m0, m1)) for (const grain of GRAINS) await moveMerged(buckets, grain, m0, m1);
+  const merged: [MergedPart | null, MergedPart | null] = [mergedPart(before), mergedPart(after)];
+  if (!same(...merged))
+    for (const grain of GRAINS)
+      await moveFigures(buckets, grain, merged, (row, part, sign) => ({ merged: addMerged(row, part, sign) }));
   await moveRepoMerge(repoMerges, before, after);
 }
