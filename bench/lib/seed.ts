@@ -21,7 +21,7 @@ export async function createEventsDb(file: string): Promise<void> {
 }
 
 /** Appends rows with plain inserts, `perTransaction` to a transaction, durability off (seeding only). */
-function insertRows(file: string, rows: Iterable<HistoryRow>, perTransaction = 20_000): number {
+export function insertRows(file: string, rows: Iterable<HistoryRow>, perTransaction = 20_000): number {
   const db = new Database(file);
   db.pragma('synchronous = OFF');
   const insert = db.prepare(INSERT_SQL);

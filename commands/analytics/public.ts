@@ -9,7 +9,6 @@ export {
   costBreakdownResource,
   costBySizeResource,
   costPerPrResource,
-  cycleTime,
   type Dollars,
   factoryScope,
   metricsResource,

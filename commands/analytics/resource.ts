@@ -3,6 +3,7 @@
  * pull request document renders as the hosted service's pull-request record.
  */
 import { z } from 'zod';
+import { cycleTime } from '../../projections/analytics/pr-buckets.js';
 import type { PullRequestDoc } from '../../projections/analytics/pull-requests.js';
 
 export const factoryScope = {
@@ -214,17 +215,6 @@ export const pullRequestResource = z.object({
   }),
 });
 export type PullRequestRecord = z.infer<typeof pullRequestResource>;
-
-/** Seconds from `from` to `to`, or null when either was not observed (never below zero). */
-const between = (from: string | null, to: string | null): number | null =>
-  from === null || to === null ? null : Math.max(0, (Date.parse(to) - Date.parse(from)) / 1000);
-
-export const cycleTime = (pr: PullRequestDoc): PullRequestRecord['cycle_time'] => ({
-  kickoff_to_pr: between(pr.kickoff_at, pr.opened_at),
-  pr_to_first_review: between(pr.opened_at, pr.first_human_review_at),
-  first_review_to_merge: between(pr.first_human_review_at, pr.merged_at),
-  kickoff_to_merge: between(pr.kickoff_at, pr.merged_at),
-});
 
 export const toPullRequestRecord = (pr: PullRequestDoc): PullRequestRecord => ({
   provider: pr.provider,

@@ -1,13 +1,13 @@
 /**
- * The factory's figures, rolled up so that a query sums at most a year of daily rows: per factory
- * and UTC hour and day, the runs created (by agent type, status, source, model and harness) and
+ * The factory's figures, rolled up so that a query sums the few rows that tile its range: per
+ * factory and UTC hour, day and month, the runs created (by agent type, status, source, model and harness) and
  * the dollars spent (by source, user, agent and model, from the cost ledger's entries, each on the
  * hour it happened).
  *
- * Every row has the one shape of a contribution to the figures, at one of three grains: a `run`
- * row is one run's own contribution (what it counts under now), an `hour` or `day` row the sum of
- * everything in that hour or day. A run's status changes move its contribution from its old key
- * to its new one in the sums of the hour and day it was created in, which its own row remembers.
+ * Every row has the one shape of a contribution to the figures, at one of four grains: a `run`
+ * row is one run's own contribution (what it counts under now), an `hour`, `day` or `month` row
+ * the sum of everything in it. A run's status changes move its contribution from its old key
+ * to its new one in the sums of the hour, day and month it was created in, which its own row remembers.
  * Sums are guarded by the position of the last event they took, so an event applied again (a
  * replay) adds nothing twice.
  */
@@ -22,6 +22,7 @@ import { nextRunState, type RunEvent, type RunState } from '../../commands/run/e
 import { positionKey, type RecordedEvent } from '../../src/eventstore/port.js';
 import { type Docs, projection } from '../../src/projector/projection.js';
 import { own, putOwn } from '../../src/own-keys.js';
+import { bucketId, GRAINS, type Grain, grainStart } from './grains.js';
 
 export const UNKNOWN_KEY = 'UNKNOWN';
 
@@ -45,11 +46,11 @@ export interface CostSums {
   model: Record<string, Usd>;
 }
 
-type Grain = 'run' | 'hour' | 'day';
+type RowGrain = 'run' | Grain;
 
 export interface RollupDoc {
   [field: string]: unknown;
-  grain: Grain;
+  grain: RowGrain;
   factory_uid: string;
   team_uid: string | null;
   /** The start of the hour or day (UTC, ISO 8601); a run row: when the run was created. */
@@ -79,9 +80,6 @@ const emptyCost = (): CostSums => ({
   agent: {},
   model: {},
 });
-
-const hourOf = (at: string) => `${at.slice(0, 13)}:00:00.000Z`;
-const dayOf = (at: string) => `${at.slice(0, 10)}T00:00:00.000Z`;
 
 /** `counts` + sign × `other`, dropping keys that come to nothing. */
 function addCounts(counts: RunCounts, other: RunCounts, sign: 1 | -1): RunCounts {
@@ -122,7 +120,7 @@ function addCost(cost: CostSums, delta: Usd, keys: CostKeys): CostSums {
   };
 }
 
-const sumRow = (grain: 'hour' | 'day', factory_uid: string, team_uid: string | null, at: string): RollupDoc => ({
+const sumRow = (grain: Grain, factory_uid: string, team_uid: string | null, at: string): RollupDoc => ({
   grain,
   factory_uid,
   team_uid,
@@ -133,7 +131,7 @@ const sumRow = (grain: 'hour' | 'day', factory_uid: string, team_uid: string | n
   last_position: null,
 });
 
-/** Changes the hour and day rows of `factory_uid` that hold the moment `at`, once per event. */
+/** Changes the hour, day and month rows of `factory_uid` that hold the moment `at`, once per event. */
 async function addToSums(
   docs: Docs<RollupDoc>,
   e: RecordedEvent,
@@ -143,11 +141,9 @@ async function addToSums(
   change: (row: RollupDoc) => Partial<RollupDoc>,
 ) {
   const position = positionKey(e.position);
-  const hour = hourOf(at);
-  const day = dayOf(at);
-  for (const grain of ['hour', 'day'] as const) {
-    const start = grain === 'hour' ? hour : day;
-    const id = `${grain}:${factory_uid}:${start}`;
+  for (const grain of GRAINS) {
+    const start = grainStart(at, grain);
+    const id = bucketId(grain, factory_uid, start);
     const row = (await docs.get(id)) ?? sumRow(grain, factory_uid, team_uid, start);
     // Position keys sort as the log: a row that took this event (or a later one) takes it no more.
     if (row.last_position !== null && row.last_position >= position) continue;
@@ -208,7 +204,8 @@ async function priced(e: RecordedEvent<RunInferencePriced | RunExecutionPriced>,
 
 export const factoryRollupsProjection = projection<RunEvent | LedgerEvent, RollupDoc>({
   name: 'factory_rollups',
-  version: 1,
+  // 2: month rows besides the hour and day rows (issue #34).
+  version: 2,
   indexes: [['factory_uid', 'grain', 'at']],
   on: {
     RunCreated: async (e, docs) => {

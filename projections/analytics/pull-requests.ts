@@ -21,11 +21,12 @@ import type {
 } from '../../commands/analytics/events.js';
 import { pullRequestKey } from '../../commands/analytics/events.js';
 import type { RecordedEvent } from '../../src/eventstore/port.js';
-import { type Docs, type ProjectionDocs, projection } from '../../src/projector/projection.js';
+import { type ProjectionDocs, projection } from '../../src/projector/projection.js';
 import { own, putOwn } from '../../src/own-keys.js';
+import { moveBuckets, type PrBucket, type PrSize, type RepoMergeBucket } from './pr-buckets.js';
+import type { CostliestBucket } from './pr-costliest.js';
 
 type PrState = 'open' | 'draft' | 'merged' | 'closed';
-export type PrSize = 'S' | 'M' | 'L' | 'XL';
 
 interface HumanInteractions {
   opened: number;
@@ -224,19 +225,29 @@ interface TreeDoc {
   [field: string]: unknown;
   team_uid: string;
 }
-type PrDocs = ProjectionDocs<PullRequestDoc, { trees: TreeDoc }>;
+type PrTables = { trees: TreeDoc; buckets: PrBucket; costliest: CostliestBucket; repo_merges: RepoMergeBucket };
+type PrDocs = ProjectionDocs<PullRequestDoc, PrTables>;
+
+/** Writes a pull request's document, and moves its figures in the buckets from `before`'s. */
+async function save(docs: PrDocs, id: string, before: PullRequestDoc | null, after: PullRequestDoc) {
+  docs.put(id, after);
+  const tables = { buckets: docs.in('buckets'), costliest: docs.in('costliest'), repoMerges: docs.in('repo_merges') };
+  await moveBuckets(tables, before, after);
+}
 
 /** The team of the tree `root`: null until one of its runs named a pull request. */
 const teamOfTree = async (docs: PrDocs, root: string) => (await docs.in('trees').get(root))?.team_uid ?? null;
 
 /** Sets each of the team's pull requests' share of the tree `root` (documents of pull requests not seen yet wait for their link). */
-async function applyShares(docs: Docs<PullRequestDoc>, team: string, root: string, shares: readonly PrShare[]) {
+async function applyShares(docs: PrDocs, team: string, root: string, shares: readonly PrShare[]) {
   for (const share of shares) {
     const id = pullRequestKey(team, share.pr_id);
     const doc = await docs.get(id);
     if (!doc) continue;
-    docs.put(
+    await save(
+      docs,
       id,
+      doc,
       derived({
         ...doc,
         shares: { ...doc.shares, [root]: { usd: share.usd, inference_by_model: share.inference_by_model } },
@@ -286,10 +297,11 @@ function observe(doc: PullRequestDoc, d: PullRequestFactsObserved['data']): Pull
   return derived(next);
 }
 
-export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent, PullRequestDoc, { trees: TreeDoc }>({
+export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent, PullRequestDoc, PrTables>({
   name: 'pull_requests',
-  // 2: one document per team and pull request (issue #30), and the tree table.
-  version: 2,
+  // 2: one document per team and pull request (issue #30), and the tree table; 3: the buckets
+  // of the figures per factory and hour, day and month, and the merges per repository (issue #34).
+  version: 3,
   indexes: [
     ['factory_uid', 'listed', 'opened_key'],
     ['factory_uid', 'listed', 'first_seen_at'],
@@ -297,13 +309,14 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
     ['team_uid', 'repo_key', 'merged_at'],
     ['team_uid', 'repo_key', 'head_branch'],
   ],
-  tables: { trees: [] },
+  tables: { trees: [], buckets: [], costliest: [], repo_merges: [] },
   on: {
     PullRequestLinked: async (e, docs) => {
       const d = e.data;
       const id = pullRequestKey(d.team_uid, d.pr_id);
       docs.in('trees').put(d.root_run_id, { team_uid: d.team_uid });
-      const doc = (await docs.get(id)) ?? blank({ ...d, factory_uid: null });
+      const existing = await docs.get(id);
+      const doc = existing ?? blank({ ...d, factory_uid: null });
       if (!doc.runs.some((r) => r.run_id === d.run.run_id)) {
         const run = { run_id: d.run.run_id, root_run_id: d.run.root_run_id, created_at: d.run.created_at };
         const runs = [...doc.runs, run].sort((a, b) => a.created_at.localeCompare(b.created_at));
@@ -318,8 +331,10 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
                 requested_model_id: d.run.requested_model_id,
               };
         const first = !doc.listed && d.factory_uid !== null;
-        docs.put(
+        await save(
+          docs,
           id,
+          existing,
           derived({
             ...doc,
             ...(first ? { listed: true, first_seen_at: d.at, factory_uid: d.factory_uid } : {}),
@@ -342,13 +357,19 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
         const id = pullRequestKey(team, pr);
         const doc = await docs.get(id);
         if (doc)
-          docs.put(id, derived({ ...doc, follow_ups: { ...doc.follow_ups, [e.data.run_id]: e.data.follow_ups } }));
+          await save(
+            docs,
+            id,
+            doc,
+            derived({ ...doc, follow_ups: { ...doc.follow_ups, [e.data.run_id]: e.data.follow_ups } }),
+          );
       }
     },
     PullRequestFactsObserved: async (e, docs) => {
       const d = e.data;
       const id = pullRequestKey(d.team_uid, d.pr_id);
-      docs.put(id, observe((await docs.get(id)) ?? blank(d), d));
+      const doc = await docs.get(id);
+      await save(docs, id, doc, observe(doc ?? blank(d), d));
     },
   },
 });

@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import type { z } from 'zod';
-import { encodeAnswer } from '../../src/http/serializer.js';
+import { compileAnswerEncoder, encodeAnswer } from '../../src/http/serializer.js';
 import { visibleFactory, factoriesProjection, type FactoryDoc } from '../../commands/factory/public.js';
 import type { Dollars } from '../../commands/analytics/public.js';
 import type { Usd } from '../../commands/analytics/events.js';
@@ -49,6 +49,19 @@ export function answerCache(rt: Runtime) {
   const generation = () => SOURCES.reduce((sum, p) => sum + rt.projector.changes(p), 0);
   const strict = rt.config.RESPONSE_SCHEMAS === 'strict';
   let cachedAt = generation();
+  // Each route's encoder of its answers without `as_of`, made once (a zod schema, and a compiled
+  // serializer where its JSON Schema says all: an answer never asked before costs no compiling).
+  const encoders = new Map<z.ZodObject, (answer: object, key: string) => string>();
+  const encoderOf = (schema: z.ZodObject) => {
+    let encode = encoders.get(schema);
+    if (!encode) {
+      const rest = schema.omit({ as_of: true });
+      const fast = strict ? null : compileAnswerEncoder(rest);
+      encode = fast ? (answer) => fast(answer) : (answer, key) => encodeAnswer(rest, answer, strict, 'GET', key);
+      encoders.set(schema, encode);
+    }
+    return encode;
+  };
 
   /**
    * The answer about the factory `uid` kept under `key`, else made by `make` from the factory (a
@@ -89,7 +102,7 @@ export function answerCache(rt: Runtime) {
       make: Make<T>,
     ): Promise<FastifyReply> {
       const entry = await kept(req, uid, key, make);
-      entry.json ??= encodeAnswer(schema.omit({ as_of: true }), entry.answer, strict, 'GET', key);
+      entry.json ??= encoderOf(schema)(entry.answer, key);
       const asOf = JSON.stringify(rt.clock.now().toISOString());
       return reply.type('application/json; charset=utf-8').send(`{"as_of":${asOf},${entry.json.slice(1)}`);
     },

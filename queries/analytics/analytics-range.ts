@@ -1,21 +1,20 @@
 /**
- * The date range and periods of the metrics and cost operations, and the rollup rows that tile
- * a range: day rows for its whole UTC days, hour rows for the hours at its edges. A range counts
+ * The date range and periods of the metrics and cost operations, and the rows that tile a range:
+ * month rows for its whole UTC months, day rows for the other whole days, hour rows for the hours
+ * at its edges. A range counts
  * whole UTC hours: `start_date` from the start of its hour, `end_date` to the end of its hour (a
  * date on the hour is exact), so the rows sum to it exactly; the answer names the range counted.
- * Also the pull requests whose dates fall in a range, and documents grouped by period.
  */
 import { z } from 'zod';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import { dateTimeParam } from '../../src/http/schemas.js';
-import { findAll } from '../../src/readstore/paging.js';
-import type { Collection } from '../../src/readstore/port.js';
-import type { RollupDoc } from '../../projections/analytics/factory-rollups.js';
-import type { PullRequestDoc } from '../../projections/analytics/pull-requests.js';
+import type { Collection, Doc } from '../../src/readstore/port.js';
+import { bucketId, type Grain } from '../../projections/analytics/grains.js';
 
 const MAX_PERIODS = 365;
 /**
- * The longest range an answer may span: its work is the rollup rows that tile it (one a day), so a
+ * The longest range an answer may span: its work is the rows that tile it (a row a month, and the
+ * days and hours at its ends; with periods, a row a day at most), so a
  * bound on the range is a bound on the work, checked before anything is read (issue #30).
  */
 const MAX_RANGE_DAYS = 3 * 366;
@@ -133,71 +132,45 @@ export function periodIndex(range: Range, ms: number): number {
   return lo;
 }
 
-const rowsBetween = (
-  rollups: Collection<RollupDoc>,
-  factory: string,
-  grain: 'hour' | 'day',
-  from: number,
-  to: number,
-) =>
-  from >= to
-    ? Promise.resolve([])
-    : findAll(rollups, {
-        filter: { factory_uid: factory, grain, at: { $gte: iso(from), $lt: iso(to) } },
-        sort: [
-          ['at', 'asc'],
-          ['id', 'asc'],
-        ],
-        limit: 1000,
-      });
+/** The units of time, coarsest first where whole, that tile [from, to) exactly (from and to on the hour). */
+function tile(from: number, to: number): Array<{ grain: Grain; at: string }> {
+  const units = (grain: Grain, a: number, b: number) => {
+    const out: Array<{ grain: Grain; at: string }> = [];
+    for (let t = a; t < b; t = grain === 'hour' ? t + HOUR : grain === 'day' ? t + DAY : nextPeriod(t, 'month'))
+      out.push({ grain, at: iso(t) });
+    return out;
+  };
+  const firstMidnight = ceilTo(from, DAY);
+  const lastMidnight = floorTo(to, DAY);
+  if (firstMidnight >= lastMidnight) return units('hour', from, to);
+  const head = units('hour', from, firstMidnight);
+  const tail = units('hour', lastMidnight, to);
+  const monthOfFirst = periodStart(firstMidnight, 'month');
+  const firstMonth = monthOfFirst === firstMidnight ? firstMidnight : nextPeriod(monthOfFirst, 'month');
+  const lastMonth = periodStart(lastMidnight, 'month');
+  if (firstMonth >= lastMonth) return [...head, ...units('day', firstMidnight, lastMidnight), ...tail];
+  return [
+    ...head,
+    ...units('day', firstMidnight, firstMonth),
+    ...units('month', firstMonth, lastMonth),
+    ...units('day', lastMonth, lastMidnight),
+    ...tail,
+  ];
+}
 
 /**
- * The rollup rows of the factory that tile the range exactly: its whole days as day rows (a year
- * is at most 366 of them), and the hours before its first and after its last midnight as hour rows.
+ * The rows of `owner` (a factory, a team's repository) that tile the range, and, with periods, those
+ * that tile each period (the whole range is then their union): a year is about 12 month rows and 60
+ * day rows and 46 hour rows at its ends; a year by day 365 day rows. Read by id, in one request.
  */
-export async function rowsOfRange(rollups: Collection<RollupDoc>, factory: string, range: Range): Promise<RollupDoc[]> {
-  const firstMidnight = ceilTo(range.from, DAY);
-  const lastMidnight = floorTo(range.to, DAY);
-  if (firstMidnight >= lastMidnight) return rowsBetween(rollups, factory, 'hour', range.from, range.to);
-  const [head, days, tail] = await Promise.all([
-    rowsBetween(rollups, factory, 'hour', range.from, firstMidnight),
-    rowsBetween(rollups, factory, 'day', firstMidnight, lastMidnight),
-    rowsBetween(rollups, factory, 'hour', lastMidnight, range.to),
-  ]);
-  return [...head, ...days, ...tail];
-}
-
-/** The median of `values`, or null of none (the mean of the two middle ones for an even count). */
-export function median(values: readonly number[]): number | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** The listed pull requests of the factory whose `field` falls in the range. */
-export const factoryPrsBetween = (
-  prs: Collection<PullRequestDoc>,
-  factory: string,
-  field: 'first_seen_at' | 'merged_at',
+export async function rowsOfRange<T extends Doc>(
+  rows: Collection<T>,
+  owner: string,
   range: Range,
-) =>
-  findAll(prs, {
-    filter: { factory_uid: factory, listed: true, [field]: { $gte: iso(range.from), $lt: iso(range.to) } },
-    sort: [
-      [field, 'asc'],
-      ['id', 'asc'],
-    ],
-    limit: 1000,
-  });
-
-/** Which period each document falls in by `at`, as lists aligned to the periods. */
-export function byPeriod<T>(range: Range, items: readonly T[], at: (item: T) => string | null): T[][] {
-  const out = range.periods!.map((): T[] => []);
-  for (const item of items) {
-    const t = at(item);
-    const i = t === null ? -1 : periodIndex(range, Date.parse(t));
-    if (i >= 0) out[i]!.push(item);
-  }
-  return out;
+): Promise<{ whole: T[]; periods: T[][] | null }> {
+  const parts = range.periods ? range.periods.map((p) => tile(p.from, p.to)) : [tile(range.from, range.to)];
+  const ids = parts.map((units) => units.map((u) => bucketId(u.grain, owner, u.at)));
+  const found = await rows.getMany(ids.flat());
+  const byPart = ids.map((list) => list.map((id) => found.get(id)).filter((row): row is T => row !== undefined));
+  return { whole: byPart.flat(), periods: range.periods ? byPart : null };
 }

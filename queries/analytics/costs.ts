@@ -25,7 +25,7 @@ import {
   toCsv,
   wantsCsv,
 } from './analytics-answers.js';
-import { byPeriod, periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
+import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { prCostRoutes } from './pr-costs.js';
 import { own, putOwn } from '../../src/own-keys.js';
 
@@ -89,8 +89,8 @@ async function labelsOf(rt: Runtime, groupBy: Group, keys: string[], factory: Fa
 
 async function breakdownOf(rt: Runtime, factory: FactoryDoc, range: Range, group_by: Group) {
   const rows = await rowsOfRange(rt.readModel(factoryRollupsProjection), factory.uid, range);
-  const whole = sumCosts(rows, group_by);
-  const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCosts(p, group_by)) : null;
+  const whole = sumCosts(rows.whole, group_by);
+  const periods = rows.periods?.map((p) => sumCosts(p, group_by)) ?? null;
   const keys = Object.keys(whole.groups).filter((k) => Math.abs(totalOf(own(whole.groups, k)!)) >= 5e-7);
   const labels = await labelsOf(rt, group_by, keys, factory);
   const groups = keys

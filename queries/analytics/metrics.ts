@@ -1,124 +1,81 @@
 /**
  * GET /factory/{factory_uid}/metrics (and, sharing its cache of answers, .../run-breakdown of
- * ./run-breakdown.ts): run counts summed from the factory's rollups (a year is at most 366 day
- * rows), pull-request figures from the pull-request read model over the range (medians cannot be
- * summed); with a series per period when asked for.
+ * ./run-breakdown.ts): run counts summed from the factory's rollups, pull-request figures from
+ * the pull-request buckets (medians from their sketches), each the few rows that tile the range
+ * or each period; with a series per period when asked for.
  */
 import { z } from 'zod';
 import { factoryParams, type FactoryDoc } from '../../commands/factory/public.js';
-import { metricsResource, cycleTime } from '../../commands/analytics/public.js';
+import { metricsResource } from '../../commands/analytics/public.js';
 import type { Api } from '../../src/http/api.js';
 import type { Runtime } from '../../src/runtime.js';
-import { factoryRollupsProjection } from '../../projections/analytics/factory-rollups.js';
-import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
+import { factoryRollupsProjection, type RollupDoc } from '../../projections/analytics/factory-rollups.js';
+import { type PrBucket, type RepoMergeBucket, repoOwner } from '../../projections/analytics/pr-buckets.js';
+import { pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
 import { type AnswerCache, answerCache, scopeOf } from './analytics-answers.js';
 import { runBreakdownRoute } from './run-breakdown.js';
-import {
-  byPeriod,
-  factoryPrsBetween,
-  median,
-  periodParam,
-  type Range,
-  rangeParams,
-  resolveRange,
-  rowsOfRange,
-} from './analytics-range.js';
+import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
+import { sumMerged, sumSeen } from './pr-figures.js';
 
 const metricsQuery = z.object({ ...rangeParams, ...periodParam }).strict();
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-type Stage = 'kickoff_to_pr' | 'pr_to_first_review' | 'first_review_to_merge' | 'kickoff_to_merge';
-const STAGES: Stage[] = ['kickoff_to_pr', 'pr_to_first_review', 'first_review_to_merge', 'kickoff_to_merge'];
-
-/** The median time of each stage of the merged pull requests that measured it. */
-function prLatency(merged: PullRequestDoc[]) {
-  const times = merged.map(cycleTime);
-  const stage = (s: Stage) => {
-    const values = times.map((t) => t[s]).filter((v): v is number => v !== null);
-    return { median_seconds: median(values), measured_pr_count: values.length };
-  };
-  return {
-    merged_pr_count: merged.length,
-    ...(Object.fromEntries(STAGES.map((s) => [s, stage(s)])) as Record<Stage, ReturnType<typeof stage>>),
-  };
-}
-
 /** The pull-request figures of one range or period. */
-function prFigures(firstSeen: PullRequestDoc[], merged: PullRequestDoc[], totalMerged: number, repos: string[]) {
-  const observed = merged.filter((pr) => pr.history_complete);
-  const autonomous = observed.filter((pr) => !pr.human_code_change).length;
-  const measured = merged.filter((pr) => pr.additions !== null && pr.deletions !== null);
+function prFigures(rows: readonly PrBucket[], totalMerged: number, repos: string[]) {
+  const seen = sumSeen(rows);
+  const merged = sumMerged(rows);
   return {
-    pr_count: firstSeen.length,
-    merged_pr_count: firstSeen.filter((pr) => pr.merged_at !== null).length,
-    average_human_interactions_per_pr: firstSeen.length
-      ? firstSeen.reduce((s, pr) => s + pr.human_interactions.total, 0) / firstSeen.length
-      : null,
-    autonomy: observed.length ? autonomous / observed.length : null,
+    pr_count: seen.count,
+    merged_pr_count: seen.merged,
+    average_human_interactions_per_pr: seen.count ? seen.interactions / seen.count : null,
+    autonomy: merged.observed ? merged.autonomous / merged.observed : null,
     autonomy_funnel: {
       total_merged: totalMerged,
-      factory_merged: merged.length,
-      factory_merged_observed: observed.length,
-      merged_without_human_code_change: autonomous,
+      factory_merged: merged.count,
+      factory_merged_observed: merged.observed,
+      merged_without_human_code_change: merged.autonomous,
       repos,
     },
     impact: {
-      additions: measured.reduce((s, pr) => s + pr.additions!, 0),
-      deletions: measured.reduce((s, pr) => s + pr.deletions!, 0),
-      merged_pr_count: merged.length,
-      measured_pr_count: measured.length,
+      additions: merged.additions,
+      deletions: merged.deletions,
+      merged_pr_count: merged.count,
+      measured_pr_count: merged.measured,
     },
-    pr_latency: prLatency(merged),
+    pr_latency: { merged_pr_count: merged.count, ...merged.stages },
   };
 }
 
 /**
  * How many pull requests of the factory's repositories (by anyone) merged in the range and in
  * each period, as the factory's team's webhooks told of them: of its configured repositories,
- * else of those its runs' pull requests are in. Counted in the index, no document read.
+ * else of those its runs' merged pull requests are in; from each repository's merge rows.
  */
-async function repoMerges(rt: Runtime, factory: FactoryDoc, merged: PullRequestDoc[], range: Range) {
-  const prs = rt.readModel(pullRequestsProjection);
+async function repoMerges(rt: Runtime, factory: FactoryDoc, prRows: readonly PrBucket[], range: Range) {
+  const merges = rt.readTable(pullRequestsProjection, 'repo_merges');
   const repos = factory.repositories.length
     ? factory.repositories.map((r) => `${r.owner}/${r.repo}`)
-    : [...new Set(merged.map((pr) => pr.repo_full_name).filter((r): r is string => r !== null))];
+    : sumMerged(prRows).repos;
   const keys = [...new Set(repos.map((r) => r.toLowerCase()))];
-  const count = async (from: number, to: number) =>
-    (
-      await Promise.all(
-        keys.map((repo_key) =>
-          prs.count({ team_uid: factory.team_uid, repo_key, merged_at: { $gte: iso(from), $lt: iso(to) } }),
-        ),
-      )
-    ).reduce((s, n) => s + n, 0);
-  const [total, perPeriod] = await Promise.all([
-    count(range.from, range.to),
-    range.periods ? Promise.all(range.periods.map((p) => count(p.from, p.to))) : Promise.resolve(null),
-  ]);
+  const perRepo = await Promise.all(keys.map((key) => rowsOfRange(merges, repoOwner(factory.team_uid, key), range)));
+  const count = (rows: readonly RepoMergeBucket[]) => rows.reduce((s, r) => s + r.merged, 0);
+  const total = perRepo.reduce((s, r) => s + count(r.whole), 0);
+  const perPeriod = range.periods?.map((_, i) => perRepo.reduce((s, r) => s + count(r.periods![i]!), 0)) ?? null;
   return { repos, total, perPeriod };
 }
 
 async function metricsOf(rt: Runtime, factory: FactoryDoc, range: Range) {
-  const prs = rt.readModel(pullRequestsProjection);
   const scope = scopeOf(factory, range);
-  const [rows, firstSeen, merged] = await Promise.all([
+  const [runs, prs] = await Promise.all([
     rowsOfRange(rt.readModel(factoryRollupsProjection), factory.uid, range),
-    factoryPrsBetween(prs, factory.uid, 'first_seen_at', range),
-    factoryPrsBetween(prs, factory.uid, 'merged_at', range),
+    rowsOfRange(rt.readTable(pullRequestsProjection, 'buckets'), factory.uid, range),
   ]);
-  const { repos, total, perPeriod } = await repoMerges(rt, factory, merged, range);
-  const whole = {
-    run_count: rows.reduce((s, r) => s + r.runs.total, 0),
-    ...prFigures(firstSeen, merged, total, repos),
-  };
+  const { repos, total, perPeriod } = await repoMerges(rt, factory, prs.whole, range);
+  const runCount = (rows: readonly RollupDoc[]) => rows.reduce((s, r) => s + r.runs.total, 0);
+  const whole = { run_count: runCount(runs.whole), ...prFigures(prs.whole, total, repos) };
   if (!range.periods) return { ...scope, ...whole };
-  const rowsBy = byPeriod(range, rows, (r) => r.at);
-  const seenBy = byPeriod(range, firstSeen, (pr) => pr.first_seen_at);
-  const mergedBy = byPeriod(range, merged, (pr) => pr.merged_at);
   const periods = range.periods.map((_, i) => ({
-    run_count: rowsBy[i]!.reduce((s, r) => s + r.runs.total, 0),
-    ...prFigures(seenBy[i]!, mergedBy[i]!, perPeriod![i]!, repos),
+    run_count: runCount(runs.periods![i]!),
+    ...prFigures(prs.periods![i]!, perPeriod![i]!, repos),
   }));
   const series = <K extends keyof (typeof periods)[number]>(k: K) => periods.map((p) => p[k]);
   return {

@@ -1,11 +1,11 @@
 /**
  * The per-PR costs: GET /factory/{factory_uid}/costs/per-pr, /costs/per-pr/by-size and
- * /costs/per-pr/top, from the pull-request read model: each pull request's share of the trees
- * that produced it, over the PRs first seen in the range. Registered by costQueries (./costs.ts),
+ * /costs/per-pr/top: each pull request's share of the trees that produced it, over the PRs first
+ * seen in the range, from the pull-request buckets that tile it (the costliest: the first of each
+ * bucket's own costliest, then their documents). Registered by costQueries (./costs.ts),
  * whose cache of answers they share.
  */
 import { z } from 'zod';
-import type { Usd } from '../../commands/analytics/events.js';
 import {
   costBySizeResource,
   costPerPrResource,
@@ -18,16 +18,11 @@ import type { Api } from '../../src/http/api.js';
 import { limitParam } from '../../src/http/schemas.js';
 import type { Runtime } from '../../src/runtime.js';
 import { type PullRequestDoc, pullRequestsProjection } from '../../projections/analytics/pull-requests.js';
-import { type AnswerCache, addUsd, dollarsOf, noUsd, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
-import {
-  byPeriod,
-  factoryPrsBetween,
-  median,
-  periodParam,
-  type Range,
-  rangeParams,
-  resolveRange,
-} from './analytics-range.js';
+import type { PrBucket } from '../../projections/analytics/pr-buckets.js';
+import { byCost } from '../../projections/analytics/pr-costliest.js';
+import { type AnswerCache, dollarsOf, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
+import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
+import { costPerPr, ofSize, sumSeen } from './pr-figures.js';
 
 const perPrQuery = z.object({ ...rangeParams, ...periodParam }).strict();
 const topQuery = z.object({ limit: limitParam(50, 20), ...rangeParams }).strict();
@@ -36,30 +31,18 @@ const tags = ['costs'];
 
 const round6 = (n: number) => Math.round(n * 1e6) / 1e6;
 
-/** The mean and median cost of some pull requests. */
-function perPr(list: readonly PullRequestDoc[]) {
-  const sum = list.reduce<Usd>((s, pr) => addUsd(s, pr.cost), noUsd());
-  const n = list.length;
-  return {
-    pr_count: n,
-    dollars: dollarsOf(sum),
-    mean: n ? dollarsOf({ inference: sum.inference / n, compute: sum.compute / n, platform: sum.platform / n }) : null,
-    median: median(list.map((pr) => pr.cost.total)),
-  };
-}
-
-/** The pull requests of the factory first seen in the range. */
-const firstSeenIn = (rt: Runtime, factory: FactoryDoc, range: Range) =>
-  factoryPrsBetween(rt.readModel(pullRequestsProjection), factory.uid, 'first_seen_at', range);
+/** The pull-request buckets of the factory that tile the range (and each period). */
+const bucketsOf = (rt: Runtime, factory: FactoryDoc, range: Range) =>
+  rowsOfRange(rt.readTable(pullRequestsProjection, 'buckets'), factory.uid, range);
 
 async function perPrOf(rt: Runtime, factory: FactoryDoc, range: Range) {
-  const seen = await firstSeenIn(rt, factory, range);
-  const whole = { ...scopeOf(factory, range), ...perPr(seen) };
-  if (!range.periods) return whole;
-  const periods = byPeriod(range, seen, (pr) => pr.first_seen_at).map(perPr);
+  const rows = await bucketsOf(rt, factory, range);
+  const whole = { ...scopeOf(factory, range), ...costPerPr(rows.whole.map((r) => r.seen)) };
+  if (!rows.periods) return whole;
+  const periods = rows.periods.map((p) => costPerPr(p.map((r) => r.seen)));
   return {
     ...whole,
-    period_list: range.periods.map((p) => p.label),
+    period_list: range.periods!.map((p) => p.label),
     series: {
       pr_count: periods.map((p) => p.pr_count),
       dollars: periods.map((p) => p.dollars),
@@ -73,22 +56,23 @@ async function perPrOf(rt: Runtime, factory: FactoryDoc, range: Range) {
 }
 
 /** The mean and median cost of each size of pull request. */
-const sizeBuckets = (list: readonly PullRequestDoc[]) =>
+const sizeBuckets = (rows: readonly PrBucket[]) =>
   PR_SIZES.map((size) => {
-    const of = perPr(list.filter((pr) => pr.size === size));
+    const of = costPerPr(ofSize(rows, size));
     return { size, pr_count: of.pr_count, mean: of.mean, median: of.median };
   });
 
 async function bySizeOf(rt: Runtime, factory: FactoryDoc, range: Range) {
-  const seen = await firstSeenIn(rt, factory, range);
+  const rows = await bucketsOf(rt, factory, range);
+  const buckets = sizeBuckets(rows.whole);
   const whole = {
     ...scopeOf(factory, range),
-    pr_count: seen.length,
-    sized_pr_count: seen.filter((pr) => pr.size !== null).length,
-    buckets: sizeBuckets(seen),
+    pr_count: sumSeen(rows.whole).count,
+    sized_pr_count: buckets.reduce((s, b) => s + b.pr_count, 0),
+    buckets,
   };
-  if (!range.periods) return whole;
-  const periods = byPeriod(range, seen, (pr) => pr.first_seen_at).map(sizeBuckets);
+  if (!rows.periods) return whole;
+  const periods = rows.periods.map(sizeBuckets);
   const of = (size: (typeof PR_SIZES)[number]) => {
     const at = periods.map((p) => p.find((b) => b.size === size)!);
     return {
@@ -99,7 +83,7 @@ async function bySizeOf(rt: Runtime, factory: FactoryDoc, range: Range) {
   };
   return {
     ...whole,
-    period_list: range.periods.map((p) => p.label),
+    period_list: range.periods!.map((p) => p.label),
     series: { S: of('S'), M: of('M'), L: of('L'), XL: of('XL') },
   };
 }
@@ -119,18 +103,16 @@ function topEntry(pr: PullRequestDoc) {
   };
 }
 
+/** The costliest first seen in the range: the first of each row's own costliest (each holds at least `limit`). */
 async function topOf(rt: Runtime, factory: FactoryDoc, range: Range, limit: number) {
-  const seen = await firstSeenIn(rt, factory, range);
-  const data = seen
-    .sort(
-      (a, b) =>
-        b.cost.total - a.cost.total ||
-        (a.first_seen_at ?? '').localeCompare(b.first_seen_at ?? '') ||
-        a.pr_id.localeCompare(b.pr_id),
-    )
-    .slice(0, limit)
-    .map(topEntry);
-  return { ...scopeOf(factory, range), data };
+  const rows = await rowsOfRange(rt.readTable(pullRequestsProjection, 'costliest'), factory.uid, range);
+  const costliest = rows.whole
+    .flatMap((r) => r.top)
+    .sort(byCost)
+    .slice(0, limit);
+  const docs = await rt.readModel(pullRequestsProjection).getMany(costliest.map((e) => e.key));
+  const data = costliest.map((e) => docs.get(e.key)).filter((pr): pr is PullRequestDoc => pr !== undefined);
+  return { ...scopeOf(factory, range), data: data.map(topEntry) };
 }
 
 const TOP_CSV_HEADER = [

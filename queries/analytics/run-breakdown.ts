@@ -14,7 +14,7 @@ import {
 } from '../../projections/analytics/factory-rollups.js';
 import { CATALOGUE_ID, modelsProjection } from '../../commands/model/public.js';
 import { type AnswerCache, byTotalUnknownLast, scopeOf, sendCsv, toCsv, wantsCsv } from './analytics-answers.js';
-import { byPeriod, periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
+import { periodParam, type Range, rangeParams, resolveRange, rowsOfRange } from './analytics-range.js';
 import { own, putOwn } from '../../src/own-keys.js';
 
 type RunGroup = (typeof RUN_GROUPS)[number];
@@ -56,8 +56,8 @@ const labelsOf = async (rt: Runtime, groupBy: RunGroup): Promise<Record<string, 
 
 async function breakdownOf(rt: Runtime, factory: FactoryDoc, range: Range, group_by: RunGroup) {
   const rows = await rowsOfRange(rt.readModel(factoryRollupsProjection), factory.uid, range);
-  const whole = sumCounts(rows, group_by);
-  const periods = range.periods ? byPeriod(range, rows, (r) => r.at).map((p) => sumCounts(p, group_by)) : null;
+  const whole = sumCounts(rows.whole, group_by);
+  const periods = rows.periods?.map((p) => sumCounts(p, group_by)) ?? null;
   const labels = await labelsOf(rt, group_by);
   const groups = Object.entries(whole.groups)
     .map(([key, total]) => {

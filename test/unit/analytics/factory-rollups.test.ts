@@ -91,8 +91,8 @@ async function rollupsOf(events: Timed[]) {
   );
   const rows = docs.collection<RollupDoc>(collection);
   return {
-    rowsOf: (start: string, end: string) =>
-      rowsOfRange(rows, 'f-1', resolveRange({ start_date: start, end_date: end }, new Date())),
+    rowsOf: async (start: string, end: string) =>
+      (await rowsOfRange(rows, 'f-1', resolveRange({ start_date: start, end_date: end }, new Date()))).whole,
     close: () => docs.close(),
   };
 }
@@ -207,6 +207,28 @@ describe('ranges', () => {
       // A day and a half: the first whole day's row, then the hours of the next morning.
       expect(runs(await store.rowsOf('2026-02-28T12:00:00Z', '2026-03-02T12:00:00Z'))).toBe(4);
       expect(runs(await store.rowsOf('2026-03-01T00:00:00Z', '2026-03-01T23:00:00Z'))).toBe(1);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('are tiled by whole months, then whole days, then hours at the edges', async () => {
+    const store = await rollupsOf([
+      created('jan', '2026-01-31T06:30:00.000Z'),
+      created('feb-1', '2026-02-01T00:00:00.000Z'),
+      created('feb-2', '2026-02-28T23:59:59.999Z'),
+      created('mar', '2026-03-01T00:00:00.000Z'),
+      created('mar-edge', '2026-03-02T07:00:00.000Z'),
+    ]);
+    try {
+      const rows = await store.rowsOf('2026-01-30T05:00:00Z', '2026-03-02T07:00:00Z');
+      expect(runs(rows)).toBe(4);
+      expect(rows.map((r) => `${r.grain} ${r.at.slice(0, 13)}`)).toEqual([
+        'day 2026-01-31T00',
+        'month 2026-02-01T00',
+        'day 2026-03-01T00',
+      ]);
+      expect(runs(await store.rowsOf('2026-01-31T07:00:00Z', '2026-03-01T00:00:00Z'))).toBe(2);
     } finally {
       await store.close();
     }

@@ -1,0 +1,83 @@
+/**
+ * The pull-request buckets (projections/analytics/pr-buckets.ts) on hand-made histories: a month
+ * with more pull requests than its row keeps among the costliest, one of which then costs less;
+ * and the same buckets when every event is applied twice.
+ */
+import { describe, expect, it } from 'vitest';
+import type { LedgerEvent } from '../../../commands/analytics/events.js';
+import { pullRequestRef } from '../../../commands/analytics/github.js';
+import type { PrBucket } from '../../../projections/analytics/pr-buckets.js';
+import type { CostliestBucket } from '../../../projections/analytics/pr-costliest.js';
+import { pullRequestsProjection } from '../../../projections/analytics/pull-requests.js';
+import { project, recorded } from '../../helpers/projection-spec.js';
+
+const MONTH = 'month:f-1:2026-03-01T00:00:00.000Z';
+const prId = (n: number) => pullRequestRef(`https://github.com/acme/app/pull/${n}`)!.pr_id;
+
+/** Run `run` of tree `root` names pull request `n` at `at`; the tree's shares are `shares` (pull request → dollars). */
+const linked = (n: number, at: string, root: string, shares: Array<[number, number]>): LedgerEvent => ({
+  type: 'PullRequestLinked',
+  data: {
+    root_run_id: root,
+    pr_id: prId(n),
+    url: `https://github.com/acme/app/pull/${n}`,
+    provider: 'github',
+    repo_full_name: 'acme/app',
+    pr_number: n,
+    branch: `b-${n}`,
+    factory_uid: 'f-1',
+    team_uid: 't-1',
+    at,
+    cause: { event_id: `link-${n}`, revision: 4 },
+    run: {
+      run_id: `run-${n}`,
+      root_run_id: root,
+      created_at: at,
+      creator: { type: 'user', uid: 'u-1' },
+      source: 'API',
+      requested_model_id: 'big',
+    },
+    follow_ups: 0,
+    tree_total: { inference: 0, compute: 0, platform: 0 },
+    pr_shares: shares.map(([pr, usd]) => ({
+      pr_id: prId(pr),
+      usd: { inference: usd, compute: 0, platform: 0 },
+      inference_by_model: { big: usd },
+    })),
+  },
+});
+
+/** 60 pull requests over March 2026, two a day, the n-th costing n dollars; then the costliest's tree names another, halving... to a cent. */
+function history() {
+  const events: LedgerEvent[] = [];
+  for (let n = 1; n <= 60; n++) {
+    const at = new Date(Date.UTC(2026, 2, 1 + Math.floor((n - 1) / 2), n % 24)).toISOString();
+    events.push(linked(n, at, `tree-${n}`, [[n, n]]));
+  }
+  // Tree 60 names pull request 61 on 30 March: pull request 60 now costs $0.01, 61 as much.
+  events.push(
+    linked(61, '2026-03-30T12:00:00.000Z', 'tree-60', [
+      [60, 0.01],
+      [61, 0.01],
+    ]),
+  );
+  return recorded(events);
+}
+
+describe('pull-request buckets', () => {
+  it('keep a month’s costliest right when one of them costs less than one the row had left out', async () => {
+    const docs = await project(pullRequestsProjection, history());
+    const month = docs[`buckets/${MONTH}`] as PrBucket;
+    const costliest = docs[`costliest/${MONTH}`] as CostliestBucket;
+    // Costs now: 1..59, 0.01 (60) and 0.01 (61): the costliest 50 are 59 down to 10.
+    expect(costliest.top.map((e) => e.total)).toEqual(Array.from({ length: 50 }, (_, i) => 59 - i));
+    expect([costliest.count, month.seen.count]).toEqual([61, 61]);
+    expect(month.seen.usd.inference).toBeCloseTo((59 * 60) / 2 + 0.02, 9);
+  });
+
+  it('are the same when every event is applied twice', async () => {
+    const once = await project(pullRequestsProjection, history());
+    expect(await project(pullRequestsProjection, history(), { times: 2 })).toEqual(once);
+    expect(await project(pullRequestsProjection, history(), { batchSize: 7 })).toEqual(once);
+  });
+});
