@@ -99,6 +99,54 @@ describe('sqlite event store', () => {
     await reader.close();
   });
 
+  it('decodes a new event once for all its subscribers at the head', async () => {
+    const store = openSqliteEventStore(tempDbFile());
+    const controller = new AbortController();
+    const head = await store.headPosition();
+    const iterators = [1, 2, 3].map(() => store.subscribe(head, controller.signal)[Symbol.asyncIterator]());
+    const pending = iterators.map((it) => it.next());
+    await store.append('task-x', [event('Shared')], 'no_stream');
+    const [a, b, c] = (await Promise.all(pending.map((p) => within(p)))).map((r) => (r.done ? [] : r.value));
+    expect(a!.map((e) => e.type)).toEqual(['Shared']);
+    // The same object: read and parsed once, not once per subscriber.
+    expect(b![0]).toBe(a![0]);
+    expect(c![0]).toBe(a![0]);
+    controller.abort();
+    await store.close();
+  });
+
+  it('gives subscribers far apart the whole log after each one, past the shared tail it keeps', async () => {
+    const store = openSqliteEventStore(tempDbFile());
+    for (let i = 0; i < 5; i++)
+      await store.append(
+        `task-${i}`,
+        Array.from({ length: 500 }, () => event('Bulk')),
+        'no_stream',
+      );
+    const all = await store.readAll(START, 5000);
+    const controller = new AbortController();
+    // From the start, from within and from past the tail the first one leaves, in batches of their own.
+    const subscribers = [
+      { after: START, batch: 1000, skip: 0 },
+      { after: all[1199]!.position, batch: 700, skip: 1200 },
+      { after: all[2400]!.position, batch: 3, skip: 2401 },
+    ];
+    const read = await Promise.all(
+      subscribers.map(async ({ after, batch, skip }) => {
+        const got: string[] = [];
+        for await (const events of store.subscribe(after, controller.signal, batch)) {
+          got.push(...events.map((e) => e.id));
+          if (got.length >= all.length - skip) break;
+        }
+        return got;
+      }),
+    );
+    const ids = all.map((e) => e.id);
+    expect(read).toEqual([ids, ids.slice(1200), ids.slice(2401)]);
+    controller.abort();
+    await store.close();
+  });
+
   it('an append waits for a write lock another connection holds, instead of failing at once', async () => {
     const file = tempDbFile();
     const store = openSqliteEventStore(file);

@@ -9,6 +9,7 @@ import { turnSnapshot } from '../sqlite-snapshot.js';
 import { at, eventStatements, openEventsDatabase, toRecorded } from './sqlite-events-table.js';
 import { groupCommit } from './sqlite-group-commit.js';
 import { appendWatch } from './sqlite-append-watch.js';
+import { sharedTail } from './sqlite-shared-tail.js';
 
 export function openSqliteEventStore(file: string): EventStore {
   const db = openEventsDatabase(file);
@@ -18,16 +19,17 @@ export function openSqliteEventStore(file: string): EventStore {
   const checkpointer = checkpointFromThread(db, file, endRead);
   const watch = appendWatch(db, endRead);
   const commits = groupCommit(db, statements, writing, watch.appended);
+  const tail = sharedTail((position, max) => read(() => statements.readAfter.all(position, max)).map(toRecorded));
 
   async function* subscribe(after: Position, signal: AbortSignal, batchSize = 1000) {
     let position = Number(after.commit);
     watch.subscribed(true);
     try {
       while (!signal.aborted) {
-        const rows = read(() => statements.readAfter.all(position, batchSize));
-        if (rows.length > 0) {
-          position = rows[rows.length - 1]!.position;
-          yield rows.map(toRecorded);
+        const events = tail.after(position, batchSize);
+        if (events.length > 0) {
+          position = Number(events[events.length - 1]!.position.commit);
+          yield events;
           continue;
         }
         await watch.next(signal);

@@ -85,7 +85,7 @@ export async function reactTo<Deps>(run: ReactorRun<Deps>, event: RecordedEvent)
   const { attempts, backoffMs } = run.settings;
   for (let attempt = 1; ; attempt++) {
     try {
-      await asReactor(run.reactor.name, event, () => handler(event, run.deps));
+      await asReactor(run.reactor.name, event, (own) => handler(own, run.deps));
       return null;
     } catch (error) {
       if (nobodysFault(error, run.signal)) throw error;

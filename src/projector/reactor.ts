@@ -7,25 +7,31 @@
  * reactor and their cause (`metadata.reaction`), so a reactor whose checkpoint is gone (a fresh
  * read store) knows from the log alone how far it had come (its `replay` rule).
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { v5 as uuidv5 } from 'uuid';
 import type { NewEvent, Reaction, RecordedEvent } from '../eventstore/port.js';
 import type { CommandContext } from '../kernel/handle.js';
 
 const NAMESPACE = '6f1d8a52-3c4e-4f0b-9a57-2b8e1c9d7e10';
 
-/** The reaction under way in this async context: set by the reactor, not by a request doing it early. */
-const reacting = new AsyncLocalStorage<{ event_id: string; reaction: Reaction }>();
+/**
+ * The reaction each event handed to a reactor stands for, by the event object the reactor was
+ * given: a copy of its own for each reaction, so a request doing the same work early (with an
+ * event object of its own) records none. Not an AsyncLocalStorage: on Node 20 one turns on the
+ * promise hooks for every promise of the process, each request's included.
+ */
+const reactions = new WeakMap<RecordedEvent, Reaction>();
 
-/** Runs `reaction` to `event` as reactor `name`: the commands it sends record so. */
-export const asReactor = <T>(name: string, event: RecordedEvent, reaction: () => Promise<T>): Promise<T> =>
-  reacting.run(
-    {
-      event_id: event.id,
-      reaction: { reactor: name, commit: event.position.commit.toString(), prepare: event.position.prepare.toString() },
-    },
-    reaction,
-  );
+/** Runs `reaction` to `event` as reactor `name`: the commands it sends with the event it is given record so. */
+export function asReactor<T>(
+  name: string,
+  event: RecordedEvent,
+  reaction: (own: RecordedEvent) => Promise<T>,
+): Promise<T> {
+  const own = { ...event };
+  const { commit, prepare } = event.position;
+  reactions.set(own, { reactor: name, commit: commit.toString(), prepare: prepare.toString() });
+  return reaction(own);
+}
 
 /** A stable id for the `purpose` of reacting to `event`: the same on every replay. */
 export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) =>
@@ -33,7 +39,7 @@ export const derivedId = (event: Pick<RecordedEvent, 'id'>, purpose: string) =>
 
 /** The context of commands sent because of `event`: by the system, caused by it. */
 export function reactionContext(event: RecordedEvent, now: Date): CommandContext {
-  const under = reacting.getStore();
+  const reaction = reactions.get(event);
   return {
     now: now.toISOString(),
     actor: { type: 'system', uid: 'reactor' },
@@ -42,7 +48,7 @@ export function reactionContext(event: RecordedEvent, now: Date): CommandContext
     correlation_id: event.metadata.correlation_id,
     causation_id: event.id,
     request_id: null,
-    ...(under?.event_id === event.id ? { reaction: under.reaction } : {}),
+    ...(reaction ? { reaction } : {}),
   };
 }
 

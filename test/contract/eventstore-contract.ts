@@ -360,6 +360,34 @@ export function eventStoreContract(
         expect((await within(iterator.next())).done).toBe(true);
       });
 
+      it('gives every subscriber the whole log after its own position, whatever the others read', async () => {
+        const stream = newStream();
+        const streams = new Set([stream]);
+        const head = await store.headPosition();
+        const stored = await store.append(stream, events(5, 'Stored'), 'no_stream');
+        const third = (await store.readStream(stream))[2]!.position;
+        const controller = new AbortController();
+        // From the start, from the middle, from the end of what is stored; batches of 2 and of 1000.
+        const subscribers = [
+          { after: head, batch: 2, expected: 7 },
+          { after: third, batch: 1000, expected: 4 },
+          { after: stored.position, batch: 2, expected: 2 },
+          { after: head, batch: 1000, expected: 2 },
+        ].map((s) => ({
+          ...s,
+          iterator: store.subscribe(s.after, controller.signal, s.batch)[Symbol.asyncIterator](),
+        }));
+        // The last one reads what is stored before the others start.
+        const storedFirst = await collect(subscribers[3]!.iterator, streams, 5);
+        await store.append(stream, events(2, 'Live'), 4n);
+        const got = await Promise.all(subscribers.map((s) => collect(s.iterator, streams, s.expected)));
+        const written = await store.readStream(stream);
+        expect([...storedFirst, ...got[3]!].map((e) => e.id)).toEqual(written.map((e) => e.id));
+        for (const [i, s] of subscribers.slice(0, 3).entries())
+          expect(got[i]!.map((e) => e.id)).toEqual(written.slice(7 - s.expected).map((e) => e.id));
+        controller.abort();
+      });
+
       it('ends at once when the signal is already aborted', async () => {
         const controller = new AbortController();
         controller.abort();
