@@ -10,7 +10,8 @@ import type { PageInfo } from '../../src/http/cursor.js';
 import { params } from '../lib/config.js';
 import { fmt, log, pct } from '../lib/measure.js';
 import { rssMb } from '../lib/proc.js';
-import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { cachedReactedHistory } from '../lib/reacted-history.js';
+import { copyHistory } from '../lib/seed.js';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { seedCrudPeer } from '../lib/crud-peer.js';
@@ -96,7 +97,7 @@ async function bareAnswering(base: string, answers: unknown[]): Promise<{ r: Loa
 const workload: Workload = {
   title: '3. HTTP commands and queries',
   async run() {
-    const { file, info } = await cachedHistory('tasks-runs', params.httpRuns, params.httpTasks);
+    const { file, info } = await cachedReactedHistory('tasks-runs', params.httpRuns, params.httpTasks);
     const db = new Database(file, { readonly: true });
     const factories = db
       .prepare(`SELECT json_extract(data, '$.uid') FROM events WHERE type = 'FactoryCreated' ORDER BY position`)
@@ -412,7 +413,7 @@ const workload: Workload = {
     return {
       figures,
       notes: [
-        `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events (bench/lib/history.ts \`tasks-runs\`): ` +
+        `Server: \`node --import tsx src/main.ts\` on a copy of a generated log of ${fmt(info.events)} events (bench/lib/history.ts \`tasks-runs\`) with its reactors' effects appended once beforehand (lib/reacted-history.ts): ` +
           `the admin's team with ${factories.length} factories, each with a foreman agent; ${fmt(runs.size)} runs (${runStates}); ` +
           `${fmt(tasks.size)} tasks spread over the factories, each bound to the conversation of one of those runs (${stages}). LOG_LEVEL=${params.logLevel}; ready (read models caught up) ${fmt(server.readyMs / 1000, 1)} s after spawn, then ${fmt(server.reactorsMs / 1000, 1)} s more for the reactors' first pass over the log, before any case (measured during it, the queries shared the cores with it). RSS after the cases: ${fmt(serverRss)} MiB.`,
         `Load: autocannon in the benchmark process, ${params.httpConnections} connections, ${params.httpSeconds} s per case after a short warm-up, ` +

@@ -10,7 +10,8 @@ import Database from 'better-sqlite3';
 import type { PageInfo } from '../../src/http/cursor.js';
 import { params } from '../lib/config.js';
 import { fmt, log } from '../lib/measure.js';
-import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { cachedReactedHistory } from '../lib/reacted-history.js';
+import { copyHistory } from '../lib/seed.js';
 import { authHeaders, load, type LoadResult, startServer } from '../lib/server.js';
 import { tempDir } from '../lib/tmp.js';
 import type { Figure, Workload } from '../lib/workload.js';
@@ -22,7 +23,7 @@ const ROUNDS = 2;
 const workload: Workload = {
   title: '3a. Lists: a team of 1,000 runs beside one of 100,000',
   async run() {
-    const { file, info } = await cachedHistory('two-teams', params.listsLarge, params.listsSmall);
+    const { file, info } = await cachedReactedHistory('two-teams', params.listsLarge, params.listsSmall);
     const [largeFactory, smallFactory] = info.factoryUids!;
     const teams = [
       { name: 'small', uid: info.smallTeamUid!, factory: smallFactory!, runs: params.listsSmall },

@@ -64,7 +64,7 @@ const workload: Workload = {
   async run() {
     // As a server leaves its log (its reactors' effects recorded), so the reactors' first pass over
     // an old log, which workload 5b measures, is not what this one waits for.
-    const { file, events } = await cachedReactedHistory(params.memoryEvents);
+    const { file, events } = await cachedReactedHistory('mixed', params.memoryEvents);
     const dir = tempDir('memory');
     copyHistory(file, dir);
     log(`starting the server on ${fmt(events)} events; the projector builds every read model first`);

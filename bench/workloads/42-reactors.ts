@@ -89,7 +89,7 @@ function sampleReadiness(dataDir: string, startHead: number, base: string, sampl
 const workload: Workload = {
   title: '5b. Reactors on a fresh read store',
   async run() {
-    const { file, events } = await cachedReactedHistory(params.memoryEvents);
+    const { file, events } = await cachedReactedHistory('mixed', params.memoryEvents);
     const dir = tempDir('reactors');
     copyHistory(file, dir);
     const samples: Samples = { taken: 0, refused: 0, unready: 0, namedCatchingUp: 0, untruthful: 0 };

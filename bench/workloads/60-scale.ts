@@ -17,7 +17,8 @@ import Database from 'better-sqlite3';
 import { STAGES, type Stage } from '../../commands/task/events.js';
 import { params, QUICK } from '../lib/config.js';
 import { fmt, log, pct } from '../lib/measure.js';
-import { cachedHistory, copyHistory } from '../lib/seed.js';
+import { cachedReactedHistory } from '../lib/reacted-history.js';
+import { copyHistory } from '../lib/seed.js';
 import {
   authHeaders,
   type LoadCase,
@@ -123,7 +124,7 @@ async function phase(
 const workload: Workload = {
   title: '7. Several processes on one store',
   async run() {
-    const { file, info } = await cachedHistory('tasks-runs', RUNS, TASKS);
+    const { file, info } = await cachedReactedHistory('tasks-runs', RUNS, TASKS);
     const db = new Database(file, { readonly: true });
     const tasks = new Map<string, { factory: string; stage: Stage }>();
     for (const { type, data } of db
