@@ -78,5 +78,5 @@ export const params = {
   /** The server's entry point: a bundle of src/main.ts gives CPU profiles their true line numbers. */
   serverEntry: process.env.BENCH_SERVER_ENTRY || 'src/main.ts',
   /** A workload that runs longer than this is killed and reported as failed. */
-  workloadTimeoutMs: num('BENCH_WORKLOAD_TIMEOUT_S', 600, 90) * 1000,
+  workloadTimeoutMs: num('BENCH_WORKLOAD_TIMEOUT_S', 1200, 180) * 1000,
 };

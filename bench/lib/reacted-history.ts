@@ -13,6 +13,7 @@ import { log } from './measure.js';
 import { cachedHistory, copyHistory } from './seed.js';
 import { startServer } from './server.js';
 import { tempDir } from './tmp.js';
+import type { HistoryMaking } from './workload.js';
 
 export async function cachedReactedHistory(
   kind: HistoryKind,
@@ -28,6 +29,7 @@ export async function cachedReactedHistory(
     log(
       `passing the ${kind} history of ${size.toLocaleString('en-US')} through a server's reactors once, into ${path.basename(file)}`,
     );
+    process.send?.({ making: true } satisfies HistoryMaking);
     const server = await startServer(dir, 'server-reacting', 3_600_000);
     log(`read models ${server.readyMs.toFixed(0)} ms, reactors ${server.reactorsMs.toFixed(0)} ms more`);
     await server.proc.stop(30_000);
@@ -36,6 +38,7 @@ export async function cachedReactedHistory(
     db.close();
     fs.copyFileSync(path.join(dir, 'events.db'), `${file}.tmp`);
     fs.renameSync(`${file}.tmp`, file);
+    process.send?.({ making: false } satisfies HistoryMaking);
   }
   const db = new Database(file, { readonly: true });
   const events = db.prepare('SELECT max(position) FROM events').pluck().get() as number;

@@ -44,3 +44,8 @@ export interface ChildReport {
   /** Peak resident memory of the benchmark process itself (not of any server it started). */
   maxRssMb: number;
 }
+
+/** Sent by the child while it makes a cached history, whose time the workload's bound does not count. */
+export interface HistoryMaking {
+  making: boolean;
+}
