@@ -19,7 +19,7 @@ import {
   sessionCookie,
   signIn,
 } from './browser.js';
-import { eventually, ok, type Seeded, seed } from './seed.js';
+import { deliver, eventually, ok, type Seeded, seed } from './seed.js';
 
 const CHROMIUM = findChromium();
 const SKIP = !CHROMIUM && !process.env.CI;
@@ -221,12 +221,7 @@ describe.skipIf(SKIP)('the console in a real browser', () => {
     await ok(server, 'POST', `/factory/${factory}/automations`, { name: 'Triage', prompt: 'Triage', triggers }, 201);
     // A run's estimate is at least $1: a month of $0.001 has no room for one.
     await ok(server, 'PUT', `/factory/${factory}/budget`, { monthly_usd: 0.001 });
-    const delivered = await fetch(`${server.baseUrl}/webhooks/w/${hook.uid}/${hook.secret}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ alert: 'disk full' }),
-    });
-    expect(delivered.status).toBe(202);
+    await deliver(server, hook, { alert: 'disk full' });
     await eventually(async () => {
       const log = await ok(server, 'GET', `/factory/${factory}/webhooks/${hook.uid}/deliveries`);
       return log.deliveries[0]?.refused_runs ? true : undefined;

@@ -14,6 +14,16 @@ async function ok(server: Server, method: string, url: string, body?: unknown, s
   return res.body as Record<string, any>;
 }
 
+/** Posts `body` to a url_token webhook's ingress, as its sender would; it must be accepted. */
+async function deliver(server: Server, hook: Record<string, string>, body: unknown): Promise<void> {
+  const delivered = await fetch(`${server.baseUrl}/webhooks/w/${hook.uid}/${hook.secret}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (delivered.status !== 202) throw new Error(`delivery: ${delivered.status}`);
+}
+
 /** Waits until `probe` answers something (the reactors are asynchronous); bounded. */
 async function eventually<T>(probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   for (const deadline = Date.now() + timeoutMs; ; ) {
@@ -102,12 +112,7 @@ export async function seed(server: Server) {
     { name: 'Deploy hook', authMode: 'url_token' },
     201,
   );
-  const delivered = await fetch(`${server.baseUrl}/webhooks/w/${hook.uid}/${hook.secret}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ deployed: 'widget-service' }),
-  });
-  if (delivered.status !== 202) throw new Error(`delivery: ${delivered.status}`);
+  await deliver(server, hook, { deployed: 'widget-service' });
   await ok(
     server,
     'POST',
@@ -195,4 +200,4 @@ export async function seed(server: Server) {
   };
 }
 
-export { eventually, ok };
+export { deliver, eventually, ok };
