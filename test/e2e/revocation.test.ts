@@ -8,7 +8,7 @@
  * leased to the revoked key, however soon after it comes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataDir, ownerPid, removeDir, type ServerProcess, sleep, startServer } from './server-process.js';
+import { makeDataDir, ownerPid, removeDir, request, type ServerProcess, startServer, until } from './server-process.js';
 
 let dataDir: string;
 let owner: ServerProcess;
@@ -27,41 +27,14 @@ afterAll(async () => {
 });
 
 /** One JSON request to `server`, as `key` (the admin's by default), acting for `team` when given. */
-async function api(
-  server: ServerProcess,
-  method: string,
-  url: string,
-  o: { body?: unknown; key?: string; team?: string } = {},
-) {
-  const res = await fetch(`${server.baseUrl}/api/v1${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${o.key ?? server.apiKey}`,
-      ...(o.team ? { 'x-service-team-uid': o.team } : {}),
-      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: o.body === undefined ? undefined : JSON.stringify(o.body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
-
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, ms = 20_000): Promise<T> {
-  for (const deadline = Date.now() + ms; ; await sleep(50)) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${ms} ms`);
-  }
-}
-
 /** An agent with a key, in `team` (else a team of its own), and its worker announced through `through`. */
 async function agentOf(through: ServerProcess, inTeam?: string) {
   const team =
-    inTeam ?? ((await api(through, 'POST', '/teams', { body: { name: `Team ${Date.now()}` } })).body.uid as string);
-  const agent = (await api(through, 'POST', '/agent/identities', { body: { name: 'Runner' }, team })).body
+    inTeam ?? ((await request(through, 'POST', '/teams', { body: { name: `Team ${Date.now()}` } })).body.uid as string);
+  const agent = (await request(through, 'POST', '/agent/identities', { body: { name: 'Runner' }, team })).body
     .uid as string;
-  const key = (await api(through, 'POST', `/agent/identities/${agent}/api-keys`, { team })).body;
-  const worker = (await api(through, 'POST', '/agent/workers', { body: { host: 'box' }, key: key.api_key })).body
+  const key = (await request(through, 'POST', `/agent/identities/${agent}/api-keys`, { team })).body;
+  const worker = (await request(through, 'POST', '/agent/workers', { body: { host: 'box' }, key: key.api_key })).body
     .worker_id as string;
   return { team, agent, key: key.api_key as string, keyId: key.key_id as string, worker };
 }
@@ -75,9 +48,9 @@ type Agent = Awaited<ReturnType<typeof agentOf>>;
  */
 async function waitingClaim(waiter: ServerProcess, x: Agent) {
   const listed = async () =>
-    (await api(waiter, 'GET', '/agent/connected-self-hosted-workers', { team: x.team })).body.workers[0];
+    (await request(waiter, 'GET', '/agent/connected-self-hosted-workers', { team: x.team })).body.workers[0];
   const announced = await listed();
-  const poll = api(waiter, 'POST', `/agent/workers/${x.worker}/claim?wait_seconds=30`, { key: x.key });
+  const poll = request(waiter, 'POST', `/agent/workers/${x.worker}/claim?wait_seconds=30`, { key: x.key });
   await until(
     'the claim reaching its process',
     async () => (await listed()).last_heartbeat_at !== announced.connected_at,
@@ -87,7 +60,7 @@ async function waitingClaim(waiter: ServerProcess, x: Agent) {
 
 const revoke = async (through: ServerProcess, x: Agent) =>
   expect(
-    (await api(through, 'DELETE', `/agent/identities/${x.agent}/api-keys/${x.keyId}`, { team: x.team })).status,
+    (await request(through, 'DELETE', `/agent/identities/${x.agent}/api-keys/${x.keyId}`, { team: x.team })).status,
   ).toBe(204);
 
 describe.sequential('two processes on one data directory', () => {
@@ -104,7 +77,7 @@ describe.sequential('two processes on one data directory', () => {
       const x = await agentOf(revoker());
       const { poll } = await waitingClaim(waiter(), x);
       await revoke(revoker(), x);
-      const run = await api(revoker(), 'POST', '/agent/runs', {
+      const run = await request(revoker(), 'POST', '/agent/runs', {
         body: { prompt: 'after the revocation' },
         team: x.team,
       });
@@ -113,9 +86,9 @@ describe.sequential('two processes on one data directory', () => {
       expect(answer.status, JSON.stringify(answer.body)).toBe(401);
       // Still queued, as both processes tell; a worker whose key works is handed it.
       for (const s of [owner, follower])
-        expect((await api(s, 'GET', `/agent/runs/${run.body.run_id}`, { team: x.team })).body.state).toBe('QUEUED');
+        expect((await request(s, 'GET', `/agent/runs/${run.body.run_id}`, { team: x.team })).body.state).toBe('QUEUED');
       const other = await agentOf(revoker(), x.team);
-      const claimed = await api(waiter(), 'POST', `/agent/workers/${other.worker}/claim`, { key: other.key });
+      const claimed = await request(waiter(), 'POST', `/agent/workers/${other.worker}/claim`, { key: other.key });
       expect(claimed.status).toBe(200);
       expect(claimed.body.run.run_id).toBe(run.body.run_id);
     });

@@ -296,6 +296,40 @@ export function ownerPid(dataDir: string, name: string): number | null {
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Polls `check` until it returns a value, at most `ms`. */
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | null | undefined | false>,
+  ms = 20_000,
+): Promise<T> {
+  for (const deadline = Date.now() + ms; ; await sleep(25)) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${ms} ms`);
+  }
+}
+
+/** One JSON request to `server` with options: as `key` (the admin's by default), acting for `team` when given. */
+export async function request(
+  server: ServerProcess,
+  method: string,
+  url: string,
+  o: { body?: unknown; key?: string; team?: string; headers?: Record<string, string> } = {},
+) {
+  const res = await fetch(`${server.baseUrl}/api/v1${url}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${o.key ?? server.apiKey}`,
+      ...(o.team ? { 'x-service-team-uid': o.team } : {}),
+      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...o.headers,
+    },
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
 /**
  * Polls `check` every 100 ms until it returns a value, at most `deadlineMs`; past it, fails with
  * what the server and the worker said, which is what one needs to read then.

@@ -8,8 +8,8 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, type ServerProcess, startServer } from '../server-process.js';
-import { call, type Listener, listen, payloadChecker, type Received, until } from './stream-client.js';
+import { makeDataDir, removeDir, type ServerProcess, startServer, request, until } from '../server-process.js';
+import { type Listener, listen, payloadChecker, type Received } from './stream-client.js';
 
 let dataDir: string;
 let server: ServerProcess;
@@ -26,8 +26,8 @@ beforeAll(async () => {
     extra: { STREAM_MAX_PER_KEY: '3', STREAM_BUFFER_BYTES: '4096', STREAM_REPLAY_MAX_EVENTS: '3' },
   });
   check = await payloadChecker(server, '/api/v1/events');
-  teamA = (await call(server, 'GET', '/teams')).body.teams[0].uid;
-  teamB = (await call(server, 'POST', '/teams', { body: { name: 'Team B' } })).body.uid;
+  teamA = (await request(server, 'GET', '/teams')).body.teams[0].uid;
+  teamB = (await request(server, 'POST', '/teams', { body: { name: 'Team B' } })).body.uid;
 }, 60_000);
 
 afterAll(async () => {
@@ -36,18 +36,18 @@ afterAll(async () => {
 });
 
 async function member(team: string, email: string) {
-  const added = await call(server, 'POST', `/teams/${team}/members`, { body: { email } });
-  const redeemed = await call(server, 'POST', '/invitations/redeem', { body: { code: added.body.invitation_code } });
+  const added = await request(server, 'POST', `/teams/${team}/members`, { body: { email } });
+  const redeemed = await request(server, 'POST', '/invitations/redeem', { body: { code: added.body.invitation_code } });
   return { uid: added.body.user.uid as string, key: redeemed.body.api_key as string };
 }
 
 async function agent(team: string) {
-  const uid = (await call(server, 'POST', '/agent/identities', { body: { name: 'Runner' }, team })).body.uid;
-  return (await call(server, 'POST', `/agent/identities/${uid}/api-keys`, { team })).body.api_key as string;
+  const uid = (await request(server, 'POST', '/agent/identities', { body: { name: 'Runner' }, team })).body.uid;
+  return (await request(server, 'POST', `/agent/identities/${uid}/api-keys`, { team })).body.api_key as string;
 }
 
 const runIn = async (body: Record<string, unknown>, team?: string) =>
-  (await call(server, 'POST', '/agent/runs', { body, team })).body.run_id as string;
+  (await request(server, 'POST', '/agent/runs', { body, team })).body.run_id as string;
 
 const opened = async (...streams: Listener[]) => {
   for (const s of streams) await until('the stream opened', async () => s.source.readyState === 1);
@@ -84,7 +84,7 @@ describe('isolation and read permission', () => {
     expect(runIds(agentStream)).toEqual([shared, personal]); // it executes the team's personal runs
     // The caller's personal runs are listed in whichever team it acts for, as GET /agent/runs lists them.
     expect(runIds(adminInB)).toEqual([personal, ofB]);
-    const listedInB = (await call(server, 'GET', '/agent/runs', { team: teamB })).body.runs.map(
+    const listedInB = (await request(server, 'GET', '/agent/runs', { team: teamB })).body.runs.map(
       (r: Received['data']) => r.run_id,
     );
     expect(listedInB.sort()).toEqual([personal, ofB].sort());
@@ -95,9 +95,9 @@ describe('isolation and read permission', () => {
     await until('amy saw the last run', async () => runIds(amyA).includes(lastA));
     expect(runIds(amyA)).toEqual([shared, lastA]);
     // As the API: amy may not read the personal run, the agent may.
-    expect((await call(server, 'GET', `/agent/runs/${personal}`, { key: amy.key })).status).toBe(404);
-    expect((await call(server, 'GET', `/agent/runs/${personal}`, { key: agentA })).status).toBe(200);
-    const amyRun = await call(server, 'GET', `/agent/runs/${personal}/events`, { key: amy.key });
+    expect((await request(server, 'GET', `/agent/runs/${personal}`, { key: amy.key })).status).toBe(404);
+    expect((await request(server, 'GET', `/agent/runs/${personal}`, { key: agentA })).status).toBe(200);
+    const amyRun = await request(server, 'GET', `/agent/runs/${personal}/events`, { key: amy.key });
     expect(amyRun.status).toBe(404);
     for (const s of [admin, adminInB, amyA, bobB, agentStream]) {
       s.close();
@@ -133,14 +133,14 @@ describe('revocation and bounds', () => {
     const cid = await member(teamA, 'cid@example.com');
     const dee = await member(teamA, 'dee@example.com');
     // Dee streams with a second key, and revokes it with the first (the last working key stays).
-    const second = (await call(server, 'POST', '/me/api-keys', { body: { label: 'stream' }, key: dee.key })).body;
+    const second = (await request(server, 'POST', '/me/api-keys', { body: { label: 'stream' }, key: dee.key })).body;
     const cidStream = listen(server, '/events', TYPES, { key: cid.key });
     const deeStream = listen(server, '/events', TYPES, { key: second.api_key });
     await opened(cidStream, deeStream);
-    expect((await call(server, 'DELETE', `/teams/${teamA}/members/${cid.uid}`)).status).toBe(204);
+    expect((await request(server, 'DELETE', `/teams/${teamA}/members/${cid.uid}`)).status).toBe(204);
     await until('cid’s client gave up', async () => cidStream.source.readyState === 2);
     expect(cidStream.errors.map((e) => e.code)).toContain(403);
-    expect((await call(server, 'DELETE', `/me/api-keys/${second.key_id}`, { key: dee.key })).status).toBe(204);
+    expect((await request(server, 'DELETE', `/me/api-keys/${second.key_id}`, { key: dee.key })).status).toBe(204);
     await until('dee’s client gave up', async () => deeStream.source.readyState === 2);
     expect(deeStream.errors.map((e) => e.code)).toContain(401);
   });
@@ -149,7 +149,7 @@ describe('revocation and bounds', () => {
     const key = await agent(teamA);
     const streams = [1, 2, 3].map(() => listen(server, '/events', TYPES, { key }));
     await opened(...streams);
-    const refused = await call(server, 'GET', '/events', { key });
+    const refused = await request(server, 'GET', '/events', { key });
     expect(refused.status).toBe(429);
     expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(refused.body.code).toBe('too_many_streams');

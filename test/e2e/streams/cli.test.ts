@@ -5,8 +5,8 @@
  * tail` prints the team's activity, filtered by type, as JSON lines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, runCli, type ServerProcess, startServer } from '../server-process.js';
-import { call, listen, until } from './stream-client.js';
+import { makeDataDir, removeDir, runCli, type ServerProcess, startServer, request, until } from '../server-process.js';
+import { listen } from './stream-client.js';
 
 let dataDir: string;
 let server: ServerProcess;
@@ -26,13 +26,13 @@ const client = () => ({
   extra: { SHOPFLOOR_URL: server.baseUrl, SHOPFLOOR_API_KEY: server.apiKey! },
 });
 const newRun = async (prompt: string) =>
-  (await call(server, 'POST', '/agent/runs', { body: { prompt, title: prompt } })).body.run_id as string;
+  (await request(server, 'POST', '/agent/runs', { body: { prompt, title: prompt } })).body.run_id as string;
 
 describe('shopfloor runs follow', () => {
   it('prints the run until it ends and exits 3 for a cancelled run', async () => {
     const runId = await newRun('followed');
     const following = runCli(['runs', 'follow', runId], client(), 30_000);
-    await call(server, 'POST', `/agent/runs/${runId}/cancel`, { body: {} });
+    await request(server, 'POST', `/agent/runs/${runId}/cancel`, { body: {} });
     const done = await following;
     expect(done.code).toBe(3);
     const lines = done.stdout.trim().split('\n');
@@ -56,7 +56,7 @@ describe('shopfloor events tail', () => {
     const [seen] = await marker.count(1);
     marker.close();
     const second = await newRun('second');
-    await call(server, 'POST', `/agent/runs/${first}/cancel`, { body: {} });
+    await request(server, 'POST', `/agent/runs/${first}/cancel`, { body: {} });
     const tail = await runCli(
       ['events', 'tail', '--types', 'run.cancelled', '--after', seen!.id, '--json'],
       client(),

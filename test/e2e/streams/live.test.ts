@@ -8,8 +8,8 @@
  * Every payload is checked strictly against its type's schema in the OpenAPI document.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, type ServerProcess, startServer } from '../server-process.js';
-import { call, type Listener, listen, payloadChecker, type Received, until } from './stream-client.js';
+import { makeDataDir, removeDir, type ServerProcess, startServer, request, until } from '../server-process.js';
+import { type Listener, listen, payloadChecker, type Received } from './stream-client.js';
 
 let dataDir: string;
 let server: ServerProcess;
@@ -30,8 +30,8 @@ afterAll(async () => {
 });
 
 const newRun = async (body: Record<string, unknown>) =>
-  (await call(server, 'POST', '/agent/runs', { body })).body.run_id as string;
-const cancel = (runId: string) => call(server, 'POST', `/agent/runs/${runId}/cancel`, { body: {} });
+  (await request(server, 'POST', '/agent/runs', { body })).body.run_id as string;
+const cancel = (runId: string) => request(server, 'POST', `/agent/runs/${runId}/cancel`, { body: {} });
 const opened = (s: Listener) => until('the stream opened', async () => s.source.readyState === 1);
 const done = (s: Listener) => {
   s.close();
@@ -50,7 +50,7 @@ describe('the team stream', () => {
     const [, cancelled] = await stream.count(2);
     expect(cancelled).toMatchObject({ type: 'run.cancelled', data: { run_id: runId, state: 'CANCELLED' } });
     // Sent after the read models applied it: a GET at once sees it.
-    expect((await call(server, 'GET', `/agent/runs/${runId}`)).body.state).toBe('CANCELLED');
+    expect((await request(server, 'GET', `/agent/runs/${runId}`)).body.state).toBe('CANCELLED');
     expect(stream.events).toHaveLength(2);
     done(stream);
   });
@@ -100,16 +100,16 @@ describe('the team stream', () => {
   });
 
   it('refuses an id it never sent and a type it does not have, naming them', async () => {
-    const badId = await call(server, 'GET', '/events', { headers: { 'last-event-id': 'not-an-id' } });
+    const badId = await request(server, 'GET', '/events', { headers: { 'last-event-id': 'not-an-id' } });
     expect(badId.status).toBe(400);
     expect(badId.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect(badId.body.errors[0].path).toBe('headers.last-event-id');
-    const badType = await call(server, 'GET', '/events?types=run.queued&types=run.exploded');
+    const badType = await request(server, 'GET', '/events?types=run.queued&types=run.exploded');
     expect(badType.status).toBe(400);
     expect(badType.body.errors[0].path).toBe('query.types.1');
-    const runOnly = await call(server, 'GET', '/events?types=run.message');
+    const runOnly = await request(server, 'GET', '/events?types=run.message');
     expect(runOnly.status).toBe(400);
-    const unknownRun = await call(server, 'GET', '/agent/runs/no-such-run/events');
+    const unknownRun = await request(server, 'GET', '/agent/runs/no-such-run/events');
     expect(unknownRun.status).toBe(404);
   });
 });

@@ -7,8 +7,8 @@
  * shutting down ends its streams with a `retry:` hint.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeDataDir, removeDir, type ServerProcess, startServer } from '../server-process.js';
-import { call, listen, payloadChecker, type Received, until } from './stream-client.js';
+import { makeDataDir, removeDir, type ServerProcess, startServer, request, until } from '../server-process.js';
+import { listen, payloadChecker, type Received } from './stream-client.js';
 
 let dataDir: string;
 let owner: ServerProcess;
@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const newRun = async (through: ServerProcess, prompt: string) =>
-  (await call(through, 'POST', '/agent/runs', { body: { prompt } })).body.run_id as string;
+  (await request(through, 'POST', '/agent/runs', { body: { prompt } })).body.run_id as string;
 
 describe('two processes of one store', () => {
   it('a stream on the follower sees the owner’s writes; the client resumes on the owner', async () => {

@@ -6,8 +6,7 @@
  */
 import { Ajv, type ValidateFunction } from 'ajv';
 import { EventSource } from 'eventsource';
-import type { ServerProcess } from '../server-process.js';
-import { sleep } from '../server-process.js';
+import { type ServerProcess, until } from '../server-process.js';
 
 export interface Received {
   id: string;
@@ -66,39 +65,6 @@ export function listen(
     },
     close: () => source.close(),
   };
-}
-
-export async function until<T>(
-  what: string,
-  check: () => Promise<T | null | undefined | false>,
-  ms = 20_000,
-): Promise<T> {
-  for (const deadline = Date.now() + ms; ; await sleep(25)) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${ms} ms`);
-  }
-}
-
-/** One JSON request to `server`, as `key` (the admin's by default), acting for `team` when given. */
-export async function call(
-  server: ServerProcess,
-  method: string,
-  url: string,
-  o: { body?: unknown; key?: string; team?: string; headers?: Record<string, string> } = {},
-) {
-  const res = await fetch(`${server.baseUrl}/api/v1${url}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${o.key ?? server.apiKey}`,
-      ...(o.team ? { 'x-service-team-uid': o.team } : {}),
-      ...(o.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...o.headers,
-    },
-    body: o.body === undefined ? undefined : JSON.stringify(o.body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }
 
 /**
