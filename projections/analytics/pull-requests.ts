@@ -302,11 +302,11 @@ export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent,
   // 2: one document per team and pull request (issue #30), and the tree table; 3: the buckets
   // of the figures per factory and hour, day and month, and the merges per repository (issue #34).
   version: 3,
+  // The list's order and its merged range, and the reactor's lookup by branch: the figures read
+  // the buckets, so no index serves a count by first sighting or by repository's merges any more.
   indexes: [
     ['factory_uid', 'listed', 'opened_key'],
-    ['factory_uid', 'listed', 'first_seen_at'],
     ['factory_uid', 'listed', 'merged_at'],
-    ['team_uid', 'repo_key', 'merged_at'],
     ['team_uid', 'repo_key', 'head_branch'],
   ],
   tables: { trees: [], buckets: [], costliest: [], repo_merges: [] },
