@@ -138,6 +138,7 @@ export function projectionBatch(projection: AnyProjection, collection: string, o
   const batch = new DocBatch(open(collection));
   // Its tables, each a batch of its own, opened when a handler first reaches for one.
   const tables = new Map<string, DocBatch>();
+  const all = [batch];
   const docs = Object.assign(batch, {
     in(table: string): Docs {
       if (!own(projection.tables ?? {}, table)) throw new Error(`${projection.name} has no table ${table}`);
@@ -146,6 +147,7 @@ export function projectionBatch(projection: AnyProjection, collection: string, o
         t = new DocBatch(open(tableOf(collection, table)));
         t.begin(batch.position);
         tables.set(table, t);
+        all.push(t);
       }
       return t;
     },
@@ -156,12 +158,12 @@ export function projectionBatch(projection: AnyProjection, collection: string, o
       for (const event of events) {
         const handler = own(projection.on, event.type);
         if (!handler) continue;
-        for (const b of [batch, ...tables.values()]) b.begin(event.position);
+        for (const b of all) b.begin(event.position);
         try {
           await handler(event, docs);
         } catch (error) {
           if (error instanceof StoreReadFailed) throw error.error;
-          for (const b of [batch, ...tables.values()]) b.undo();
+          for (const b of all) b.undo();
           failed.push({ event, error });
         }
       }

@@ -29,6 +29,21 @@ const handledTypes = (projections: readonly AnyProjection[]): string[] => [
   ...new Set(projections.flatMap((p) => Object.keys(p.on))),
 ];
 
+/** For each event type, the indexes of the projections that handle it. */
+function readersByType(projections: readonly AnyProjection[]): Map<string, number[]> {
+  const readers = new Map<string, number[]>();
+  for (const [i, p] of projections.entries())
+    for (const type of Object.keys(p.on)) readers.set(type, [...(readers.get(type) ?? []), i]);
+  return readers;
+}
+
+/** Each projection's events of `page`, in log order: one look at each event's type, not one per projection. */
+function sharesOf(page: readonly RecordedEvent[], readers: Map<string, number[]>): Array<RecordedEvent[] | undefined> {
+  const shares: Array<RecordedEvent[] | undefined> = [];
+  for (const e of page) for (const i of readers.get(e.type) ?? []) (shares[i] ??= []).push(e);
+  return shares;
+}
+
 /** The events of `types` after `after`, up to and including `until`. */
 async function readBetween(
   events: EventStore,
@@ -78,6 +93,7 @@ export async function replayInto(
   }
   const head = until ?? (await events.headPosition());
   const types = handledTypes(projections);
+  const readers = readersByType(projections);
   const written: Target[] = projections.map((p, i) => ({
     projection: p,
     collection: targets[i]!,
@@ -91,7 +107,8 @@ export async function replayInto(
       (e) => comparePositions(e.position, head) <= 0,
     );
     last = page.length < READ_PAGE;
-    for (const batch of batches) await batch.apply(page);
+    const shares = sharesOf(page, readers);
+    for (const [i, share] of shares.entries()) if (share) await batches[i]!.apply(share);
     pending += page.length;
     position = page.at(-1)?.position ?? position;
     if (pending > 0 && (last || pending >= COMMIT_EVERY)) {

@@ -14,6 +14,7 @@ import {
   samePosition,
   type Update,
 } from './port.js';
+import type { Statement } from 'better-sqlite3';
 import { applyUpdate } from './update.js';
 import { compileFilter } from './sqlite-filter.js';
 import { SET_ASIDE } from './set-aside.js';
@@ -21,11 +22,14 @@ import { type SqliteConnection, table } from './sqlite-connection.js';
 import type { SqliteCheckpoints } from './sqlite-checkpoints.js';
 import { createIndex } from './sqlite-indexes.js';
 
-function writeDoc({ stmt }: SqliteConnection, collection: string, id: string, doc: Doc): void {
+const upsertOf = ({ stmt }: SqliteConnection, collection: string) =>
   stmt(
     `INSERT INTO ${table(collection)} (id, doc) VALUES (?, jsonb(?))
      ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
-  ).run(id, JSON.stringify(doc));
+  );
+
+function writeDoc(conn: SqliteConnection, collection: string, id: string, doc: Doc): void {
+  upsertOf(conn, collection).run(id, JSON.stringify(doc));
 }
 
 /** Whether document `id` exists and matches `when`, inside the current transaction. */
@@ -40,9 +44,18 @@ function commitPart(conn: SqliteConnection, checkpoints: SqliteCheckpoints, part
   const { writes, checkpoint, position, expected, setAside } = part;
   if (expected !== undefined && !samePosition(checkpoints.get(checkpoint), expected))
     throw new CheckpointMoved(checkpoint);
+  // A read model's writes come collection by collection: each one's statements are looked up once.
+  let collection: string | undefined;
+  let upsert!: Statement;
+  let remove!: Statement;
   for (const w of writes) {
-    if (w.doc === null) conn.stmt(`DELETE FROM ${table(w.collection)} WHERE id = ?`).run(w.id);
-    else writeDoc(conn, w.collection, w.id, w.doc);
+    if (w.collection !== collection) {
+      collection = w.collection;
+      upsert = upsertOf(conn, collection);
+      remove = conn.stmt(`DELETE FROM ${table(collection)} WHERE id = ?`);
+    }
+    if (w.doc === null) remove.run(w.id);
+    else upsert.run(w.id, JSON.stringify(w.doc));
   }
   checkpoints.setAside(checkpoint, setAside ?? []);
   checkpoints.save(checkpoint, position);
