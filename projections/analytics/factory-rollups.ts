@@ -1,13 +1,13 @@
 /**
  * The factory's figures, rolled up so that a query sums the few rows that tile its range: per
- * factory and UTC hour, day and month, the runs created (by agent type, status, source, model and harness) and
+ * factory and unit of time (./grains.ts: hour, six hours, day, week, month), the runs created (by agent type, status, source, model and harness) and
  * the dollars spent (by source, user, agent and model, from the cost ledger's entries, each on the
  * hour it happened).
  *
- * Every row has the one shape of a contribution to the figures, at one of four grains: a `run`
- * row is one run's own contribution (what it counts under now), an `hour`, `day` or `month` row
- * the sum of everything in it. A run's status changes move its contribution from its old key
- * to its new one in the sums of the hour, day and month it was created in, which its own row remembers.
+ * Every row has the one shape of a contribution to the figures: a `run` row is one run's own
+ * contribution (what it counts under now), a row of a grain the sum of everything in its unit. A
+ * run's status changes move its contribution from its old key to its new one in the sums of the
+ * units it was created in, which its own row remembers.
  * Sums are guarded by the position of the last event they took, so an event applied again (a
  * replay) adds nothing twice.
  */
@@ -53,7 +53,7 @@ export interface RollupDoc {
   grain: RowGrain;
   factory_uid: string;
   team_uid: string | null;
-  /** The start of the hour or day (UTC, ISO 8601); a run row: when the run was created. */
+  /** The start of the row's unit (UTC, ISO 8601); a run row: when the run was created. */
   at: string;
   run_id: string | null;
   runs: RunCounts;
@@ -131,7 +131,7 @@ const sumRow = (grain: Grain, factory_uid: string, team_uid: string | null, at: 
   last_position: null,
 });
 
-/** Changes the hour, day and month rows of `factory_uid` that hold the moment `at`, once per event. */
+/** Changes the rows of every grain of `factory_uid` that hold the moment `at`, once per event. */
 async function addToSums(
   docs: Docs<RollupDoc>,
   e: RecordedEvent,
@@ -204,8 +204,8 @@ async function priced(e: RecordedEvent<RunInferencePriced | RunExecutionPriced>,
 
 export const factoryRollupsProjection = projection<RunEvent | LedgerEvent, RollupDoc>({
   name: 'factory_rollups',
-  // 2: month rows besides the hour and day rows (issue #34).
-  version: 2,
+  // 2: month rows besides the hour and day rows; 3: six-hour and week rows (issue #34).
+  version: 3,
   indexes: [['factory_uid', 'grain', 'at']],
   on: {
     RunCreated: async (e, docs) => {

@@ -1,5 +1,5 @@
 /**
- * The pull-request figures of a factory summed per UTC hour, day and month (the `buckets` table of
+ * The pull-request figures of a factory summed per unit of time (./grains.ts; the `buckets` table of
  * the pull-request read model), so that a range's metrics and per-PR costs read the few rows that
  * tile it, not its pull requests: by the hour each was first seen (counts, interactions, dollars,
  * sizes; the costliest in `costliest`, ./pr-costliest.ts), by the hour it merged (the autonomy funnel, impact, latency medians);

@@ -1,13 +1,13 @@
 /**
- * The costliest pull requests first seen in each UTC hour, day and month of a factory (the
+ * The costliest pull requests first seen in each unit of time of a factory (./grains.ts; the
  * `costliest` table of the pull-request read model), which costs/per-pr/top takes the first of:
- * an hour's row holds all its pull requests (an hour holds few), a day's or month's its first
+ * an hour's row holds all its pull requests (an hour holds few), a coarser row its first
  * `TOP_KEPT` (the largest `limit`). When one of a full list comes to cost less than the last it
  * held (a tree that produced it produced another, so its share fell), one it left out may now come
- * first: the list is made again from its hours' or days' lists, each of which holds its own first.
+ * first: the list is made again from the finer rows' lists, each of which holds its own first.
  */
 import type { Docs } from '../../src/projector/projection.js';
-import { bucketId, type Grain, grainStart } from './grains.js';
+import { bucketId, type Grain, grainStart, nextUnit } from './grains.js';
 
 const TOP_KEPT = 50;
 
@@ -62,22 +62,24 @@ function withEntry(top: readonly TopEntry[], entry: TopEntry): TopEntry[] {
   return [...top.slice(0, lo), entry, ...top.slice(lo)];
 }
 
-/** The ids of the rows one grain finer that make up a day's (its hours) or a month's (its days) row. */
-function childIds(row: CostliestBucket): string[] {
-  const start = Date.parse(row.at);
-  const first = new Date(start);
-  const [grain, step, end] =
-    row.grain === 'day'
-      ? (['hour', 3_600_000, start + 86_400_000] as const)
-      : (['day', 86_400_000, Date.UTC(first.getUTCFullYear(), first.getUTCMonth() + 1, 1)] as const);
-  const ids: string[] = [];
-  for (let t = start; t < end; t += step) ids.push(bucketId(grain, row.factory_uid, new Date(t).toISOString()));
-  return ids;
-}
+/** The grain whose rows make up a row of each grain (a month holds no whole weeks); an hour's row holds all. */
+const FINER: Record<Grain, Grain | null> = {
+  hour: null,
+  six_hours: 'hour',
+  day: 'six_hours',
+  week: 'day',
+  month: 'day',
+};
 
-/** A day's or month's list made again from its hours' or days' lists. */
+/** A row's list made again from the lists of the finer rows that make it up, each holding its own first. */
 async function refilled(docs: CostliestDocs, row: CostliestBucket): Promise<TopEntry[]> {
-  const children = await Promise.all(childIds(row).map((id) => docs.get(id)));
+  const finer = FINER[row.grain];
+  const ids: string[] = [];
+  const start = Date.parse(row.at);
+  if (finer)
+    for (let t = start; t < nextUnit(start, row.grain); t = nextUnit(t, finer))
+      ids.push(bucketId(finer, row.factory_uid, new Date(t).toISOString()));
+  const children = await Promise.all(ids.map((id) => docs.get(id)));
   return children
     .flatMap((c) => c?.top ?? [])
     .sort(byCost)

@@ -300,8 +300,9 @@ function observe(doc: PullRequestDoc, d: PullRequestFactsObserved['data']): Pull
 export const pullRequestsProjection = projection<LedgerEvent | PullRequestEvent, PullRequestDoc, PrTables>({
   name: 'pull_requests',
   // 2: one document per team and pull request (issue #30), and the tree table; 3: the buckets
-  // of the figures per factory and hour, day and month, and the merges per repository (issue #34).
-  version: 3,
+  // of the figures per factory and hour, day and month, and the merges per repository; 4: six-hour
+  // and week rows besides them (issue #34).
+  version: 4,
   // The list's order and its merged range, and the reactor's lookup by branch: the figures read
   // the buckets, so no index serves a count by first sighting or by repository's merges any more.
   indexes: [

@@ -1,21 +1,21 @@
 /**
  * The date range and periods of the metrics and cost operations, and the rows that tile a range:
- * month rows for its whole UTC months, day rows for the other whole days, hour rows for the hours
- * at its edges. A range counts
- * whole UTC hours: `start_date` from the start of its hour, `end_date` to the end of its hour (a
- * date on the hour is exact), so the rows sum to it exactly; the answer names the range counted.
+ * month rows for its whole UTC months, then week, day, six-hour and hour rows for what is left at
+ * its edges (projections/analytics/grains.ts). A range counts whole UTC hours: `start_date` from
+ * the start of its hour, `end_date` to the end of its hour (a date on the hour is exact), so the
+ * rows sum to it exactly; the answer names the range counted.
  */
 import { z } from 'zod';
 import { InvalidRequest } from '../../src/kernel/errors.js';
 import { dateTimeParam } from '../../src/http/schemas.js';
 import type { Collection, Doc } from '../../src/readstore/port.js';
-import { bucketId, type Grain } from '../../projections/analytics/grains.js';
+import { bucketId, GRAINS, type Grain, nextUnit, unitStart } from '../../projections/analytics/grains.js';
 
 const MAX_PERIODS = 365;
 /**
  * The longest range an answer may span: its work is the rows that tile it (a row a month, and the
- * days and hours at its ends; with periods, a row a day at most), so a
- * bound on the range is a bound on the work, checked before anything is read (issue #30).
+ * finer rows at its ends; with periods, a row a day at most), so a bound on the range is a bound
+ * on the work, checked before anything is read (issue #30).
  */
 const MAX_RANGE_DAYS = 3 * 366;
 const HOUR = 3_600_000;
@@ -58,25 +58,9 @@ const floorTo = (ms: number, unit: number) => Math.floor(ms / unit) * unit;
 const ceilTo = (ms: number, unit: number) => Math.ceil(ms / unit) * unit;
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** The start of the period holding `ms`: its UTC day, its week (from Sunday) or its month. */
-function periodStart(ms: number, by: 'day' | 'week' | 'month'): number {
-  const day = floorTo(ms, DAY);
-  if (by === 'day') return day;
-  const d = new Date(day);
-  if (by === 'week') return day - d.getUTCDay() * DAY;
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
-}
-
-function nextPeriod(start: number, by: 'day' | 'week' | 'month'): number {
-  if (by === 'day') return start + DAY;
-  if (by === 'week') return start + 7 * DAY;
-  const d = new Date(start);
-  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
-}
-
 /** How many periods of `by` the range [from, to) touches, without making them. */
 function countPeriods(from: number, to: number, by: 'day' | 'week' | 'month'): number {
-  const first = periodStart(from, by);
+  const first = unitStart(from, by);
   if (by === 'day') return Math.ceil((to - first) / DAY);
   if (by === 'week') return Math.ceil((to - first) / (7 * DAY));
   const a = new Date(first);
@@ -86,8 +70,8 @@ function countPeriods(from: number, to: number, by: 'day' | 'week' | 'month'): n
 
 function makePeriods(from: number, to: number, by: 'day' | 'week' | 'month'): Period[] {
   const periods: Period[] = [];
-  for (let p = periodStart(from, by); p < to; p = nextPeriod(p, by))
-    periods.push({ label: iso(p).slice(0, 10), from: Math.max(p, from), to: Math.min(nextPeriod(p, by), to) });
+  for (let p = unitStart(from, by); p < to; p = nextUnit(p, by))
+    periods.push({ label: iso(p).slice(0, 10), from: Math.max(p, from), to: Math.min(nextUnit(p, by), to) });
   return periods;
 }
 
@@ -132,43 +116,43 @@ export function periodIndex(range: Range, ms: number): number {
   return lo;
 }
 
-/** The units of time, coarsest first where whole, that tile [from, to) exactly (from and to on the hour). */
-function tile(from: number, to: number): Array<{ grain: Grain; at: string }> {
-  const units = (grain: Grain, a: number, b: number) => {
-    const out: Array<{ grain: Grain; at: string }> = [];
-    for (let t = a; t < b; t = grain === 'hour' ? t + HOUR : grain === 'day' ? t + DAY : nextPeriod(t, 'month'))
-      out.push({ grain, at: iso(t) });
-    return out;
-  };
-  const firstMidnight = ceilTo(from, DAY);
-  const lastMidnight = floorTo(to, DAY);
-  if (firstMidnight >= lastMidnight) return units('hour', from, to);
-  const head = units('hour', from, firstMidnight);
-  const tail = units('hour', lastMidnight, to);
-  const monthOfFirst = periodStart(firstMidnight, 'month');
-  const firstMonth = monthOfFirst === firstMidnight ? firstMidnight : nextPeriod(monthOfFirst, 'month');
-  const lastMonth = periodStart(lastMidnight, 'month');
-  if (firstMonth >= lastMonth) return [...head, ...units('day', firstMidnight, lastMidnight), ...tail];
-  return [
-    ...head,
-    ...units('day', firstMidnight, firstMonth),
-    ...units('month', firstMonth, lastMonth),
-    ...units('day', lastMonth, lastMidnight),
-    ...tail,
-  ];
+/** Coarsest first: a range is tiled by the largest units it holds whole. */
+const TILING: readonly Grain[] = [...GRAINS].reverse();
+
+export interface Tile {
+  grain: Grain;
+  /** The unit's start, UTC ISO 8601. */
+  at: string;
+}
+
+/**
+ * The units of time that tile [from, to) exactly (both on the hour): the whole units of the
+ * coarsest grain it holds, and the parts left at either end tiled alike by the finer grains.
+ */
+export function tilesOf(from: number, to: number, grains: readonly Grain[] = TILING): Tile[] {
+  if (from >= to) return [];
+  const [grain, ...finer] = grains as [Grain, ...Grain[]];
+  const startOfFirst = unitStart(from, grain);
+  const first = startOfFirst === from ? from : nextUnit(startOfFirst, grain);
+  const last = unitStart(to, grain);
+  if (first >= last) return tilesOf(from, to, finer);
+  const whole: Tile[] = [];
+  for (let t = first; t < last; t = nextUnit(t, grain)) whole.push({ grain, at: iso(t) });
+  return [...tilesOf(from, first, finer), ...whole, ...tilesOf(last, to, finer)];
 }
 
 /**
  * The rows of `owner` (a factory, a team's repository) that tile the range, and, with periods, those
- * that tile each period (the whole range is then their union): a year is about 12 month rows and 60
- * day rows and 46 hour rows at its ends; a year by day 365 day rows. Read by id, in one request.
+ * that tile each period (the whole range is then their union): a year at most 11 month rows and 48
+ * at its ends; a year by week about 53 week rows; a year by day 365 day rows. Read by id, in
+ * one request.
  */
 export async function rowsOfRange<T extends Doc>(
   rows: Collection<T>,
   owner: string,
   range: Range,
 ): Promise<{ whole: T[]; periods: T[][] | null }> {
-  const parts = range.periods ? range.periods.map((p) => tile(p.from, p.to)) : [tile(range.from, range.to)];
+  const parts = range.periods ? range.periods.map((p) => tilesOf(p.from, p.to)) : [tilesOf(range.from, range.to)];
   const ids = parts.map((units) => units.map((u) => bucketId(u.grain, owner, u.at)));
   const found = await rows.getMany(ids.flat());
   const byPart = ids.map((list) => list.map((id) => found.get(id)).filter((row): row is T => row !== undefined));

@@ -212,7 +212,7 @@ describe('ranges', () => {
     }
   });
 
-  it('are tiled by whole months, then whole days, then hours at the edges', async () => {
+  it('are tiled by whole months, then weeks, days, six hours and hours at the edges', async () => {
     const store = await rollupsOf([
       created('jan', '2026-01-31T06:30:00.000Z'),
       created('feb-1', '2026-02-01T00:00:00.000Z'),

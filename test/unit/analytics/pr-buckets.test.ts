@@ -1,7 +1,7 @@
 /**
  * The pull-request buckets (projections/analytics/pr-buckets.ts) on hand-made histories: a month
- * with more pull requests than its row keeps among the costliest, one of which then costs less;
- * and the same buckets when every event is applied twice.
+ * (and then six hours) with more pull requests than its rows keep among the costliest, one of which
+ * then costs less; and the same buckets when every event is applied twice.
  */
 import { describe, expect, it } from 'vitest';
 import type { LedgerEvent } from '../../../commands/analytics/events.js';
@@ -47,13 +47,13 @@ const linked = (n: number, at: string, root: string, shares: Array<[number, numb
   },
 });
 
-/** 60 pull requests over March 2026, two a day, the n-th costing n dollars; then the costliest's tree names another, halving... to a cent. */
-function history() {
+/** Two a day over March 2026. */
+const twoADay = (n: number) => new Date(Date.UTC(2026, 2, 1 + Math.floor((n - 1) / 2), n % 24)).toISOString();
+
+/** 60 pull requests, the n-th costing n dollars, seen at `when(n)`; then the costliest's tree names another, to a cent each. */
+function history(when = twoADay) {
   const events: LedgerEvent[] = [];
-  for (let n = 1; n <= 60; n++) {
-    const at = new Date(Date.UTC(2026, 2, 1 + Math.floor((n - 1) / 2), n % 24)).toISOString();
-    events.push(linked(n, at, `tree-${n}`, [[n, n]]));
-  }
+  for (let n = 1; n <= 60; n++) events.push(linked(n, when(n), `tree-${n}`, [[n, n]]));
   // Tree 60 names pull request 61 on 30 March: pull request 60 now costs $0.01, 61 as much.
   events.push(
     linked(61, '2026-03-30T12:00:00.000Z', 'tree-60', [
@@ -73,6 +73,27 @@ describe('pull-request buckets', () => {
     expect(costliest.top.map((e) => e.total)).toEqual(Array.from({ length: 50 }, (_, i) => 59 - i));
     expect([costliest.count, month.seen.count]).toEqual([61, 61]);
     expect(month.seen.usd.inference).toBeCloseTo((59 * 60) / 2 + 0.02, 9);
+  });
+
+  it('keep the costliest right at every grain when 60 were seen within six hours', async () => {
+    const docs = await project(
+      pullRequestsProjection,
+      history((n) => new Date(Date.UTC(2026, 2, 4, n % 6, n)).toISOString()),
+    );
+    // Pull request 61 is seen on 30 March: in the month's row only.
+    for (const [id, count] of [
+      ['six_hours:f-1:2026-03-04T00:00:00.000Z', 60],
+      ['day:f-1:2026-03-04T00:00:00.000Z', 60],
+      ['week:f-1:2026-03-01T00:00:00.000Z', 60],
+      [MONTH, 61],
+    ] as const) {
+      const costliest = docs[`costliest/${id}`] as CostliestBucket;
+      expect([id, costliest.count, costliest.top.map((e) => e.total)]).toEqual([
+        id,
+        count,
+        Array.from({ length: 50 }, (_, i) => 59 - i),
+      ]);
+    }
   });
 
   it('are the same when every event is applied twice', async () => {
