@@ -171,6 +171,9 @@ export const runsProjection = projection<RunEvent | RunInferencePriced | RunExec
     ['owner_key', 'factory_uid', 'updated_at'],
     ['owner_key', 'factory_uid', 'state', 'updated_at'],
     ['executing_team_uid', 'state', 'created_at'],
+    // A queued run's place in its factory's queue (queries/run/runs.ts queuePosition): the runs of
+    // that queue ahead of it, not every queued run of the team (7 ms a run by id in the bench's).
+    ['executing_team_uid', 'factory_uid', 'state', 'created_at'],
     ...(['updated_at', 'created_at', 'title_key', 'agent_key'] as const).flatMap((sort) => [
       ['owner_key', sort],
       ['executing_team_uid', sort],
