@@ -15,7 +15,7 @@ import { expect } from 'vitest';
 import { ADMIN_KEY, quiet, type TestApp } from './app.js';
 import { asList, fixture } from './factory-files.js';
 import { startReceiver } from './receiver.js';
-import { CLASSIFICATIONS, simulatedWorker } from './scorer-fixtures.js';
+import { type Assigned, CLASSIFICATIONS, simulatedWorker } from './scorer-fixtures.js';
 import { FACTORY_BUDGET, guardrailSteps } from './lifecycle-guardrails.js';
 
 /** What the story is told with: a string, a free-form JSON value, recurrences. */
@@ -425,17 +425,26 @@ export async function lifecycle(
   );
   // Trials of the first task always fail (retried, then failed); the others pass their judge.
   // Each claim waits for the reactions to what came before (a retry, a judge run), so the loop
-  // ends when nothing is left to run, not when a reactor is merely behind.
+  // ends when nothing is left to run, not when a reactor is merely behind. Judges answer only once
+  // no trial is left to run, so the suite run always passes through `scoring` (in whatever order
+  // the claims come, a judge answering before the last trial ends would skip it).
+  const judges: Assigned[] = [];
   for (;;) {
     await quiet(t);
     const run = await worker.claim();
-    if (!run) break;
+    if (!run && !judges.length) break;
+    const current = run ?? judges.shift()!;
     const step = (what: string, body?: unknown) => () => () =>
-      worker.report(run, what, body, [200, 201, 400, 409, 422]);
-    await send('a trial claimed', step('claim'));
-    await send('a trial started', step('start'));
-    if (run.source === 'RUN_SCORER') await send('a trial judged', step('judgement', { classification: 'pass' }));
-    const fails = run.source !== 'RUN_SCORER' && run.prompt.includes('always-fails');
+      worker.report(current, what, body, [200, 201, 400, 409, 422]);
+    if (run) {
+      await send('a trial claimed', step('claim'));
+      await send('a trial started', step('start'));
+      if (run.source === 'RUN_SCORER') {
+        judges.push(run);
+        continue;
+      }
+    } else await send('a trial judged', step('judgement', { classification: 'pass' }));
+    const fails = current.source !== 'RUN_SCORER' && current.prompt.includes('always-fails');
     await send('a trial finished', step('finish', { state: fails ? 'FAILED' : 'SUCCEEDED' }));
   }
   // Cancelled, or ended already.
