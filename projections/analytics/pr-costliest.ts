@@ -76,8 +76,9 @@ async function refilled(docs: CostliestDocs, row: CostliestBucket): Promise<TopE
   const finer = FINER[row.grain];
   const ids: string[] = [];
   const start = Date.parse(row.at);
+  const end = nextUnit(start, row.grain);
   if (finer)
-    for (let t = start; t < nextUnit(start, row.grain); t = nextUnit(t, finer))
+    for (let t = start; t < end; t = nextUnit(t, finer))
       ids.push(bucketId(finer, row.factory_uid, new Date(t).toISOString()));
   const children = await Promise.all(ids.map((id) => docs.get(id)));
   return children
